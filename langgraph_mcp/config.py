@@ -1,0 +1,358 @@
+"""Connection configuration: what servers to talk to and how.
+
+Accepted shapes (all normalised to ``dict[str, ServerConfig]`` by
+:func:`load_connections`):
+
+* a mapping ``{name: server}`` where each server is a dict in the standard
+  ``mcpServers`` shape (``command``/``args``/``env``/``cwd`` for stdio,
+  ``url``/``headers`` for HTTP), a bare URL string (streamable HTTP), a typed
+  model from this module, or an in-process ``MCPServer`` / low-level ``Server``;
+* a mapping with a top-level ``"mcpServers"`` (Claude Desktop, Cursor) or
+  ``"servers"`` (VS Code) key;
+* a path (``str`` or ``os.PathLike``) to a JSON file in either of those shapes;
+* a single in-process ``MCPServer`` (named after the server).
+
+``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` are expanded from
+``os.environ`` in ``command``, ``args``, ``env``, ``cwd``, ``url`` and
+``headers``. Any problem raises :class:`MCPConfigError`, naming the server and
+the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from langgraph_mcp.errors import MCPConfigError
+
+__all__ = [
+    "ContentRoute",
+    "HTTPServerConfig",
+    "InProcessServerConfig",
+    "OutputHandling",
+    "SSEServerConfig",
+    "ServerConfig",
+    "StdioServerConfig",
+    "load_connections",
+]
+
+logger = logging.getLogger("langgraph_mcp.config")
+
+ContentRoute: TypeAlias = Literal["content", "artifact"]
+
+ProtocolMode: TypeAlias = Literal["auto", "legacy", "2026-07-28"]
+
+DEFAULT_CALL_TIMEOUT = 300.0
+DEFAULT_CONNECT_TIMEOUT = 30.0
+
+# Keys other clients write into their config files that mean nothing to us.
+_FOREIGN_KEYS = frozenset(
+    {"autoApprove", "alwaysAllow", "description", "gallery", "version", "envFile", "name"}
+)
+_TRANSPORT_ALIASES = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable_http": "http",
+    "streamable-http": "http",
+    "streamablehttp": "http",
+    "sse": "sse",
+}
+
+
+class OutputHandling(BaseModel):
+    """Where each kind of MCP content block goes: the message ``content`` (seen by
+    the model) or the ``artifact`` (kept for the application, not sent to the model).
+
+    Audio and embedded resources default to the artifact: ``ToolNode`` serialises
+    any content list holding an ``audio`` block to a JSON string, and resources are
+    usually large. A text note naming what was moved stays in ``content``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: ContentRoute = "content"
+    image: ContentRoute = "content"
+    audio: ContentRoute = "artifact"
+    resource: ContentRoute = "artifact"
+    resource_link: ContentRoute = "content"
+
+
+class _ServerBase(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, arbitrary_types_allowed=True, hide_input_in_errors=True
+    )
+
+    timeout: float | None = Field(default=DEFAULT_CALL_TIMEOUT, gt=0)
+    """Seconds one ``tools/call`` may take (``None``: no limit)."""
+    connect_timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT, gt=0)
+    """Seconds to start the server and finish the handshake."""
+    tools: tuple[str, ...] | None = None
+    """Only expose these MCP tool names (``None``: all)."""
+    exclude_tools: tuple[str, ...] = ()
+    """Never expose these MCP tool names."""
+    prefix: str | None = None
+    """Prepended to every tool name of this server (e.g. ``"github_"``)."""
+    protocol: ProtocolMode = "auto"
+    """``auto`` negotiates; ``legacy`` forces the 2025-11-25 handshake; a version pins it."""
+    output_handling: OutputHandling = Field(default_factory=OutputHandling)
+
+    @field_validator("tools", "exclude_tools", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("must be a list of tool names, not a string")
+        return value
+
+
+class StdioServerConfig(_ServerBase):
+    """A server started as a child process, spoken to over stdin/stdout.
+
+    The child gets only the SDK's safe default environment (``HOME``, ``PATH``,
+    ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``: pass API keys
+    explicitly. Its stderr is forwarded line by line to the logger
+    ``langgraph_mcp.server.<name>``.
+    """
+
+    transport: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict, repr=False)
+    cwd: str | None = None
+    encoding: str = "utf-8"
+
+
+class _RemoteBase(_ServerBase):
+    url: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    auth: Any = Field(default=None, repr=False)
+    """An ``httpx2.Auth`` (e.g. the SDK's ``OAuthClientProvider``) or a ``(user, password)`` pair."""
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not re.match(r"^https?://", value, re.IGNORECASE):
+            # The value is not echoed: URLs often carry credentials.
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class HTTPServerConfig(_RemoteBase):
+    """A server reached over streamable HTTP."""
+
+    transport: Literal["http"] = "http"
+    sse_fallback: bool = True
+    """Retry with the old SSE transport when the server rejects streamable HTTP."""
+
+
+class SSEServerConfig(_RemoteBase):
+    """A server reached over the old HTTP+SSE transport."""
+
+    transport: Literal["sse"] = "sse"
+    sse_read_timeout: float = Field(default=300.0, gt=0)
+
+
+class InProcessServerConfig(_ServerBase):
+    """An ``MCPServer`` (or low-level ``Server``) running in this process."""
+
+    transport: Literal["in_process"] = "in_process"
+    server: Any = Field(repr=False)
+
+    @field_validator("server")
+    @classmethod
+    def _server(cls, value: Any) -> Any:
+        if not isinstance(value, (MCPServer, Server)):
+            raise ValueError(f"must be an MCPServer or Server instance (got {type(value).__name__})")
+        return value
+
+
+ServerConfig: TypeAlias = Annotated[
+    StdioServerConfig | HTTPServerConfig | SSEServerConfig | InProcessServerConfig,
+    Field(discriminator="transport"),
+]
+_CONFIG_TYPES = (StdioServerConfig, HTTPServerConfig, SSEServerConfig, InProcessServerConfig)
+_MODEL_BY_TRANSPORT: dict[str, type[BaseModel]] = {
+    "stdio": StdioServerConfig,
+    "http": HTTPServerConfig,
+    "sse": SSEServerConfig,
+    "in_process": InProcessServerConfig,
+}
+
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
+
+
+def _expand(text: str, server: str, field: str) -> str:
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = os.environ.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is None:
+                raise MCPConfigError(
+                    server, field, f"environment variable {name!r} is not set (use ${{{name}:-default}})"
+                )
+            return default
+        return value
+
+    return _VAR.sub(sub, text)
+
+
+def _expand_fields(raw: dict[str, Any], server: str) -> dict[str, Any]:
+    out = dict(raw)
+    for key in ("command", "cwd", "url"):
+        if isinstance(out.get(key), str):
+            out[key] = _expand(out[key], server, key)
+    if isinstance(out.get("args"), (list, tuple)):
+        out["args"] = [
+            _expand(a, server, f"args[{i}]") if isinstance(a, str) else a for i, a in enumerate(out["args"])
+        ]
+    for key in ("env", "headers"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {
+                k: _expand(v, server, f"{key}.{k}") if isinstance(v, str) else v for k, v in out[key].items()
+            }
+    return out
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + item)
+    return "".join(parts) or "<server>"
+
+
+def _parse_server(name: str, raw: Any) -> ServerConfig | None:
+    if isinstance(raw, _CONFIG_TYPES):
+        return raw
+    if isinstance(raw, (MCPServer, Server)):
+        return InProcessServerConfig(server=raw)
+    if isinstance(raw, str):
+        raw = {"url": raw}  # shorthand: a URL means streamable HTTP
+    if not isinstance(raw, Mapping):
+        raise MCPConfigError(
+            name, "<server>", f"expected a mapping or a server config object, got {type(raw).__name__}"
+        )
+    data = dict(raw)
+    disabled = data.pop("disabled", False)
+    if not isinstance(disabled, bool):
+        raise MCPConfigError(name, "disabled", "must be true or false")
+    if disabled:
+        logger.info("MCP server %r is disabled in its configuration; skipping it", name)
+        return None
+    for key in _FOREIGN_KEYS & data.keys():
+        data.pop(key)
+    transport = _transport_name(name, data.pop("transport", None), "transport")
+    kind = _transport_name(name, data.pop("type", None), "type")
+    if transport is not None and kind is not None and transport != kind:
+        raise MCPConfigError(name, "transport", f"'transport' ({transport!r}) and 'type' ({kind!r}) disagree")
+    transport = transport or kind
+    if transport is None:
+        if "server" in data:
+            transport = "in_process"
+        elif "command" in data:
+            transport = "stdio"
+        elif "url" in data:
+            transport = "http"
+        else:
+            unknown = sorted(k for k in data if k not in _ALL_FIELDS)
+            if unknown:
+                raise MCPConfigError(name, unknown[0], _unknown_field_message(unknown[0]))
+            raise MCPConfigError(
+                name, "command", "no 'command' (stdio) or 'url' (HTTP) given, and no 'transport'"
+            )
+    data = _expand_fields(data, name)
+    model = _MODEL_BY_TRANSPORT[transport]
+    try:
+        return model.model_validate(data)  # type: ignore[return-value]
+    except ValidationError as exc:
+        # A misspelt key explains a "missing" one: report unknown keys first.
+        first = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
+        field = _field_name(first["loc"])
+        msg = first["msg"]
+        if first["type"] == "extra_forbidden":
+            msg = _unknown_field_message(field, transport)
+        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+        raise MCPConfigError(name, field, msg + more) from None
+
+
+_ALL_FIELDS = frozenset().union(*(m.model_fields for m in _MODEL_BY_TRANSPORT.values()))
+
+
+def _unknown_field_message(field: str, transport: str | None = None) -> str:
+    kind = f"a {transport} server" if transport else "any server"
+    msg = f"unknown field for {kind}"
+    close = difflib.get_close_matches(field, sorted(_ALL_FIELDS), n=1)
+    return f"{msg}; did you mean {close[0]!r}?" if close else msg
+
+
+def _transport_name(server: str, value: Any, key: str) -> str | None:
+    """Canonical transport for a ``transport`` / ``type`` value (aliases resolved)."""
+    if value is None:
+        return None
+    canonical = _TRANSPORT_ALIASES.get(value.lower()) if isinstance(value, str) else None
+    if canonical is None and value == "in_process":
+        canonical = "in_process"
+    if canonical is None:
+        raise MCPConfigError(
+            server,
+            key,
+            f"unknown transport {value!r}; use one of 'stdio', 'http' "
+            "(aliases 'streamable_http', 'streamable-http') or 'sse'",
+        )
+    return canonical
+
+
+def _read_file(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MCPConfigError(None, None, f"cannot read config file {str(path)!r}: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MCPConfigError(None, None, f"config file {str(path)!r} is not valid JSON: {exc}") from None
+
+
+def load_connections(source: Any) -> dict[str, ServerConfig]:
+    """Normalise any accepted connection shape to ``{name: ServerConfig}``.
+
+    Raises:
+        MCPConfigError: naming the server and field that is wrong.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        source = _read_file(Path(source))
+    elif isinstance(source, (MCPServer, Server)):
+        name = source.name or "server"
+        return {name: InProcessServerConfig(server=source)}
+    if not isinstance(source, Mapping):
+        raise MCPConfigError(
+            None,
+            None,
+            "connections must be a mapping of server name to server config, a path to a JSON "
+            f"config file, or an MCPServer (got {type(source).__name__})",
+        )
+    if "mcpServers" in source or "servers" in source:
+        key = "mcpServers" if "mcpServers" in source else "servers"
+        inner = source[key]
+        if not isinstance(inner, Mapping):
+            raise MCPConfigError(None, key, "must be a mapping of server name to server config")
+        source = inner
+    servers: dict[str, ServerConfig] = {}
+    for name, raw in source.items():
+        if not isinstance(name, str) or not name:
+            raise MCPConfigError(str(name), "<name>", "server names must be non-empty strings")
+        parsed = _parse_server(name, raw)
+        if parsed is not None:
+            servers[name] = parsed
+    return servers

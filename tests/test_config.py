@@ -1,0 +1,424 @@
+"""``load_connections``: accepted shapes, env expansion, validation errors, defaults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver import MCPServer
+
+from langgraph_mcp import (
+    HTTPServerConfig,
+    InProcessServerConfig,
+    MCPConfigError,
+    OutputHandling,
+    SSEServerConfig,
+    StdioServerConfig,
+    load_connections,
+)
+
+SECRET = "s3cret-token-value"
+
+
+def config_error(source: Any) -> MCPConfigError:
+    with pytest.raises(MCPConfigError) as info:
+        load_connections(source)
+    return info.value
+
+
+# --- shapes -------------------------------------------------------------------------------------
+
+
+def test_stdio_inferred_from_command_keeps_args_env_cwd() -> None:
+    raw = {"command": "npx", "args": ["-y", "pkg"], "env": {"KEY": "v"}, "cwd": "/srv"}
+    cfg = load_connections({"s": raw})["s"]
+    assert isinstance(cfg, StdioServerConfig)
+    assert (cfg.command, cfg.args, cfg.env, cfg.cwd) == ("npx", ("-y", "pkg"), {"KEY": "v"}, "/srv")
+
+
+def test_http_inferred_from_url() -> None:
+    cfg = load_connections({"s": {"url": "https://h/mcp", "headers": {"X-A": "1"}}})["s"]
+    assert isinstance(cfg, HTTPServerConfig)
+    assert (cfg.url, cfg.headers) == ("https://h/mcp", {"X-A": "1"})
+
+
+@pytest.mark.parametrize("key", ["transport", "type"])
+@pytest.mark.parametrize(
+    ("value", "model"),
+    [
+        ("http", HTTPServerConfig),
+        ("streamable_http", HTTPServerConfig),
+        ("streamable-http", HTTPServerConfig),
+        ("sse", SSEServerConfig),
+    ],
+)
+def test_explicit_remote_transport(key: str, value: str, model: type) -> None:
+    cfg = load_connections({"s": {key: value, "url": "http://h/x"}})["s"]
+    assert type(cfg) is model
+    assert cfg.url == "http://h/x"
+
+
+@pytest.mark.parametrize("key", ["transport", "type"])
+def test_explicit_stdio_transport(key: str) -> None:
+    cfg = load_connections({"s": {key: "stdio", "command": "srv"}})["s"]
+    assert type(cfg) is StdioServerConfig
+    assert cfg.command == "srv"
+
+
+def test_explicit_transport_overrides_inference() -> None:
+    # A url alone means streamable HTTP; "sse" must win over that inference.
+    assert type(load_connections({"s": {"url": "http://h", "transport": "sse"}})["s"]) is SSEServerConfig
+
+
+def test_transport_and_type_disagree() -> None:
+    err = config_error({"s": {"url": "http://h", "transport": "http", "type": "sse"}})
+    assert (err.server, err.field) == ("s", "transport")
+    assert "disagree" in str(err)
+
+
+def test_transport_and_type_agreeing_is_fine() -> None:
+    cfg = load_connections({"s": {"url": "http://h", "transport": "sse", "type": "sse"}})["s"]
+    assert type(cfg) is SSEServerConfig
+
+
+SERVERS = {"a": {"command": "run-a"}, "b": {"url": "https://b/mcp"}}
+
+
+@pytest.mark.parametrize("wrapper", ["mcpServers", "servers"])
+def test_wrapper_shapes(wrapper: str) -> None:
+    loaded = load_connections({wrapper: SERVERS})
+    assert list(loaded) == ["a", "b"]
+    assert isinstance(loaded["a"], StdioServerConfig)
+    assert isinstance(loaded["b"], HTTPServerConfig)
+
+
+def test_wrapper_must_hold_a_mapping() -> None:
+    err = config_error({"mcpServers": ["a"]})
+    assert err.field == "mcpServers"
+
+
+@pytest.mark.parametrize("wrapper", ["mcpServers", "servers"])
+@pytest.mark.parametrize("as_str", [True, False], ids=["str", "Path"])
+def test_json_file(tmp_path: Path, wrapper: str, as_str: bool) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({wrapper: SERVERS}), encoding="utf-8")
+    loaded = load_connections(str(path) if as_str else path)
+    assert loaded["a"] == StdioServerConfig(command="run-a")
+    assert loaded["b"] == HTTPServerConfig(url="https://b/mcp")
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.json"
+    err = config_error(path)
+    assert "cannot read config file" in str(err)
+    assert str(path) in str(err)
+
+
+def test_invalid_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"mcpServers": {', encoding="utf-8")
+    err = config_error(str(path))
+    assert "not valid JSON" in str(err)
+    assert str(path) in str(err)
+
+
+@pytest.mark.parametrize("source", [["a"], 42, None, b"{}"])
+def test_non_mapping_source(source: Any) -> None:
+    err = config_error(source)
+    assert "connections must be a mapping" in str(err)
+    assert type(source).__name__ in str(err)
+
+
+@pytest.mark.parametrize("value", [42, ["npx"], None])
+def test_server_value_of_wrong_type(value: Any) -> None:
+    err = config_error({"s": value})
+    assert (err.server, err.field) == ("s", "<server>")
+    assert type(value).__name__ in str(err)
+
+
+def test_bare_url_string_is_http() -> None:
+    cfg = load_connections({"s": "https://h/mcp"})["s"]
+    assert cfg == HTTPServerConfig(url="https://h/mcp")
+    err = config_error({"s": "npx"})
+    assert (err.server, err.field) == ("s", "url")
+
+
+def test_typed_models_kept_as_is() -> None:
+    stdio = StdioServerConfig(command="x")
+    http = HTTPServerConfig(url="https://h")
+    sse = SSEServerConfig(url="https://h/sse")
+    loaded = load_connections({"a": stdio, "b": http, "c": sse})
+    assert loaded["a"] is stdio
+    assert loaded["b"] is http
+    assert loaded["c"] is sse
+
+
+def test_mcpserver_value_becomes_in_process() -> None:
+    server = MCPServer("inner")
+    cfg = load_connections({"local": server})["local"]
+    assert isinstance(cfg, InProcessServerConfig)
+    assert cfg.server is server
+
+
+def test_in_process_dict_with_options() -> None:
+    server = MCPServer("inner")
+    cfg = load_connections({"local": {"server": server, "prefix": "x_"}})["local"]
+    assert isinstance(cfg, InProcessServerConfig)
+    assert (cfg.server, cfg.prefix) == (server, "x_")
+
+
+def test_bare_mcpserver_source() -> None:
+    server = MCPServer("solo")
+    loaded = load_connections(server)
+    assert list(loaded) == ["solo"]
+    assert loaded["solo"].server is server  # type: ignore[union-attr]
+
+
+def test_in_process_rejects_non_server() -> None:
+    err = config_error({"s": {"server": object()}})
+    assert (err.server, err.field) == ("s", "server")
+
+
+# --- environment expansion ----------------------------------------------------------------------
+
+
+def test_expansion_in_every_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_BIN", "/opt/bin/srv")
+    monkeypatch.setenv("LGMCP_KEY", SECRET)
+    monkeypatch.setenv("LGMCP_DIR", "/data")
+    monkeypatch.delenv("LGMCP_UNSET", raising=False)
+    stdio = load_connections(
+        {
+            "s": {
+                "command": "${LGMCP_BIN}",
+                "args": ["--dir=${env:LGMCP_DIR}", "${LGMCP_UNSET:-fallback}", "lit"],
+                "env": {"API_KEY": "${LGMCP_KEY}", "MIX": "a-${LGMCP_DIR}-b"},
+                "cwd": "${LGMCP_DIR}/work",
+            }
+        }
+    )["s"]
+    assert isinstance(stdio, StdioServerConfig)
+    assert stdio.command == "/opt/bin/srv"
+    assert stdio.args == ("--dir=/data", "fallback", "lit")
+    assert stdio.env == {"API_KEY": SECRET, "MIX": "a-/data-b"}
+    assert stdio.cwd == "/data/work"
+
+    monkeypatch.setenv("LGMCP_HOST", "example.com")
+    http = load_connections(
+        {"h": {"url": "https://${LGMCP_HOST}/mcp", "headers": {"Authorization": "Bearer ${env:LGMCP_KEY}"}}}
+    )["h"]
+    assert isinstance(http, HTTPServerConfig)
+    assert http.url == "https://example.com/mcp"
+    assert http.headers == {"Authorization": f"Bearer {SECRET}"}
+
+
+@pytest.mark.parametrize("value", [None, ""], ids=["unset", "empty"])
+def test_default_used_when_unset_or_empty(monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
+    if value is None:
+        monkeypatch.delenv("LGMCP_V", raising=False)
+    else:
+        monkeypatch.setenv("LGMCP_V", value)
+    cfg = load_connections({"s": {"command": "${LGMCP_V:-dflt}", "args": ["${LGMCP_V:-}x"]}})["s"]
+    assert (cfg.command, cfg.args) == ("dflt", ("x",))  # type: ignore[union-attr]
+
+
+def test_default_ignored_when_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_V", "real")
+    assert load_connections({"s": {"command": "${LGMCP_V:-dflt}"}})["s"].command == "real"  # type: ignore[union-attr]
+
+
+def test_empty_variable_without_default_expands_to_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_V", "")
+    assert load_connections({"s": {"command": "x${LGMCP_V}"}})["s"].command == "x"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({"command": "x", "env": {"API_KEY": "${LGMCP_MISSING}"}}, "env.API_KEY"),
+        ({"command": "x", "args": ["ok", "${env:LGMCP_MISSING}"]}, "args[1]"),
+        (
+            {"url": "https://h", "headers": {"Authorization": "Bearer ${LGMCP_MISSING}"}},
+            "headers.Authorization",
+        ),
+        ({"url": "https://${LGMCP_MISSING}/mcp"}, "url"),
+        ({"command": "${LGMCP_MISSING}"}, "command"),
+        ({"command": "x", "cwd": "${LGMCP_MISSING}"}, "cwd"),
+    ],
+)
+def test_unset_variable_without_default(
+    monkeypatch: pytest.MonkeyPatch, raw: dict[str, Any], field: str
+) -> None:
+    monkeypatch.delenv("LGMCP_MISSING", raising=False)
+    err = config_error({"srv": raw})
+    assert (err.server, err.field) == ("srv", field)
+    assert "LGMCP_MISSING" in str(err)
+    assert "is not set" in str(err)
+
+
+# --- validation errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "field", "fragment"),
+    [
+        ({"args": ["x"]}, "command", "no 'command'"),
+        ({"command": "x", "transport": "websocket"}, "transport", "unknown transport 'websocket'"),
+        ({"command": "npx", "comand": "npx"}, "comand", "unknown field"),
+        ({"url": "https://h", "bogus": 1}, "bogus", "unknown field"),
+        ({"command": "x", "timeout": -1}, "timeout", "greater than 0"),
+        ({"command": "x", "timeout": 0}, "timeout", "greater than 0"),
+        ({"command": "x", "connect_timeout": -5}, "connect_timeout", "greater than 0"),
+        ({"url": "localhost:8000/mcp"}, "url", "http:// or https://"),
+        ({"url": "ws://h/mcp", "transport": "sse"}, "url", "http:// or https://"),
+        ({"command": "x", "tools": "echo"}, "tools", "not a string"),
+        ({"command": "x", "exclude_tools": "echo"}, "exclude_tools", "not a string"),
+        ({"command": "x", "headers": {"Authorization": "Bearer t"}}, "headers", "unknown field"),
+        ({"command": "x", "args": ["a", 3]}, "args[1]", "valid string"),
+        ({"command": "x", "protocol": "2024-01-01"}, "protocol", "'auto'"),
+        (
+            {"command": "x", "output_handling": {"text": "nowhere"}},
+            "output_handling.text",
+            "'content' or 'artifact'",
+        ),
+        ({"url": "https://h", "sse_fallback": "maybe"}, "sse_fallback", "valid boolean"),
+    ],
+)
+def test_invalid_config_names_server_and_field(raw: dict[str, Any], field: str, fragment: str) -> None:
+    err = config_error({"my-server": raw})
+    assert (err.server, err.field) == ("my-server", field)
+    assert "MCP server 'my-server'" in str(err)
+    assert f"field '{field}'" in str(err)
+    assert fragment in str(err)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"command": "x", "env": {"API_KEY": SECRET}, "timeout": -1},
+        {"command": "x", "env": {"API_KEY": SECRET}, "headers": {"Authorization": SECRET}},
+        {"command": "x", "env": {"API_KEY": SECRET, "PORT": 80}},
+        {"url": "https://h", "headers": {"Authorization": f"Bearer {SECRET}"}, "tools": "a"},
+        {"url": "https://h", "headers": {"Authorization": f"Bearer {SECRET}", "X-N": 1}},
+        {"url": "https://h", "headers": {"Authorization": f"Bearer {SECRET}"}, "bogus": SECRET},
+    ],
+)
+def test_secrets_not_in_error_messages(raw: dict[str, Any]) -> None:
+    err = config_error({"s": raw})
+    assert SECRET not in str(err)
+    assert SECRET not in repr(err)
+    assert err.server == "s"
+
+
+def test_secret_from_environment_not_in_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_KEY", SECRET)
+    monkeypatch.delenv("LGMCP_MISSING", raising=False)
+    err = config_error({"s": {"command": "x", "env": {"A": "${LGMCP_KEY}", "B": "${LGMCP_MISSING}"}}})
+    assert err.field == "env.B"
+    assert SECRET not in str(err)
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        StdioServerConfig(command="x", env={"API_KEY": SECRET}),
+        HTTPServerConfig(url="https://h", headers={"Authorization": SECRET}, auth=("user", SECRET)),
+        SSEServerConfig(url="https://h", headers={"Authorization": SECRET}),
+    ],
+    ids=["stdio", "http", "sse"],
+)
+def test_secrets_not_in_model_repr(cfg: Any) -> None:
+    assert SECRET not in repr(cfg)
+    assert SECRET not in str(cfg)
+    assert repr(cfg).startswith(type(cfg).__name__ + "(")
+
+
+def test_secrets_not_in_repr_of_loaded_config() -> None:
+    loaded = load_connections(
+        {
+            "a": {"command": "x", "env": {"API_KEY": SECRET}},
+            "b": {"url": "https://h", "headers": {"Authorization": f"Bearer {SECRET}"}},
+        }
+    )
+    assert SECRET not in repr(loaded)
+    assert loaded["a"].env == {"API_KEY": SECRET}  # type: ignore[union-attr]
+
+
+def test_empty_server_name() -> None:
+    err = config_error({"": {"command": "x"}})
+    assert err.field == "<name>"
+
+
+# --- skipped and ignored keys -------------------------------------------------------------------
+
+
+def test_disabled_servers_skipped() -> None:
+    loaded = load_connections(
+        {
+            "off": {"command": "x", "disabled": True},
+            "on": {"command": "y", "disabled": False},
+            "plain": {"url": "https://h"},
+        }
+    )
+    assert list(loaded) == ["on", "plain"]
+
+
+def test_disabled_server_not_validated() -> None:
+    # A disabled entry with otherwise invalid content does not break loading.
+    assert load_connections({"off": {"disabled": True, "comand": "x"}}) == {}
+
+
+def test_foreign_keys_ignored() -> None:
+    raw = {
+        "command": "x",
+        "autoApprove": ["a"],
+        "alwaysAllow": ["b"],
+        "description": "desc",
+    }
+    assert load_connections({"s": raw})["s"] == StdioServerConfig(command="x")
+
+
+# --- defaults -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", [{"command": "x"}, {"url": "https://h"}, {"url": "https://h", "type": "sse"}])
+def test_defaults(raw: dict[str, Any]) -> None:
+    cfg = load_connections({"s": raw})["s"]
+    assert cfg.timeout == 300
+    assert cfg.connect_timeout == 30
+    assert cfg.protocol == "auto"
+    assert cfg.tools is None
+    assert cfg.exclude_tools == ()
+    assert cfg.prefix is None
+    assert cfg.output_handling == OutputHandling(
+        text="content", image="content", resource_link="content", audio="artifact", resource="artifact"
+    )
+
+
+def test_http_defaults() -> None:
+    cfg = load_connections({"s": {"url": "https://h"}})["s"]
+    assert isinstance(cfg, HTTPServerConfig)
+    assert cfg.sse_fallback is True
+    assert cfg.headers == {}
+    assert cfg.auth is None
+
+
+def test_options_override_defaults() -> None:
+    raw = {
+        "url": "https://h",
+        "timeout": None,
+        "connect_timeout": 2.5,
+        "protocol": "legacy",
+        "sse_fallback": False,
+        "tools": ["a", "b"],
+        "exclude_tools": ["c"],
+        "prefix": "gh_",
+        "output_handling": {"audio": "content", "text": "artifact"},
+    }
+    cfg = load_connections({"s": raw})["s"]
+    assert isinstance(cfg, HTTPServerConfig)
+    assert (cfg.timeout, cfg.connect_timeout, cfg.protocol, cfg.sse_fallback) == (None, 2.5, "legacy", False)
+    assert (cfg.tools, cfg.exclude_tools, cfg.prefix) == (("a", "b"), ("c",), "gh_")
+    assert cfg.output_handling == OutputHandling(audio="content", text="artifact")
