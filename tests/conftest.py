@@ -1,0 +1,45 @@
+"""Shared fixtures: the demo server reachable over every transport and era."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest_servers import serve_in_loop, stdio_params
+from tests.servers import demo
+
+# (transport, protocol) pairs the demo server is exercised over.
+TRANSPORTS = [
+    ("in_process", "auto"),
+    ("in_process", "legacy"),
+    ("stdio", "auto"),
+    ("stdio", "legacy"),
+    ("http", "auto"),
+    ("http", "legacy"),
+    ("sse", "auto"),
+]
+TRANSPORT_IDS = [f"{t}-{p}" for t, p in TRANSPORTS]
+
+
+@pytest.fixture
+def pid_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "pids"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture(params=TRANSPORTS, ids=TRANSPORT_IDS)
+async def demo_config(request: pytest.FixtureRequest, pid_dir: Path) -> AsyncIterator[dict[str, Any]]:
+    """A connection config for the demo server over one transport and protocol era."""
+    transport, protocol = request.param
+    if transport == "in_process":
+        yield {"server": demo.build_server(counters=demo.Counters()), "protocol": protocol}
+    elif transport == "stdio":
+        yield {**stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)}), "protocol": protocol}
+    else:
+        kind = "sse" if transport == "sse" else "http"
+        async with serve_in_loop(demo.build_server(counters=demo.Counters()), kind) as url:
+            yield {"url": url, "transport": kind, "protocol": protocol}

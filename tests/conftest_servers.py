@@ -1,0 +1,149 @@
+"""Helpers for starting the fixture servers in ``tests/servers`` (import these; not fixtures)."""
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+
+from tests.servers._runner import URL_PATHS, bind_socket, make_app, make_uvicorn_server
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SERVERS_DIR = REPO_ROOT / "tests" / "servers"
+LISTEN_TIMEOUT = 30.0
+TERMINATE_GRACE = 5.0
+
+
+def _child_env(env: dict[str, str] | None) -> dict[str, str]:
+    """What a fixture child needs to import ``tests.servers`` (``sys.executable`` has the deps)."""
+    return {"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", **(env or {})}
+
+
+def stdio_params(module: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """An ``mcpServers``-style stdio entry running ``python -m tests.servers.<module> *args``.
+
+    A stdio child gets only the SDK's safe default environment (HOME, PATH, ...) plus ``env``,
+    so ``PYTHONPATH`` is passed explicitly here (``cwd`` alone would also do for ``-m``).
+    """
+    return {
+        "command": sys.executable,
+        "args": ["-m", f"tests.servers.{module}", *args],
+        "cwd": str(REPO_ROOT),
+        "env": _child_env(env),
+    }
+
+
+async def _stop_process(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        with suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), TERMINATE_GRACE)
+        except TimeoutError:
+            with suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+
+async def _read_port(proc: asyncio.subprocess.Process) -> int:
+    assert proc.stdout is not None
+    while line := await proc.stdout.readline():
+        text = line.decode(errors="replace").strip()
+        if text.startswith("LISTENING "):
+            return int(text.split()[1])
+    raise EOFError("server closed stdout before announcing its port")
+
+
+@asynccontextmanager
+async def spawn_http_server(
+    module: str,
+    transport: Literal["http", "sse"] = "http",
+    env: dict[str, str] | None = None,
+    *,
+    extra_args: Sequence[str] = (),
+) -> AsyncIterator[str]:
+    """Run ``python -m tests.servers.<module> --transport <t> --port 0`` and yield its URL.
+
+    The child inherits this process's environment plus ``env``; its stderr is captured and
+    included in the error if it dies (or stays silent for 30 s) before announcing its port.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        f"tests.servers.{module}",
+        "--transport",
+        transport,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        *extra_args,
+        cwd=REPO_ROOT,
+        env={**os.environ, **_child_env(env)},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    stderr_chunks: list[bytes] = []
+
+    async def drain_stderr() -> None:  # an undrained pipe would block the child
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(65536):
+            stderr_chunks.append(chunk)
+            sys.stderr.buffer.write(chunk)
+            sys.stderr.flush()
+
+    drainer = asyncio.ensure_future(drain_stderr())
+    try:
+        try:
+            port = await asyncio.wait_for(_read_port(proc), LISTEN_TIMEOUT)
+        except (TimeoutError, EOFError) as exc:
+            await _stop_process(proc)
+            with suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(drainer), 1.0)
+            stderr = b"".join(stderr_chunks).decode(errors="replace")
+            raise RuntimeError(
+                f"fixture server {module!r} ({transport}) did not start: {exc!r}; "
+                f"exit code {proc.returncode}; stderr:\n{stderr}"
+            ) from exc
+        yield f"http://127.0.0.1:{port}{URL_PATHS[transport]}"
+    finally:
+        await _stop_process(proc)
+        drainer.cancel()
+        with suppress(asyncio.CancelledError):
+            await drainer
+
+
+@asynccontextmanager
+async def serve_in_loop(
+    server: MCPServer[Any], transport: Literal["http", "sse"] = "http"
+) -> AsyncIterator[str]:
+    """Serve ``server`` with uvicorn on this event loop (127.0.0.1, free port); yield its URL."""
+    sock = bind_socket("127.0.0.1", 0)
+    port: int = sock.getsockname()[1]
+    uv = make_uvicorn_server(make_app(server, transport))
+    # A plain task (not a task group) so a fixture may enter and exit this in different tasks.
+    serving = asyncio.ensure_future(uv.serve([sock]))
+    try:
+        ready = asyncio.ensure_future(uv.ready.wait())
+        await asyncio.wait({ready, serving}, timeout=LISTEN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        if not uv.started:
+            raise RuntimeError("uvicorn failed to start")
+        yield f"http://127.0.0.1:{port}{URL_PATHS[transport]}"
+    finally:
+        uv.should_exit = True
+        try:
+            await asyncio.wait_for(serving, TERMINATE_GRACE)
+        except TimeoutError:
+            uv.force_exit = True
+            serving.cancel()
+            with suppress(asyncio.CancelledError, Exception):
+                await serving
+        sock.close()

@@ -1,0 +1,370 @@
+"""The connection pool against real servers: sessions, eras, failures, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from langgraph_mcp import MCPConnectionError, MCPPool, load_mcp_tools
+from tests.conftest_servers import serve_in_loop, spawn_http_server, stdio_params
+from tests.helpers import call, pid_alive, server_stats, spawned_pids, tools_by_name
+from tests.servers import demo, other
+
+
+async def test_one_session_for_many_calls(demo_config: dict[str, Any], pid_dir: Path) -> None:
+    async with MCPPool({"demo": demo_config}) as pool:
+        tools = await tools_by_name(pool)
+        for i in range(10):
+            assert (await call(tools["add"], {"a": i, "b": 1})).content == str(i + 1)
+        results = await asyncio.gather(*(call(tools["echo"], {"text": f"t{i}"}, f"c{i}") for i in range(10)))
+        assert [r.content for r in results] == [f"t{i}" for i in range(10)]
+        stats = await server_stats(pool)
+        assert stats["handshakes"] == 1
+        assert stats["calls"] == 21  # 20 calls above, plus this stats call
+        assert pool.connection("demo").connects == 1
+        if demo_config.get("command"):
+            assert spawned_pids(pid_dir) == [stats["pid"]]
+
+
+async def test_protocol_era(demo_config: dict[str, Any]) -> None:
+    async with MCPPool({"demo": demo_config}) as pool:
+        await pool.start()
+        expected = "2025-11-25" if demo_config["protocol"] == "legacy" else "2026-07-28"
+        assert pool.connection("demo").protocol_version == expected
+
+
+async def test_connects_lazily_then_all_servers_concurrently(pid_dir: Path) -> None:
+    env = {"DEMO_PID_DIR": str(pid_dir)}
+    pool = MCPPool({"a": stdio_params("demo", env=env), "b": stdio_params("demo", env=env)})
+    try:
+        await asyncio.sleep(0.2)
+        assert spawned_pids(pid_dir) == []
+        assert not pool.connection("a").connected
+        await pool.start()
+        assert pool.connection("a").connected and pool.connection("b").connected
+        assert len(spawned_pids(pid_dir)) == 2
+    finally:
+        await pool.aclose()
+
+
+async def test_concurrent_first_calls_share_one_connect(pid_dir: Path) -> None:
+    async with MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})}) as pool:
+        conn = pool.connection("demo")
+        results = await asyncio.gather(
+            *(conn.call_tool("add", {"a": i, "b": i}, timeout=30) for i in range(8))
+        )
+        assert [r.structured_content for r in results] == [{"result": 2 * i} for i in range(8)]
+        assert len(spawned_pids(pid_dir)) == 1
+        assert conn.connects == 1
+
+
+async def test_era_is_negotiated_once_and_remembered() -> None:
+    counters = demo.Counters()
+    async with serve_in_loop(demo.build_server(counters=counters)) as url, MCPPool({"demo": url}) as pool:
+        conn = pool.connection("demo")
+        await conn.list_tools()
+        assert counters.handshakes == 1
+        conn._session.end()  # type: ignore[union-attr]  # drop the session as a dead transport would
+        result = await conn.call_tool("add", {"a": 1, "b": 2}, timeout=30)
+        assert result.structured_content == {"result": 3}
+        assert conn.connects == 2
+        # The reconnect adopted the remembered 2026-07-28 discovery: no second probe.
+        assert counters.handshakes == 1
+        assert conn.protocol_version == "2026-07-28"
+
+
+async def test_legacy_reconnect_repeats_only_the_handshake() -> None:
+    counters = demo.Counters()
+    async with (
+        serve_in_loop(demo.build_server(counters=counters)) as url,
+        MCPPool({"demo": {"url": url, "protocol": "legacy"}}) as pool,
+    ):
+        conn = pool.connection("demo")
+        await conn.list_tools()
+        conn._session.end()  # type: ignore[union-attr]
+        await conn.call_tool("add", {"a": 1, "b": 2}, timeout=30)
+        assert counters.handshakes == 2  # one initialize per session
+        assert conn.protocol_version == "2025-11-25"
+
+
+async def test_aclose_leaves_no_stdio_processes(pid_dir: Path) -> None:
+    env = {"DEMO_PID_DIR": str(pid_dir)}
+    pool = MCPPool({"a": stdio_params("demo", env=env), "b": stdio_params("demo", env=env)})
+    await pool.start()
+    pids = spawned_pids(pid_dir)
+    assert len(pids) == 2 and all(pid_alive(p) for p in pids)
+    await pool.aclose()
+    assert not any(pid_alive(p) for p in pids)
+    with pytest.raises(MCPConnectionError, match="closed"):
+        await pool.connection("a").call_tool("add", {"a": 1, "b": 1}, timeout=5)
+
+
+def test_pool_survives_a_second_event_loop(pid_dir: Path) -> None:
+    pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})})
+
+    async def use() -> int:
+        result = await pool.connection("demo").call_tool("add", {"a": 2, "b": 3}, timeout=30)
+        assert result.structured_content == {"result": 5}
+        return int((await server_stats(pool))["pid"])
+
+    first = asyncio.run(use())  # asyncio.run cancels the owner task on exit: the child stops
+    assert not pid_alive(first)
+    second = asyncio.run(use())
+    assert second != first
+    asyncio.run(pool.aclose())
+    assert not pid_alive(second)
+
+
+async def test_stdio_child_gets_only_safe_env_plus_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_PARENT_SECRET", "parent-only")
+    monkeypatch.setenv("LGMCP_FOR_CHILD", "child-value")
+    config = stdio_params("demo", env={"CONFIGURED": "${LGMCP_FOR_CHILD}"})
+    async with MCPPool({"demo": config}) as pool:
+        tools = await tools_by_name(pool)
+        assert (await call(tools["env"], {"name": "LGMCP_PARENT_SECRET"})).content == "<unset>"
+        assert (await call(tools["env"], {"name": "CONFIGURED"})).content == "child-value"
+        assert (await call(tools["env"], {"name": "PATH"})).content == os.environ["PATH"]
+
+
+async def test_client_identifies_itself() -> None:
+    async with MCPPool({"demo": stdio_params("demo")}) as pool:
+        tools = await tools_by_name(pool)
+        assert (await call(tools["client_name"])).content == "langgraph-mcp"
+
+
+async def test_http_headers_reach_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_TOKEN", "tok-123")
+    async with serve_in_loop(demo.build_server(counters=demo.Counters())) as url:
+        config = {"url": url, "headers": {"X-Api-Key": "${LGMCP_TOKEN}"}}
+        async with MCPPool({"demo": config}) as pool:
+            tools = await tools_by_name(pool)
+            assert (await call(tools["header"], {"name": "x-api-key"})).content == "tok-123"
+
+
+# -- failures ---------------------------------------------------------------
+
+
+async def test_missing_command_fails_alone(caplog: pytest.LogCaptureFixture) -> None:
+    servers = {"good": stdio_params("demo"), "bad": {"command": "/nonexistent/mcp-server-binary"}}
+    async with MCPPool(servers) as pool:
+        with caplog.at_level(logging.WARNING, logger="langgraph_mcp"):
+            tools = await load_mcp_tools(pool)
+        assert {t.server for t in tools} == {"good"}
+        assert "MCP server 'bad'" in caplog.text
+        assert "command '/nonexistent/mcp-server-binary' not found" in caplog.text
+        assert (await call(next(t for t in tools if t.name == "add"), {"a": 1, "b": 1})).content == "2"
+
+
+async def test_exit_at_start_reports_stderr() -> None:
+    async with MCPPool({"broken": stdio_params("broken", "--mode", "exit-at-start")}) as pool:
+        with pytest.raises(MCPConnectionError) as info:
+            await pool.start()
+    message = str(info.value)
+    assert message.startswith("MCP server 'broken':")
+    assert "exited before completing the MCP handshake" in message
+    assert "fatal: demo failure at startup" in message
+
+
+async def test_server_stderr_goes_to_logging(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="langgraph_mcp.server.broken"):
+        async with MCPPool({"broken": stdio_params("broken", "--mode", "exit-at-start")}) as pool:
+            with pytest.raises(MCPConnectionError):
+                await pool.start()
+    records = [r for r in caplog.records if r.name == "langgraph_mcp.server.broken"]
+    assert any("fatal: demo failure at startup" in r.getMessage() for r in records)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_unreachable_http_server() -> None:
+    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    async with MCPPool({"remote": url}) as pool:
+        with pytest.raises(MCPConnectionError, match=rf"MCP server 'remote': cannot connect to {url}"):
+            await pool.start()
+
+
+async def test_every_server_failing_raises_unless_warn(caplog: pytest.LogCaptureFixture) -> None:
+    servers = {"a": {"command": "/nonexistent/a"}, "b": {"command": "/nonexistent/b"}}
+    async with MCPPool(servers) as pool:
+        with pytest.raises(MCPConnectionError) as info:
+            await load_mcp_tools(pool)
+        assert "'/nonexistent/a'" in str(info.value) and "'/nonexistent/b'" in str(info.value)
+    async with MCPPool(servers, on_connection_error="warn") as pool:
+        with caplog.at_level(logging.WARNING, logger="langgraph_mcp"):
+            assert await load_mcp_tools(pool) == []
+        assert "'/nonexistent/a'" in caplog.text and "'/nonexistent/b'" in caplog.text
+
+
+async def test_silent_server_hits_connect_timeout() -> None:
+    config = {**stdio_params("broken", "--mode", "garbage"), "connect_timeout": 1.5}
+    async with MCPPool({"mute": config}) as pool:
+        with pytest.raises(MCPConnectionError, match=r"did not connect within 1.5s \(connect_timeout\)"):
+            await pool.start()
+
+
+async def test_failed_connect_is_not_retried_at_once() -> None:
+    async with MCPPool({"bad": {"command": "/nonexistent/x"}}) as pool:
+        conn = pool.connection("bad")
+        with pytest.raises(MCPConnectionError) as first:
+            await conn.list_tools()
+        with pytest.raises(MCPConnectionError) as second:
+            await conn.list_tools()
+        assert second.value is first.value  # served from the back-off window, no new spawn
+
+
+async def test_crash_mid_call_then_reconnect(pid_dir: Path) -> None:
+    async with MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})}) as pool:
+        tools = await tools_by_name(pool)
+        first_pid = (await server_stats(pool))["pid"]
+        crashed = await call(tools["exit_process"])
+        assert crashed.status == "error"
+        assert (
+            "MCP server 'demo': the connection was lost during the call to 'exit_process'" in crashed.content
+        )
+        assert "outcome is unknown" in crashed.content
+        assert (await call(tools["add"], {"a": 20, "b": 22})).content == "42"
+        assert pool.connection("demo").connects == 2
+        pids = spawned_pids(pid_dir)
+        assert len(pids) == 2 and first_pid in pids and not pid_alive(first_pid)
+
+
+async def test_idle_crash_is_noticed_before_the_next_call(pid_dir: Path) -> None:
+    async with MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})}) as pool:
+        tools = await tools_by_name(pool)
+        pid = (await server_stats(pool))["pid"]
+        os.kill(pid, 9)
+        for _ in range(100):
+            if not pool.connection("demo").connected:
+                break
+            await asyncio.sleep(0.05)
+        assert not pool.connection("demo").connected
+        # The dead session was noticed while idle: the next call just reconnects.
+        assert (await call(tools["add"], {"a": 1, "b": 2})).content == "3"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_http_server_killed_mid_call(protocol: str) -> None:
+    async with spawn_http_server("demo") as url:
+        pool = MCPPool({"demo": {"url": url, "protocol": protocol, "timeout": 30}})
+        try:
+            tools = await tools_by_name(pool)
+            pid = (await server_stats(pool))["pid"]
+            slow = asyncio.create_task(call(tools["sleep"], {"seconds": 20}))
+            await asyncio.sleep(0.5)
+            os.kill(pid, 9)
+            message = await asyncio.wait_for(slow, 15)
+            assert message.status == "error"
+            assert "MCP server 'demo'" in message.content
+        finally:
+            await pool.aclose()
+
+
+async def test_bad_arguments_to_the_pool_itself() -> None:
+    with pytest.raises(ValueError, match="on_connection_error"):
+        MCPPool({}, on_connection_error="ignore")  # type: ignore[arg-type]
+    with pytest.raises(KeyError, match="no MCP server named 'x'"):
+        MCPPool({"demo": stdio_params("demo")}).connection("x")
+
+
+# -- tool list: pagination and list_changed ----------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_paginated_listing(protocol: str) -> None:
+    async with MCPPool({"paged": {**stdio_params("paged"), "protocol": protocol}}) as pool:
+        tools = await tools_by_name(pool)
+        assert list(tools) == [f"t{i}" for i in range(7)]
+        assert (await call(tools["t6"], {"x": 1})).content == "7"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "in_process", "http"])
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_list_changed_refreshes_tools(transport: str, protocol: str) -> None:
+    async def run(config: dict[str, Any]) -> None:
+        async with MCPPool({"other": {**config, "protocol": protocol}}) as pool:
+            before = await tools_by_name(pool)
+            assert "fresh" not in before
+            assert (await call(before["add_tool"], {"name": "fresh"})).content == "added"
+            for _ in range(100):
+                tools = await tools_by_name(pool)
+                if "fresh" in tools:
+                    break
+                await asyncio.sleep(0.05)
+            assert (await call(tools["fresh"], {"text": "hi"})).content == "fresh:hi"
+            assert tools["echo"] is before["echo"]  # unchanged tools keep their objects
+
+    if transport == "stdio":
+        await run(stdio_params("other"))
+    elif transport == "in_process":
+        await run({"server": other.build_server()})
+    else:
+        async with serve_in_loop(other.build_server()) as url:
+            await run({"url": url})
+
+
+# -- HTTP transports ----------------------------------------------------------
+
+
+async def test_explicit_sse_transport() -> None:
+    async with (
+        serve_in_loop(demo.build_server(counters=demo.Counters()), "sse") as url,
+        MCPPool({"demo": {"url": url, "transport": "sse"}}) as pool,
+    ):
+        tools = await tools_by_name(pool)
+        assert (await call(tools["add"], {"a": 4, "b": 5})).content == "9"
+
+
+async def test_streamable_http_falls_back_to_sse(caplog: pytest.LogCaptureFixture) -> None:
+    async with serve_in_loop(demo.build_server(counters=demo.Counters()), "sse") as url:
+        with caplog.at_level(logging.INFO, logger="langgraph_mcp"):
+            async with MCPPool({"old": url}) as pool:  # an http URL: streamable HTTP first
+                tools = await tools_by_name(pool)
+                assert (await call(tools["add"], {"a": 1, "b": 1})).content == "2"
+        assert "serves the old HTTP+SSE transport" in caplog.text
+        async with MCPPool({"old": {"url": url, "sse_fallback": False}}) as pool:
+            with pytest.raises(MCPConnectionError, match="cannot connect"):
+                await pool.start()
+
+
+async def test_wrong_http_path_is_a_clear_error() -> None:
+    async with serve_in_loop(demo.build_server(counters=demo.Counters())) as url:
+        wrong = url.replace("/mcp", "/nope")
+        async with MCPPool({"demo": wrong}) as pool:
+            with pytest.raises(MCPConnectionError, match=rf"cannot connect to {wrong}: Not Found"):
+                await pool.start()
+
+
+async def test_in_process_server_object_directly() -> None:
+    server = demo.build_server(counters=demo.Counters())
+    async with MCPPool(server) as pool:
+        assert list(pool.servers) == ["demo"]
+        tools = await tools_by_name(pool)
+        assert (await call(tools["add"], {"a": 1, "b": 2})).content == "3"
+
+
+def test_no_stray_processes_after_tests() -> None:
+    """Every stdio child started by this module has been reaped."""
+    children = [
+        p.name
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _ppid(p) == os.getpid() and pid_alive(int(p.name))
+    ]
+    assert children == [], f"live child processes: {children} ({sys.argv})"
+
+
+def _ppid(proc: Path) -> int:
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
