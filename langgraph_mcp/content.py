@@ -1,0 +1,158 @@
+"""MCP tool results -> LangChain ``ToolMessage`` content and artifact.
+
+Every MCP content block becomes a LangChain standard content block:
+
+=================================  ==========================================
+MCP                                LangChain
+=================================  ==========================================
+``TextContent``                    ``{"type": "text", "text"}``
+``ImageContent``                   ``{"type": "image", "base64", "mime_type"}``
+``AudioContent``                   ``{"type": "audio", "base64", "mime_type"}`` (*)
+``EmbeddedResource`` (text/blob)   ``{"type": "file", "base64", "mime_type", "extras": {"uri"}}``
+``ResourceLink``                   ``{"type": "file", "url", "mime_type"?, "extras": {"name", ...}}``
+=================================  ==========================================
+
+:class:`~langgraph_mcp.OutputHandling` routes each kind to the message
+content (seen by the model) or to the artifact. A single text block becomes
+a plain string, exactly what ``ToolNode`` produces for a local tool returning
+a string.
+
+(*) LangChain turns a tool message's whole content list into a JSON string if
+it holds a block type it does not accept there, ``audio`` among them. Audio
+therefore goes to the artifact by default; routed to the content it travels as
+a ``file`` block with its audio MIME type. ``structuredContent`` always goes to the artifact; when no block
+reaches the content, its JSON is used as the content instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+import mcp_types as types
+
+from langgraph_mcp.config import OutputHandling
+
+__all__ = ["MCPToolArtifact", "convert_block", "convert_result", "error_text"]
+
+_PROTOCOL_META = "io.modelcontextprotocol/"
+_Kind: TypeAlias = Literal["text", "image", "audio", "resource", "resource_link"]
+
+
+class MCPToolArtifact(TypedDict):
+    """``ToolMessage.artifact`` of an MCP tool call (plain JSON, checkpoint-safe).
+
+    ``structured_content`` has the same meaning as in ``langchain.mcp``'s artifact.
+    """
+
+    structured_content: dict[str, Any] | None
+    content: list[dict[str, Any]]
+    """Content blocks routed away from the model by ``output_handling``."""
+    meta: NotRequired[dict[str, Any]]
+    """The result's ``_meta``, when the server sent one."""
+
+
+def _kind(block: types.ContentBlock) -> _Kind:
+    if isinstance(block, types.TextContent):
+        return "text"
+    if isinstance(block, types.ImageContent):
+        return "image"
+    if isinstance(block, types.AudioContent):
+        return "audio"
+    if isinstance(block, types.EmbeddedResource):
+        return "resource"
+    return "resource_link"
+
+
+def convert_block(block: types.ContentBlock) -> dict[str, Any]:
+    """One MCP content block as a LangChain standard content block."""
+    if isinstance(block, types.TextContent):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, types.ImageContent):
+        return {"type": "image", "base64": block.data, "mime_type": block.mime_type}
+    if isinstance(block, types.AudioContent):
+        return {"type": "audio", "base64": block.data, "mime_type": block.mime_type}
+    if isinstance(block, types.EmbeddedResource):
+        res = block.resource
+        if isinstance(res, types.TextResourceContents):
+            data = base64.b64encode(res.text.encode("utf-8")).decode("ascii")
+            mime = res.mime_type or "text/plain"
+        else:
+            data = res.blob
+            mime = res.mime_type or "application/octet-stream"
+        return {"type": "file", "base64": data, "mime_type": mime, "extras": {"uri": str(res.uri)}}
+    if isinstance(block, types.ResourceLink):
+        out: dict[str, Any] = {"type": "file", "url": str(block.uri)}
+        if block.mime_type:
+            out["mime_type"] = block.mime_type
+        extras = {
+            k: v
+            for k, v in (
+                ("name", block.name),
+                ("title", block.title),
+                ("description", block.description),
+                ("size", block.size),
+            )
+            if v is not None
+        }
+        out["extras"] = extras
+        return out
+    raise TypeError(f"unknown MCP content block {type(block).__name__}")
+
+
+def _note(kind: _Kind, block: types.ContentBlock) -> str:
+    if isinstance(block, types.EmbeddedResource):
+        res = block.resource
+        return f"[resource {res.uri} ({res.mime_type or 'unknown type'}) is in the artifact]"
+    if isinstance(block, types.ResourceLink):
+        return f"[resource link {block.uri} is in the artifact]"
+    if isinstance(block, (types.ImageContent, types.AudioContent)):
+        return f"[{kind} ({block.mime_type}) is in the artifact]"
+    return f"[{kind} content is in the artifact]"
+
+
+def convert_result(
+    result: types.CallToolResult, routing: OutputHandling
+) -> tuple[str | list[dict[str, Any]], MCPToolArtifact]:
+    """Split a successful result into ``(content, artifact)``."""
+    content: list[dict[str, Any]] = []
+    routed: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for block in result.content:
+        kind = _kind(block)
+        converted = convert_block(block)
+        if getattr(routing, kind) == "content":
+            if kind == "audio":
+                # LangChain keeps only text/image/file/... blocks in a tool message's content
+                # (anything else turns the whole list into a JSON string): audio rides as a file.
+                converted = {**converted, "type": "file"}
+            content.append(converted)
+        else:
+            routed.append(converted)
+            if kind != "text":
+                notes.append(_note(kind, block))
+    if not content and result.structured_content is not None:
+        content.append({"type": "text", "text": json.dumps(result.structured_content, ensure_ascii=False)})
+    content.extend({"type": "text", "text": note} for note in notes)
+    artifact: MCPToolArtifact = {"structured_content": result.structured_content, "content": routed}
+    meta = {k: v for k, v in (result.meta or {}).items() if not k.startswith(_PROTOCOL_META)}
+    if meta:
+        artifact["meta"] = meta
+    if len(content) == 1 and content[0]["type"] == "text":
+        return content[0]["text"], artifact
+    if not content:
+        return "", artifact
+    return content, artifact
+
+
+def error_text(result: types.CallToolResult) -> str:
+    """The text of an ``isError`` result (non-text blocks are counted, never inlined)."""
+    texts = [b.text for b in result.content if isinstance(b, types.TextContent)]
+    if texts:
+        return "\n".join(texts)
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    if result.content:
+        return f"The tool reported an error with {len(result.content)} non-text content block(s)."
+    return "The tool reported an error without details."
