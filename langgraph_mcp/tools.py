@@ -20,8 +20,6 @@ Call contract (``await tool.ainvoke(tool_call)``):
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
 """
 
-from __future__ import annotations
-
 import logging
 import weakref
 from collections.abc import Collection
@@ -54,13 +52,15 @@ RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
 
 
-def _sync_signature(_langgraph_mcp_runtime: ToolRuntime | None = None) -> None:
-    """Carries the injected-runtime signature that LangChain and ToolNode inspect."""
+# These carry the injected-runtime parameter that LangChain and ToolNode read off the tool's
+# func/coroutine. The annotation must be plain ``ToolRuntime``: ``ToolRuntime | None`` is
+# injected by ToolNode but not recognised as injected by LangChain, which would then put the
+# runtime (state, config, every tool) into callback and tracing inputs.
+def _sync_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type: ignore[assignment]
     raise NotImplementedError  # pragma: no cover - never called
 
 
-async def _async_signature(_langgraph_mcp_runtime: ToolRuntime | None = None) -> None:
-    """Carries the injected-runtime signature that LangChain and ToolNode inspect."""
+async def _async_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type: ignore[assignment]
     raise NotImplementedError  # pragma: no cover - never called
 
 
@@ -73,6 +73,18 @@ _PYDANTIC_TYPE_ERRORS = {
     "object": "dict_type",
     "null": "none_required",
 }
+
+
+def _pydantic_type_error(expected: str, value: Any) -> str:
+    """The pydantic error type a pydantic model would report for this value."""
+    if isinstance(value, str) and expected in ("integer", "number", "boolean"):
+        try:
+            float(value)
+        except ValueError:
+            return {"integer": "int_parsing", "number": "float_parsing", "boolean": "bool_parsing"}[expected]
+    if expected == "integer" and isinstance(value, float) and not isinstance(value, bool):
+        return "int_from_float"
+    return _PYDANTIC_TYPE_ERRORS[expected]
 
 
 def _custom(message: str) -> PydanticCustomError:
@@ -107,7 +119,7 @@ def _schema_errors(
             else:
                 found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
         elif error.validator == "type" and error.validator_value in _PYDANTIC_TYPE_ERRORS:
-            kind = _PYDANTIC_TYPE_ERRORS[error.validator_value]
+            kind = _pydantic_type_error(error.validator_value, instance)
             found.append(InitErrorDetails(type=kind, loc=path, input=instance))
         else:
             found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from langgraph_mcp import MCPConnectionError, MCPPool, load_mcp_tools
@@ -368,3 +369,14 @@ def _ppid(proc: Path) -> int:
         return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return -1
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_http_auth_objects_are_used(transport: str) -> None:
+    async with serve_in_loop(demo.build_server(counters=demo.Counters()), transport) as url:
+        for auth in (httpx2.BasicAuth("user", "pw"), ("user", "pw")):
+            config = {"url": url, "transport": transport, "auth": auth}
+            async with MCPPool({"demo": config}) as pool:
+                tools = await tools_by_name(pool)
+                header = (await call(tools["header"], {"name": "authorization"})).content
+                assert header == "Basic dXNlcjpwdw=="  # base64("user:pw")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -90,6 +91,25 @@ async def test_tool_node_injects_the_runtime_and_drops_forgeries(
     assert arguments == {"a": 1, "b": 2}
 
 
+async def test_runtime_stays_out_of_callbacks_and_tracing(pool: MCPPool) -> None:
+    class Recorder(AsyncCallbackHandler):
+        def __init__(self) -> None:
+            self.inputs: list[Any] = []
+
+        async def on_tool_start(self, serialized: dict[str, Any], input_str: str, **kw: Any) -> None:
+            self.inputs.append((input_str, kw.get("inputs")))
+
+    tool = (await tools_by_name(pool))["add"]
+    recorder = Recorder()
+    msg = AIMessage("", tool_calls=[tool_call("add", {"a": 1, "b": 2})])
+    await ToolNode([tool]).ainvoke(
+        {"messages": [msg], "secret": "s3cret"}, {**runtime_config(), "callbacks": [recorder]}
+    )
+    input_str, inputs = recorder.inputs[0]
+    assert inputs == {"a": 1, "b": 2}
+    assert "s3cret" not in input_str and "ToolRuntime" not in input_str
+
+
 async def test_arguments_named_like_langchain_internals_pass_through() -> None:
     server = MCPServer("odd")
 
@@ -107,8 +127,10 @@ async def test_arguments_named_like_langchain_internals_pass_through() -> None:
     ("args", "detail"),
     [
         ({"a": 1}, "b: Field required"),
-        ({"a": "x", "b": 2}, "a: Input should be a valid integer"),
-        ({"b": 2, "a": 1.5}, "a: Input should be a valid integer"),
+        ({"a": "x", "b": 2}, "a: Input should be a valid integer, unable to parse string as an integer"),
+        ({"b": 2, "a": 1.5}, "a: Input should be a valid integer, got a number with a fractional part"),
+        ({"a": "3", "b": 2}, "a: Input should be a valid integer"),  # JSON schema is strict: no coercion
+        ({"a": [1], "b": 2}, "a: Input should be a valid integer"),
         ({}, "a: Field required\nb: Field required"),
     ],
 )

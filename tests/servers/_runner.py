@@ -31,7 +31,10 @@ def make_app(srv: MCPServer[Any], transport: NetTransport, host: str = "127.0.0.
 
 def bind_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A TCP socket bound to ``(host, port)``; port 0 lets the kernel choose a free port."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only when the
+    # listening socket says so; without it every response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     return sock

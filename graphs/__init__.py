@@ -1,0 +1,1 @@
+"""Graphs served by ``langgraph dev`` / LangGraph server (see ``langgraph.json``)."""

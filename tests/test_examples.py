@@ -1,0 +1,38 @@
+"""The quickstart and the server graph run as users run them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from langchain_core.messages import HumanMessage
+
+from tests.conftest_servers import REPO_ROOT
+
+
+def test_quickstart_runs_offline() -> None:
+    done = subprocess.run(
+        [sys.executable, "examples/quickstart.py"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT)},  # no API keys, nothing inherited
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "tools: add, multiply, describe, search_notes, read_note, write_note" in out
+    assert "[tools] add -> 42.0 (success)" in out
+    assert "[tools] read_note -> train to Lyon on Friday 08:12, platform 4 (success)" in out
+    assert "The mean is 3.833 (median 3.5)" in out
+
+
+async def test_server_graph_runs_in_process() -> None:
+    from graphs.demo_agent import graph, tools
+
+    try:
+        question = 'add {"a": 1, "b": 2}\nsearch_notes {"query": "milk"}'
+        result = await graph.ainvoke({"messages": [HumanMessage(question)]})
+        assert result["messages"][-1].content == "add: 3.0\nsearch_notes: groceries"
+    finally:
+        await tools.aclose()
