@@ -331,7 +331,7 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
         MCPConfigError: naming the server and field that is wrong.
     """
     if isinstance(source, (str, os.PathLike)):
-        source = _read_file(Path(source))
+        source = _read_file(Path(source).expanduser())
     elif isinstance(source, (MCPServer, Server)):
         name = source.name or "server"
         return {name: InProcessServerConfig(server=source)}

@@ -422,3 +422,52 @@ def test_options_override_defaults() -> None:
     assert (cfg.timeout, cfg.connect_timeout, cfg.protocol, cfg.sse_fallback) == (None, 2.5, "legacy", False)
     assert (cfg.tools, cfg.exclude_tools, cfg.prefix) == (("a", "b"), ("c",), "gh_")
     assert cfg.output_handling == OutputHandling(audio="content", text="artifact")
+
+
+def test_url_errors_do_not_echo_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_URL_SECRET", "s3cret")
+    for url in ("localhost:8000/mcp?api_key=${LGMCP_URL_SECRET}", "ftp://user:${LGMCP_URL_SECRET}@host/mcp"):
+        with pytest.raises(MCPConfigError) as info:
+            load_connections({"s": {"url": url}})
+        assert info.value.field == "url"
+        assert "s3cret" not in str(info.value)
+
+
+def test_typed_model_errors_hide_inputs() -> None:
+    with pytest.raises(ValueError) as info:
+        StdioServerConfig(command="x", headers={"Authorization": "Bearer s3cret"})  # type: ignore[call-arg]
+    assert "s3cret" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("transport", "kind"), [("streamable_http", "http"), ("streamable-http", "HTTP"), ("SSE", "sse")]
+)
+def test_transport_aliases_agree_with_type(transport: str, kind: str) -> None:
+    loaded = load_connections({"s": {"url": "https://h/mcp", "transport": transport, "type": kind}})
+    assert loaded["s"].transport == ("sse" if kind == "sse" else "http")
+
+
+def test_misspelt_key_alone_is_named_with_a_suggestion() -> None:
+    with pytest.raises(MCPConfigError) as info:
+        load_connections({"s": {"comand": "npx"}})
+    assert info.value.field == "comand"
+    assert "did you mean 'command'?" in str(info.value)
+    with pytest.raises(MCPConfigError) as info:
+        load_connections({"s": {"transport": "stdio", "comand": "npx"}})
+    assert info.value.field == "comand"
+
+
+def test_upper_case_scheme_is_accepted() -> None:
+    assert isinstance(load_connections({"s": "HTTPS://host/mcp"})["s"], HTTPServerConfig)
+
+
+def test_disabled_must_be_a_boolean() -> None:
+    with pytest.raises(MCPConfigError) as info:
+        load_connections({"s": {"command": "x", "disabled": "true"}})
+    assert info.value.field == "disabled"
+
+
+def test_config_path_expands_the_home_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "x"}}}))
+    assert list(load_connections("~/mcp.json")) == ["s"]

@@ -6,15 +6,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.callbacks import AsyncCallbackHandler
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from mcp.server.mcpserver import MCPServer
 
-from langgraph_mcp import MCPPool, MCPTool, MCPToolCallError
+from langgraph_mcp import MCPPool, MCPTool, MCPToolCallError, load_mcp_tools
 from langgraph_mcp.tools import RUNTIME_ARG
 from tests.conftest_servers import stdio_params
 from tests.helpers import call, runtime_config, server_stats, tool_call, tools_by_name
@@ -231,3 +234,31 @@ async def test_bad_tool_message_shape_is_rejected_by_langchain(pool: MCPPool) ->
     with pytest.raises(ValueError, match="String tool inputs are not allowed"):
         await tool.ainvoke("1 2")
     assert isinstance(await tool.ainvoke(tool_call("add", {"a": 1, "b": 1})), ToolMessage)
+
+
+class _ScriptedModel(BaseChatModel):
+    """Returns the scripted messages in turn; accepts any tools."""
+
+    script: list[AIMessage]
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self.script.pop(0))])
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+
+async def test_tools_work_in_create_agent(pool: MCPPool) -> None:
+    calls = [tool_call("add", {"a": 2, "b": 5}, "c1"), tool_call("echo_runtime", {"runtime": "r"}, "c2")]
+    model = _ScriptedModel(script=[AIMessage("", tool_calls=calls), AIMessage("done")])
+    agent = create_agent(model, tools=await load_mcp_tools(pool))
+    result = await agent.ainvoke({"messages": [HumanMessage("go")]})
+    tool_messages = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.tool_call_id, m.content) for m in tool_messages] == [("c1", "7"), ("c2", "runtime=r x=0")]
+    assert result["messages"][-1].content == "done"
