@@ -21,6 +21,7 @@ from langgraph_mcp.errors import (
 )
 from langgraph_mcp.node import MCPToolNode
 from langgraph_mcp.pool import MCPPool
+from langgraph_mcp.progress import MCPLogEvent, MCPProgressEvent
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
 
 __version__ = "0.1.0"
@@ -30,7 +31,9 @@ __all__ = [
     "InProcessServerConfig",
     "MCPConfigError",
     "MCPConnectionError",
+    "MCPLogEvent",
     "MCPPool",
+    "MCPProgressEvent",
     "MCPTool",
     "MCPToolArtifact",
     "MCPToolCallError",

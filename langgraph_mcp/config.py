@@ -50,6 +50,10 @@ logger = logging.getLogger("langgraph_mcp.config")
 
 ContentRoute: TypeAlias = Literal["content", "artifact"]
 
+LoggingLevel: TypeAlias = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+
 ProtocolMode: TypeAlias = Literal["auto", "legacy", "2026-07-28"]
 
 DEFAULT_CALL_TIMEOUT = 300.0
@@ -93,7 +97,7 @@ class _ServerBase(BaseModel):
     )
 
     timeout: float | None = Field(default=DEFAULT_CALL_TIMEOUT, gt=0)
-    """Seconds one ``tools/call`` may take (``None``: no limit)."""
+    """Seconds one ``tools/call`` may take (``None``: no limit). Unset: the pool's default."""
     connect_timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT, gt=0)
     """Seconds to start the server and finish the handshake."""
     tools: tuple[str, ...] | None = None
@@ -105,6 +109,13 @@ class _ServerBase(BaseModel):
     protocol: ProtocolMode = "auto"
     """``auto`` negotiates; ``legacy`` forces the 2025-11-25 handshake; a version pins it."""
     output_handling: OutputHandling = Field(default_factory=OutputHandling)
+    tool_timeouts: dict[str, float | None] = Field(default_factory=dict)
+    """Per-tool call timeouts in seconds, by MCP tool name (``None``: no limit)."""
+    log_level: LoggingLevel | None = None
+    """Ask the server for log messages at this level and above (``None``: the server's default;
+    2026-07-28 servers then send none)."""
+    log_events: bool = False
+    """Also emit the server's log messages as ``{"type": "mcp_log"}`` custom stream events."""
 
     @field_validator("tools", "exclude_tools", mode="before")
     @classmethod

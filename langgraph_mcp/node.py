@@ -27,6 +27,7 @@ from langgraph.prebuilt.tool_node import (
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.pool import MCPPool, OnConnectionError
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
@@ -43,7 +44,8 @@ class MCPToolNode(ToolNode):
             a JSON config path, an ``MCPServer``); the node then owns a pool.
         tools: Local LangChain tools (or callables) served by the same node.
             Their names win over MCP tool names.
-        on_connection_error: For a pool the node creates; see :class:`MCPPool`.
+        on_connection_error, default_timeout: For a pool the node creates; see
+            :class:`MCPPool`.
 
     The remaining arguments are ``ToolNode``'s and mean exactly the same.
 
@@ -65,6 +67,7 @@ class MCPToolNode(ToolNode):
         wrap_tool_call: ToolCallWrapper | None = None,
         awrap_tool_call: AsyncToolCallWrapper | None = None,
         on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         super().__init__(
             list(tools),
@@ -79,7 +82,9 @@ class MCPToolNode(ToolNode):
             self.pool = connections
             self._owns_pool = False
         else:
-            self.pool = MCPPool(connections, on_connection_error=on_connection_error)
+            self.pool = MCPPool(
+                connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+            )
             self._owns_pool = True
         self._local_tools = dict(self._tools_by_name)
         self._local_injected = dict(self._injected_args)

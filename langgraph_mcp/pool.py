@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
+import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, Literal, TextIO, TypeAlias
+from typing import Any, Literal, Protocol, TextIO, TypeAlias, cast
 
 import anyio
 import httpx2
@@ -33,10 +35,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from langgraph_mcp.config import (
+    DEFAULT_CALL_TIMEOUT,
     HTTPServerConfig,
     InProcessServerConfig,
     ServerConfig,
@@ -46,7 +49,7 @@ from langgraph_mcp.config import (
 )
 from langgraph_mcp.errors import MCPConnectionError
 
-__all__ = ["MCPPool", "OnConnectionError", "ServerConnection"]
+__all__ = ["CURRENT_CALL", "LogSink", "MCPPool", "OnConnectionError", "ServerConnection"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -58,6 +61,7 @@ _MAX_PAGES = 1000
 _RETRY_MIN, _RETRY_MAX = 1.0, 30.0
 _CLOSE_TIMEOUT = 15.0
 _HTTP_TIMEOUT = 30.0
+_LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 _TRANSPORT_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError)
 _HTTP_READ_TIMEOUT = 300.0
 
@@ -93,11 +97,40 @@ def _describe(exc: BaseException) -> str:
     return "; ".join(parts)
 
 
+class LogSink(Protocol):
+    """Receives the log notifications attributed to one in-flight call."""
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None: ...
+
+
+CURRENT_CALL: contextvars.ContextVar[LogSink | None] = contextvars.ContextVar(
+    "langgraph_mcp_current_call", default=None
+)
+"""Set around each ``tools/call``; seen by SDK callbacks that run in the caller's context."""
+
+_PYTHON_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO + 5,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL + 5,
+    "emergency": logging.CRITICAL + 10,
+}
+
+
+def _log_to_python(server_logger: logging.Logger, params: types.LoggingMessageNotificationParams) -> None:
+    data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
+    text = f"[{params.logger}] {data}" if params.logger else data
+    server_logger.log(_PYTHON_LEVELS.get(params.level, logging.INFO), "%s", text)
+
+
 class _StderrTap:
     """Forwards a stdio child's stderr to logging and keeps its last lines."""
 
     def __init__(self, server: str) -> None:
-        self._log = logging.getLogger(f"langgraph_mcp.server.{server}")
+        self._log = logging.getLogger(f"langgraph_mcp.server.{server}.stderr")
         self.tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         read_fd, write_fd = os.pipe()
         self.writer: TextIO = os.fdopen(write_fd, "w")
@@ -228,9 +261,11 @@ class ServerConnection:
     attempts wait (1 s, doubling up to 30 s); meanwhile the last error is raised.
     """
 
-    def __init__(self, name: str, config: ServerConfig) -> None:
+    def __init__(self, name: str, config: ServerConfig, *, default_timeout: float | None = 300.0) -> None:
         self.name = name
         self.config = config
+        self.default_timeout = default_timeout
+        """Call timeout when neither the tool nor the server configuration sets one."""
         self.protocol_version: str | None = None
         self.connects = 0
         """Successful connects so far (1 while the first session lives)."""
@@ -244,6 +279,9 @@ class ServerConnection:
         self._retry_delay = _RETRY_MIN
         self._tools: list[types.Tool] | None = None
         self._tools_lock = asyncio.Lock()
+        self._in_flight: set[LogSink] = set()
+        self.logger = logging.getLogger(f"langgraph_mcp.server.{name}")
+        """Where the server's log notifications go (its stderr: ``<this>.stderr``)."""
 
     # -- lifecycle -------------------------------------------------------
 
@@ -328,6 +366,7 @@ class ServerConnection:
                 self.connects += 1
                 self.protocol_version = client.protocol_version
                 self._remember_era(client)
+                await self._set_legacy_log_level(client)
                 logger.debug("connected to MCP server %r (protocol %s)", self.name, self.protocol_version)
                 async with anyio.create_task_group() as tg:
                     if self._wants_listen(client):
@@ -418,6 +457,7 @@ class ServerConnection:
             prior_discover=self._prior_discover,
             client_info=_client_info(),
             message_handler=self._on_message,
+            logging_callback=self._on_log,
             cache=None,
         )
 
@@ -429,6 +469,19 @@ class ServerConnection:
         elif client.session.discover_result is not None:
             self._mode = client.protocol_version
             self._prior_discover = client.session.discover_result
+
+    async def _set_legacy_log_level(self, client: Client) -> None:
+        """Handshake-era servers take one level per session (2026-07-28: per request)."""
+        level = self.config.log_level
+        if level is None or client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                with anyio.fail_after(self.config.connect_timeout):
+                    await client.set_logging_level(level)
+        except (MCPError, TimeoutError) as exc:  # many servers do not implement logging/setLevel
+            logger.debug("MCP server %r: logging/setLevel %s refused: %s", self.name, level, _describe(exc))
 
     def _connect_error(self, exc: BaseException, session: _Session) -> MCPConnectionError:
         reason = _describe(exc)
@@ -470,6 +523,15 @@ class ServerConnection:
             self._tools_changed()
         elif isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %r", self.name, message)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        _log_to_python(self.logger, params)
+        sink = CURRENT_CALL.get()
+        if sink is None and len(self._in_flight) == 1:
+            # Delivered outside the caller's context (stdio): the only call in flight owns it.
+            sink = next(iter(self._in_flight))
+        if sink is not None and sink in self._in_flight:
+            await sink.on_log(params)
 
     def _wants_listen(self, client: Client) -> bool:
         if client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -540,8 +602,13 @@ class ServerConnection:
         timeout: float | None,
         progress_callback: ProgressFnT | None = None,
         meta: types.RequestParamsMeta | None = None,
+        log_sink: LogSink | None = None,
     ) -> types.CallToolResult:
         """Send ``tools/call`` over the shared session.
+
+        ``log_sink`` receives the server's log notifications that can be tied to
+        this call. With a ``log_level`` configured, 2026-07-28 servers are asked
+        for logs at that level on this request.
 
         Raises:
             MCPConnectionError: cannot connect, or the connection died mid-call
@@ -554,6 +621,12 @@ class ServerConnection:
         client = session.client
         assert client is not None
         lost = f"the connection was lost during the call to {name!r}"
+        level = self.config.log_level
+        if level is not None and client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            meta = cast(types.RequestParamsMeta, {**(meta or {}), _LOG_LEVEL_META: level})
+        token = CURRENT_CALL.set(log_sink)
+        if log_sink is not None:
+            self._in_flight.add(log_sink)
         try:
             return await client.call_tool(
                 name,
@@ -579,6 +652,10 @@ class ServerConnection:
             # The SDK cancelled the request because its transport failed under it.
             session.end()
             raise MCPConnectionError(self.name, lost) from None
+        finally:
+            CURRENT_CALL.reset(token)
+            if log_sink is not None:
+                self._in_flight.discard(log_sink)
 
 
 def _maybe_sse_only(exc: BaseException) -> bool:
@@ -615,16 +692,28 @@ class MCPPool:
     server failed, otherwise the failed servers' tools are left out with a
     warning; with ``"warn"`` nothing is raised.
 
+    ``default_timeout`` bounds each tool call (seconds, ``None`` for no limit)
+    unless the tool or its server's configuration sets a limit of its own.
+
     A pool is bound to the event loop it first connects on.
     """
 
-    def __init__(self, connections: Any, *, on_connection_error: OnConnectionError = "raise") -> None:
+    def __init__(
+        self,
+        connections: Any,
+        *,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
         if on_connection_error not in ("raise", "warn"):
             raise ValueError(f"on_connection_error must be 'raise' or 'warn', got {on_connection_error!r}")
+        if default_timeout is not None and default_timeout <= 0:
+            raise ValueError(f"default_timeout must be positive or None, got {default_timeout!r}")
         self.servers: dict[str, ServerConfig] = load_connections(connections)
         self.on_connection_error: OnConnectionError = on_connection_error
         self.connections: dict[str, ServerConnection] = {
-            name: ServerConnection(name, cfg) for name, cfg in self.servers.items()
+            name: ServerConnection(name, cfg, default_timeout=default_timeout)
+            for name, cfg in self.servers.items()
         }
 
     def __repr__(self) -> str:

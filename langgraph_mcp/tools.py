@@ -20,10 +20,11 @@ Call contract (``await tool.ainvoke(tool_call)``):
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
 """
 
+import asyncio
 import logging
 import weakref
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Awaitable, Collection
+from typing import Any, TypeVar
 
 import jsonschema
 import mcp_types as types
@@ -33,8 +34,10 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
+from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
+from langgraph.runtime import Runtime
 from mcp.shared.exceptions import MCPError
 from pydantic import PrivateAttr
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
@@ -43,10 +46,13 @@ from langgraph_mcp.catalog import CatalogEntry, build_catalog
 from langgraph_mcp.content import convert_result, error_text
 from langgraph_mcp.errors import MCPConnectionError, MCPToolCallError
 from langgraph_mcp.pool import MCPPool, ServerConnection
+from langgraph_mcp.progress import CallObserver
 
 __all__ = ["MCPTool", "RUNTIME_ARG", "build_tool", "load_mcp_tools"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
+
+_T = TypeVar("_T")
 
 RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
@@ -188,17 +194,30 @@ class MCPTool(StructuredTool):
         # Keyword names come from ``_to_args_and_kwargs``, never from the model.
         arguments: dict[str, Any] = kwargs["arguments"]
         tool_call_id: str | None = kwargs["tool_call_id"]
+        runtime: ToolRuntime | None = kwargs["runtime"]
         self._validate(arguments)
-        timeout = self.timeout if self.timeout is not None else self._connection.config.timeout
+        timeout, limit = self._timeout()
+        observer = CallObserver(
+            server=self.server,
+            tool_name=self.name,
+            tool_call_id=runtime.tool_call_id if runtime is not None else tool_call_id,
+            runtime=runtime,
+            log_events=self._connection.config.log_events,
+        )
+        call = self._connection.call_tool(
+            self.mcp_name,
+            arguments,
+            timeout=timeout,
+            progress_callback=observer.on_progress,
+            log_sink=observer,
+        )
         try:
-            result = await self._connection.call_tool(self.mcp_name, arguments, timeout=timeout)
+            result = await _cancel_on_drain(call, observer.node_runtime)
         except MCPConnectionError as exc:
             return self._failure(f"{exc} The call's outcome is unknown.", tool_call_id, kind="connection")
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
-                limit = (
-                    "the tool's timeout" if self.timeout is not None else f"server {self.server!r} timeout"
-                )
+                assert timeout is not None
                 return self._failure(
                     f"MCP tool {self.mcp_name!r} on server {self.server!r} timed out after {timeout:g}s "
                     f"({limit}); the server was asked to cancel it.",
@@ -228,6 +247,20 @@ class MCPTool(StructuredTool):
         return convert_result(result, self._connection.config.output_handling)
 
     # -- helpers -------------------------------------------------------------
+
+    def _timeout(self) -> tuple[float | None, str]:
+        """The limit for one call and how to name it: the tool's own ``timeout``, then the
+        server's ``tool_timeouts``, then the server's ``timeout``, then the pool default."""
+        config = self._connection.config
+        if self.timeout is not None:
+            return self.timeout, "the tool's timeout"
+        if self.mcp_name in config.tool_timeouts:
+            return config.tool_timeouts[
+                self.mcp_name
+            ], f"server {self.server!r} tool_timeouts[{self.mcp_name!r}]"
+        if "timeout" in config.model_fields_set:
+            return config.timeout, f"server {self.server!r} timeout"
+        return self._connection.default_timeout, "the default timeout"
 
     def _failure(
         self, text: str, tool_call_id: str | None, *, kind: str = "tool_error", artifact: Any = None
@@ -260,6 +293,30 @@ class MCPTool(StructuredTool):
         if errors:
             source = ValidationError.from_exception_data(self.name, errors)
             raise ToolInvocationError(self.name, source, arguments, source.errors())
+
+
+_DRAIN_POLL = 0.1
+
+
+async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) -> _T:
+    """Await ``call``; if the run is asked to drain meanwhile, cancel it and raise
+    ``GraphDrained`` so the checkpoint keeps the tool call for the resumed run."""
+    control = runtime.control if runtime is not None else None
+    if control is None:
+        return await call
+    task = asyncio.ensure_future(call)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=_DRAIN_POLL)
+            if done:
+                return task.result()
+            if control.drain_requested:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise GraphDrained(control.drain_reason or "shutdown")
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:

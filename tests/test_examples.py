@@ -21,10 +21,26 @@ def test_quickstart_runs_offline() -> None:
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "tools: add, multiply, describe, search_notes, read_note, write_note" in out
+    assert "tools: add, multiply, describe, count_primes, search_notes, read_note, write_note" in out
     assert "[tools] add -> 42.0 (success)" in out
     assert "[tools] read_note -> train to Lyon on Friday 08:12, platform 4 (success)" in out
     assert "The mean is 3.833 (median 3.5)" in out
+
+
+def test_progress_example_renders_both_calls() -> None:
+    done = subprocess.run(
+        [sys.executable, "examples/progress.py"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT), "COLUMNS": "120"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "primes_60k: 6057 primes" in done.stdout
+    assert "primes_150k: 13848 primes" in done.stdout
+    assert "count_primes [primes_150k]" in done.stdout
+    assert "13848 primes so far" in done.stdout  # the last progress message reached the bar
 
 
 async def test_server_graph_runs_in_process() -> None:

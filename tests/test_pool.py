@@ -174,11 +174,11 @@ async def test_exit_at_start_reports_stderr() -> None:
 
 
 async def test_server_stderr_goes_to_logging(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="langgraph_mcp.server.broken"):
+    with caplog.at_level(logging.INFO, logger="langgraph_mcp.server.broken.stderr"):
         async with MCPPool({"broken": stdio_params("broken", "--mode", "exit-at-start")}) as pool:
             with pytest.raises(MCPConnectionError):
                 await pool.start()
-    records = [r for r in caplog.records if r.name == "langgraph_mcp.server.broken"]
+    records = [r for r in caplog.records if r.name == "langgraph_mcp.server.broken.stderr"]
     assert any("fatal: demo failure at startup" in r.getMessage() for r in records)
 
 

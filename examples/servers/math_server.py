@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 server = MCPServer("math", instructions="Exact arithmetic and descriptive statistics.")
@@ -46,6 +47,24 @@ def describe(values: list[float]) -> Summary:
         median=statistics.median(values),
         stdev=stdev,
     )
+
+
+@server.tool()
+async def count_primes(limit: int, ctx: Context) -> int:
+    """Count the primes below ``limit`` (slowly, reporting progress as it goes)."""
+    found = 0
+    chunk = max(1, limit // 40)
+    for start in range(0, limit, chunk):
+        found += sum(1 for n in range(start, min(start + chunk, limit)) if _is_prime(n))
+        await ctx.report_progress(min(start + chunk, limit), limit, f"{found} primes so far")
+        await anyio.sleep(0.02)  # a real server would be doing I/O here
+    return found
+
+
+def _is_prime(n: int) -> bool:
+    if n < 2:
+        return False
+    return all(n % d for d in range(2, int(n**0.5) + 1))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,17 @@ def build_server(name: str = "demo", counters: Counters | None = None) -> MCPSer
             record_event(f"cancelled sleep {seconds}")
             raise
         return f"slept {seconds}"
+
+    @srv.tool()
+    async def chatty(n: int, ctx: Context) -> str:
+        """Send ``n`` debug and ``n`` info log messages (logger ``chatter``), then a warning."""
+        with warnings.catch_warnings():  # the logging capability is deprecated in 2026-07-28
+            warnings.simplefilter("ignore")
+            for i in range(n):
+                await ctx.debug(f"debug {i}", logger_name="chatter")
+                await ctx.info(f"info {i}", logger_name="chatter")
+            await ctx.warning({"done": n}, logger_name="chatter")
+        return f"chatted {n}"
 
     @srv.tool()
     async def hang() -> str:
