@@ -25,10 +25,11 @@ import json
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
+from langchain_core.language_models import BaseChatModel
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -116,6 +117,40 @@ class _ServerBase(BaseModel):
     2026-07-28 servers then send none)."""
     log_events: bool = False
     """Also emit the server's log messages as ``{"type": "mcp_log"}`` custom stream events."""
+    elicitation: Literal["interrupt", "decline"] | Callable[..., Any] = "interrupt"
+    """How questions from the server are answered: ``interrupt`` the graph for a person,
+    ``decline`` them all, or an async ``handler(request, call_info) -> response``."""
+    elicitation_timeout: float | None = Field(default=3600.0, gt=0)
+    """Seconds a handshake-era call is held open waiting for a person (``None``: no limit)."""
+    sampling_model: Any = Field(default=None, repr=False)
+    """A LangChain chat model that answers the server's sampling requests (``None``: refuse)."""
+    sampling_approval: bool = False
+    """Ask a person (an ``mcp_sampling`` interrupt) before answering a sampling request."""
+    roots: tuple[dict[str, Any], ...] = ()
+    """Roots offered to the server: paths or ``file://`` URIs, or ``{"uri", "name"}`` objects."""
+
+    @field_validator("sampling_model")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, BaseChatModel):
+            raise ValueError(f"must be a LangChain chat model (got {type(value).__name__})")
+        return value
+
+    @field_validator("roots", mode="before")
+    @classmethod
+    def _roots(cls, value: Any) -> Any:
+        if isinstance(value, (str, Mapping)):
+            value = [value]
+        roots = []
+        for item in value or ():
+            uri, name = (item.get("uri"), item.get("name")) if isinstance(item, Mapping) else (item, None)
+            if not isinstance(uri, (str, os.PathLike)):
+                raise ValueError("each root is a path, a file:// URI or an object with a 'uri'")
+            uri = str(uri)
+            if not uri.startswith("file://"):
+                uri = Path(uri).expanduser().resolve().as_uri()
+            roots.append({"uri": uri, "name": name} if name else {"uri": uri})
+        return tuple(roots)
 
     @field_validator("tools", "exclude_tools", mode="before")
     @classmethod

@@ -11,13 +11,20 @@ their current tools are registered next to the local ``tools``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import contextvars
+import dataclasses
+import functools
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, ToolCall
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.prebuilt import ToolNode
+from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
+from langgraph.func import task
+from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import (
     AsyncToolCallWrapper,
     ToolCallWrapper,
@@ -25,14 +32,46 @@ from langgraph.prebuilt.tool_node import (
     _get_all_injected_args,
 )
 from langgraph.runtime import Runtime
+from langgraph.types import Interrupt
 from pydantic import BaseModel
 
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
+from langgraph_mcp.elicitation import durable_run
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.pool import MCPPool, OnConnectionError
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
 
 __all__ = ["MCPToolNode"]
+
+
+class _Batch:
+    """The calls of one node run: interrupts are raised together once every call settled."""
+
+    def __init__(self, size: int) -> None:
+        self.pending = size
+        self.interrupts: list[Interrupt] = []
+        self.done = asyncio.Event()
+
+    def settled(self) -> None:
+        self.pending -= 1
+        if self.pending == 0:
+            self.done.set()
+
+    async def interrupted(self, exc: GraphInterrupt) -> GraphInterrupt:
+        self.interrupts.extend(exc.args[0] if exc.args else ())
+        self.settled()
+        await self.done.wait()
+        return GraphInterrupt(tuple(self.interrupts))
+
+
+_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
+
+
+async def _run_tool_call(thunk: Callable[[], Awaitable[Any]]) -> Any:
+    return await thunk()
+
+
+_tool_call_task: Any = task(name="tool_call")(_run_tool_call)  # type: ignore[arg-type]
 
 
 class MCPToolNode(ToolNode):
@@ -137,7 +176,42 @@ class MCPToolNode(ToolNode):
             if not self._mcp_tools:
                 raise
             # Serve the last known tools: calls to an unreachable server become error messages.
-        return await super()._afunc(input, config, runtime)
+        batch = None
+        if durable_run(config.get("configurable")):
+            tool_calls, _ = self._parse_input(input)
+            if len(tool_calls) > 1:
+                batch = _Batch(len(tool_calls))
+        token = _BATCH.set(batch)
+        try:
+            return await super()._afunc(input, config, runtime)
+        finally:
+            _BATCH.reset(token)
+
+    async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+        """With several calls in one checkpointed run, each call runs as its own LangGraph task:
+        its questions get their own interrupt (all surface together and are resumed by id), and
+        a call that finished is replayed from the checkpoint instead of running again when a
+        sibling's interrupt is resumed."""
+        batch = _BATCH.get()
+        if batch is None:
+            return await super()._arun_one(call, input_type, tool_runtime)
+        # Invoked before the first await: tasks start in call order, so task ids are stable.
+        future = _tool_call_task(functools.partial(self._arun_in_task, call, input_type, tool_runtime))
+        try:
+            result = await future
+        except GraphInterrupt as exc:
+            raise await batch.interrupted(exc) from None
+        except BaseException:
+            batch.settled()
+            raise
+        batch.settled()
+        return result
+
+    async def _arun_in_task(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+        # The call now runs in its own task: its interrupts and stored rounds must use that
+        # task's config (scratchpad, namespace), not the node's.
+        runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
+        return await super()._arun_one(call, input_type, runtime)
 
     def _func(
         self,

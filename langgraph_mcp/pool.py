@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import json
 import logging
 import os
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TextIO, TypeAlias, cast
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.session import ClientRequestContext
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -49,11 +52,21 @@ from langgraph_mcp.config import (
 )
 from langgraph_mcp.errors import MCPConnectionError
 
-__all__ = ["CURRENT_CALL", "LogSink", "MCPPool", "OnConnectionError", "ServerConnection"]
+__all__ = [
+    "CURRENT_CALL",
+    "Driver",
+    "InFlight",
+    "LogSink",
+    "MCPPool",
+    "OnConnectionError",
+    "RequestSink",
+    "ServerConnection",
+]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
 OnConnectionError: TypeAlias = Literal["raise", "warn"]
+Driver: TypeAlias = Callable[[Client, dict[str, Any]], Awaitable[types.CallToolResult]]
 
 CLIENT_NAME = "langgraph-mcp"
 _STDERR_TAIL = 20
@@ -103,7 +116,32 @@ class LogSink(Protocol):
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None: ...
 
 
-CURRENT_CALL: contextvars.ContextVar[LogSink | None] = contextvars.ContextVar(
+class RequestSink(Protocol):
+    """Answers the server-to-client requests (handshake era) attributed to one call."""
+
+    @property
+    def waiting(self) -> bool:
+        """True while the call waits for an answer (and so cannot ask anything else)."""
+        ...
+
+    async def on_elicit(
+        self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+    ) -> types.ElicitResult | types.ErrorData: ...
+
+    async def on_sample(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData: ...
+
+
+@dataclass(eq=False)
+class InFlight:
+    """One call in flight on a connection, and where its notifications and requests go."""
+
+    log_sink: LogSink | None
+    request_sink: RequestSink | None
+
+
+CURRENT_CALL: contextvars.ContextVar[InFlight | None] = contextvars.ContextVar(
     "langgraph_mcp_current_call", default=None
 )
 """Set around each ``tools/call``; seen by SDK callbacks that run in the caller's context."""
@@ -279,7 +317,12 @@ class ServerConnection:
         self._retry_delay = _RETRY_MIN
         self._tools: list[types.Tool] | None = None
         self._tools_lock = asyncio.Lock()
-        self._in_flight: set[LogSink] = set()
+        self._in_flight: set[InFlight] = set()
+        self.held: dict[tuple[str, ...], Any] = {}
+        """Handshake-era calls held open while a person answers (see ``elicitation.py``)."""
+        self.transport: str | None = None
+        """The transport of the live session: ``stdio``, ``http``, ``sse`` or ``in_process``."""
+        self._exclusive = asyncio.Lock()
         self.logger = logging.getLogger(f"langgraph_mcp.server.{name}")
         """Where the server's log notifications go (its stderr: ``<this>.stderr``)."""
 
@@ -324,6 +367,8 @@ class ServerConnection:
         self._session = None
         self._tools = None
         self._tools_lock = asyncio.Lock()
+        self._exclusive = asyncio.Lock()
+        self.held.clear()
 
     def _start(self) -> _Session:
         loop = asyncio.get_running_loop()
@@ -400,8 +445,10 @@ class ServerConnection:
     async def _enter(self, stack: AsyncExitStack, session: _Session) -> Client:
         config = self.config
         if isinstance(config, InProcessServerConfig):
+            self.transport = "in_process"
             return await stack.enter_async_context(self._new_client(config.server, session))
         if isinstance(config, StdioServerConfig):
+            self.transport = "stdio"
             tap = _StderrTap(self.name)
             session.stderr = tap
             await tap.start()
@@ -424,8 +471,10 @@ class ServerConnection:
         )
         await stack.enter_async_context(http)
         if isinstance(config, SSEServerConfig):
+            self.transport = "sse"
             return await stack.enter_async_context(self._new_client(self._sse(config), session))
         assert isinstance(config, HTTPServerConfig)
+        self.transport = "http"
         try:
             async with AsyncExitStack() as attempt:
                 transport = streamable_http_client(config.url, http_client=http)
@@ -436,6 +485,7 @@ class ServerConnection:
             if not (config.sse_fallback and _maybe_sse_only(exc) and await _serves_sse(http, config.url)):
                 raise
         logger.info("MCP server %r serves the old HTTP+SSE transport; using it", self.name)
+        self.transport = "sse"
         return await stack.enter_async_context(self._new_client(self._sse(config), session))
 
     def _sse(self, config: HTTPServerConfig | SSEServerConfig) -> Any:
@@ -458,6 +508,9 @@ class ServerConnection:
             client_info=_client_info(),
             message_handler=self._on_message,
             logging_callback=self._on_log,
+            elicitation_callback=self._on_elicit,
+            sampling_callback=self._on_sample,
+            list_roots_callback=self._on_roots,
             cache=None,
         )
 
@@ -524,14 +577,65 @@ class ServerConnection:
         elif isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %r", self.name, message)
 
+    def _attribute(self) -> InFlight | None:
+        """The in-flight call a server notification or request belongs to, if that can be told:
+        the SDK ran this callback in that call's context (in-process, streamable HTTP), or it is
+        the only call in flight that is not itself waiting for an answer."""
+        record = CURRENT_CALL.get()
+        if record is not None and record in self._in_flight:
+            return record
+        active = [r for r in self._in_flight if r.request_sink is None or not r.request_sink.waiting]
+        return active[0] if len(active) == 1 else None
+
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         _log_to_python(self.logger, params)
-        sink = CURRENT_CALL.get()
-        if sink is None and len(self._in_flight) == 1:
-            # Delivered outside the caller's context (stdio): the only call in flight owns it.
-            sink = next(iter(self._in_flight))
-        if sink is not None and sink in self._in_flight:
-            await sink.on_log(params)
+        record = self._attribute()
+        if record is not None and record.log_sink is not None:
+            await record.log_sink.on_log(params)
+
+    def _unattributed(self, what: str) -> types.ErrorData:
+        logger.warning(
+            "MCP server %r sent %s that cannot be tied to one tool call (%d in flight); refusing it",
+            self.name,
+            what,
+            len(self._in_flight),
+        )
+        return types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message=f"{what} cannot be tied to one of this client's tool calls; refused",
+        )
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        record = self._attribute()
+        if record is None or record.request_sink is None:
+            if self.config.elicitation == "decline":
+                return types.ElicitResult(action="decline")
+            return self._unattributed("an elicitation request")
+        return await record.request_sink.on_elicit(params)
+
+    async def _on_sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        record = self._attribute()
+        if record is None or record.request_sink is None:
+            return self._unattributed("a sampling request")
+        return await record.request_sink.on_sample(params)
+
+    async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        return await self.list_roots()
+
+    async def list_roots(self) -> types.ListRootsResult:
+        """The roots configured for this server."""
+        return types.ListRootsResult(roots=[types.Root.model_validate(r) for r in self.config.roots])
+
+    def exclusive_lock(self) -> asyncio.Lock | None:
+        """A lock that lets one handshake-era call at a time be active, where a request from the
+        server could otherwise not be tied to its call (stdio and SSE carry no caller context)."""
+        if self.transport in ("stdio", "sse") and self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            return self._exclusive
+        return None
 
     def _wants_listen(self, client: Client) -> bool:
         if client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
@@ -552,6 +656,11 @@ class ServerConnection:
         self.tools_version += 1
 
     # -- requests ---------------------------------------------------------
+
+    async def refresh_tools(self) -> list[types.Tool]:
+        """Drop the cached listing and list again."""
+        self._tools_changed()
+        return await self.list_tools()
 
     async def list_tools(self) -> list[types.Tool]:
         """The server's tools (every page), cached until ``list_changed`` or a reconnect.
@@ -603,12 +712,17 @@ class ServerConnection:
         progress_callback: ProgressFnT | None = None,
         meta: types.RequestParamsMeta | None = None,
         log_sink: LogSink | None = None,
+        request_sink: RequestSink | None = None,
+        driver: Driver | None = None,
     ) -> types.CallToolResult:
         """Send ``tools/call`` over the shared session.
 
         ``log_sink`` receives the server's log notifications that can be tied to
-        this call. With a ``log_level`` configured, 2026-07-28 servers are asked
-        for logs at that level on this request.
+        this call, ``request_sink`` its handshake-era server-to-client requests. With
+        a ``log_level`` configured, 2026-07-28 servers are asked for logs at that
+        level on this request. ``driver(client, send_kwargs)`` replaces the plain
+        ``client.call_tool`` (for calls that answer ``InputRequiredResult`` rounds); a
+        driver registers the call itself with :meth:`track`.
 
         Raises:
             MCPConnectionError: cannot connect, or the connection died mid-call
@@ -624,17 +738,16 @@ class ServerConnection:
         level = self.config.log_level
         if level is not None and client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
             meta = cast(types.RequestParamsMeta, {**(meta or {}), _LOG_LEVEL_META: level})
-        token = CURRENT_CALL.set(log_sink)
-        if log_sink is not None:
-            self._in_flight.add(log_sink)
+        send_kwargs: dict[str, Any] = {
+            "read_timeout_seconds": timeout,
+            "progress_callback": progress_callback,
+            "meta": meta,
+        }
         try:
-            return await client.call_tool(
-                name,
-                dict(arguments),
-                read_timeout_seconds=timeout,
-                progress_callback=progress_callback,
-                meta=meta,
-            )
+            if driver is not None:
+                return await driver(client, send_kwargs)
+            with self.track(InFlight(log_sink, request_sink)):
+                return await client.call_tool(name, dict(arguments), **send_kwargs)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 session.end()
@@ -652,10 +765,17 @@ class ServerConnection:
             # The SDK cancelled the request because its transport failed under it.
             session.end()
             raise MCPConnectionError(self.name, lost) from None
+
+    @contextlib.contextmanager
+    def track(self, record: InFlight) -> Iterator[None]:
+        """Count ``record`` as in flight (for attributing server messages) while the block runs."""
+        token = CURRENT_CALL.set(record)
+        self._in_flight.add(record)
+        try:
+            yield
         finally:
             CURRENT_CALL.reset(token)
-            if log_sink is not None:
-                self._in_flight.discard(log_sink)
+            self._in_flight.discard(record)
 
 
 def _maybe_sse_only(exc: BaseException) -> bool:

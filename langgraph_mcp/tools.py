@@ -38,14 +38,23 @@ from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.runtime import Runtime
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import PrivateAttr
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
 from langgraph_mcp.content import convert_result, error_text
+from langgraph_mcp.elicitation import (
+    CallContext,
+    asks_a_person,
+    call_legacy,
+    call_modern,
+    in_graph,
+    is_legacy,
+)
 from langgraph_mcp.errors import MCPConnectionError, MCPToolCallError
-from langgraph_mcp.pool import MCPPool, ServerConnection
+from langgraph_mcp.pool import InFlight, MCPPool, ServerConnection
 from langgraph_mcp.progress import CallObserver
 
 __all__ = ["MCPTool", "RUNTIME_ARG", "build_tool", "load_mcp_tools"]
@@ -204,12 +213,33 @@ class MCPTool(StructuredTool):
             runtime=runtime,
             log_events=self._connection.config.log_events,
         )
-        call = self._connection.call_tool(
-            self.mcp_name,
-            arguments,
-            timeout=timeout,
-            progress_callback=observer.on_progress,
-            log_sink=observer,
+        connection = self._connection
+        context = CallContext(
+            connection=connection,
+            tool_name=self.name,
+            tool_call_id=observer.tool_call_id,
+            in_graph=in_graph(),
+        )
+
+        async def drive(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
+            if is_legacy(client):
+                if asks_a_person(connection.config):
+                    return await call_legacy(
+                        context,
+                        client,
+                        self.mcp_name,
+                        arguments,
+                        send_kwargs,
+                        runtime=runtime,
+                        log_sink=observer,
+                    )
+                with connection.track(InFlight(observer, context)):
+                    return await client.call_tool(self.mcp_name, dict(arguments), **send_kwargs)
+            with connection.track(InFlight(observer, context)):
+                return await call_modern(context, client, self.mcp_name, arguments, send_kwargs)
+
+        call = connection.call_tool(
+            self.mcp_name, arguments, timeout=timeout, progress_callback=observer.on_progress, driver=drive
         )
         try:
             result = await _cancel_on_drain(call, observer.node_runtime)

@@ -128,8 +128,9 @@ async def test_cancelling_the_run_cancels_the_request(tmp_path: Path, protocol: 
     events = tmp_path / "events.txt"
     config = {**stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)}), "protocol": protocol}
     async with MCPToolNode({"demo": config}) as node:
+        await node.start()
         run = asyncio.create_task(_graph(node).ainvoke(_calls(("hang", {}, "c1"))))
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(0.5)
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
@@ -143,6 +144,7 @@ async def test_cancelling_over_http_aborts_the_request() -> None:
     from tests.conftest_servers import serve_in_loop
 
     async with serve_in_loop(server) as url, MCPToolNode({"demo": url}) as node:
+        await node.start()
         run = asyncio.create_task(_graph(node).ainvoke(_calls(("sleep", {"seconds": 5}, "c1"))))
         await asyncio.sleep(0.5)
         run.cancel()
@@ -157,6 +159,7 @@ async def test_drain_cancels_the_call_and_resume_reissues_it(tmp_path: Path) -> 
     events = tmp_path / "events.txt"
     config = stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)})
     async with MCPToolNode({"demo": config}) as node:
+        await node.start()
         graph = _graph(node, checkpointer=InMemorySaver())
         thread = {"configurable": {"thread_id": "t1"}}
         control = RunControl()
