@@ -14,6 +14,25 @@ from langgraph_mcp.config import (
     load_connections,
 )
 from langgraph_mcp.content import MCPToolArtifact
+from langgraph_mcp.elicitation import (
+    ElicitationHandler,
+    MCPCallInfo,
+    MCPElicitationAccept,
+    MCPElicitationCancel,
+    MCPElicitationDecline,
+    MCPElicitationFormRequest,
+    MCPElicitationInterrupt,
+    MCPElicitationRequest,
+    MCPElicitationResponse,
+    MCPElicitationResume,
+    MCPElicitationUrlRequest,
+    MCPSamplingInterrupt,
+    MCPSamplingResume,
+    accept,
+    cancel,
+    decline,
+    resume_elicitations,
+)
 from langgraph_mcp.errors import (
     MCPConfigError,
     MCPConnectionError,
@@ -27,6 +46,19 @@ from langgraph_mcp.tools import MCPTool, load_mcp_tools
 __version__ = "0.1.0"
 
 __all__ = [
+    "ElicitationHandler",
+    "MCPCallInfo",
+    "MCPElicitationAccept",
+    "MCPElicitationCancel",
+    "MCPElicitationDecline",
+    "MCPElicitationFormRequest",
+    "MCPElicitationInterrupt",
+    "MCPElicitationRequest",
+    "MCPElicitationResponse",
+    "MCPElicitationResume",
+    "MCPElicitationUrlRequest",
+    "MCPSamplingInterrupt",
+    "MCPSamplingResume",
     "HTTPServerConfig",
     "InProcessServerConfig",
     "MCPConfigError",
@@ -43,6 +75,10 @@ __all__ = [
     "ServerConfig",
     "StdioServerConfig",
     "__version__",
+    "accept",
+    "cancel",
+    "decline",
     "load_connections",
     "load_mcp_tools",
+    "resume_elicitations",
 ]

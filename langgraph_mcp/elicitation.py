@@ -99,6 +99,8 @@ __all__ = [
     "decline",
     "resume_elicitations",
 ]
+# Also used by tools.py / node.py (not exported from the package): CallContext, call_modern,
+# call_legacy, asks_a_person, is_legacy, in_graph, durable_run.
 
 logger = logging.getLogger("langgraph_mcp.elicitation")
 

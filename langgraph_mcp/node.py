@@ -45,11 +45,13 @@ __all__ = ["MCPToolNode"]
 
 
 class _Batch:
-    """The calls of one node run: interrupts are raised together once every call settled."""
+    """The calls of one node run: interrupts are raised together, in call order, once every
+    call settled."""
 
-    def __init__(self, size: int) -> None:
-        self.pending = size
-        self.interrupts: list[Interrupt] = []
+    def __init__(self, call_ids: list[str | None]) -> None:
+        self.order = {call_id: i for i, call_id in enumerate(call_ids)}
+        self.pending = len(call_ids)
+        self.interrupts: list[tuple[int, Interrupt]] = []
         self.done = asyncio.Event()
 
     def settled(self) -> None:
@@ -57,11 +59,12 @@ class _Batch:
         if self.pending == 0:
             self.done.set()
 
-    async def interrupted(self, exc: GraphInterrupt) -> GraphInterrupt:
-        self.interrupts.extend(exc.args[0] if exc.args else ())
+    async def interrupted(self, call_id: str | None, exc: GraphInterrupt) -> GraphInterrupt:
+        position = self.order.get(call_id, len(self.order))
+        self.interrupts.extend((position, i) for i in (exc.args[0] if exc.args else ()))
         self.settled()
         await self.done.wait()
-        return GraphInterrupt(tuple(self.interrupts))
+        return GraphInterrupt(tuple(i for _, i in sorted(self.interrupts, key=lambda p: p[0])))
 
 
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
@@ -180,7 +183,7 @@ class MCPToolNode(ToolNode):
         if durable_run(config.get("configurable")):
             tool_calls, _ = self._parse_input(input)
             if len(tool_calls) > 1:
-                batch = _Batch(len(tool_calls))
+                batch = _Batch([c.get("id") for c in tool_calls])
         token = _BATCH.set(batch)
         try:
             return await super()._afunc(input, config, runtime)
@@ -200,7 +203,7 @@ class MCPToolNode(ToolNode):
         try:
             result = await future
         except GraphInterrupt as exc:
-            raise await batch.interrupted(exc) from None
+            raise await batch.interrupted(call.get("id"), exc) from None
         except BaseException:
             batch.settled()
             raise

@@ -245,6 +245,8 @@ class MCPTool(StructuredTool):
             result = await _cancel_on_drain(call, observer.node_runtime)
         except MCPConnectionError as exc:
             return self._failure(f"{exc} The call's outcome is unknown.", tool_call_id, kind="connection")
+        except MCPToolCallError as exc:  # e.g. a sampling request nobody may answer
+            return self._failure(str(exc), tool_call_id, kind=exc.kind)
         except MCPError as exc:
             if exc.code == types.REQUEST_TIMEOUT:
                 assert timeout is not None

@@ -52,3 +52,37 @@ async def test_server_graph_runs_in_process() -> None:
         assert result["messages"][-1].content == "add: 3.0\nsearch_notes: groceries"
     finally:
         await tools.aclose()
+
+
+def test_elicitation_example_auto() -> None:
+    done = subprocess.run(
+        [sys.executable, "examples/elicitation.py", "--auto"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--- the graph is paused on 2 question(s) ---" in done.stdout
+    assert "call_cancel: order A-1002 cancelled (changed my mind)" in done.stdout
+    assert "call_trip: booked: Lisbon, 2 nights from 2027-04-12, double room" in done.stdout
+
+
+def test_elicitation_example_on_a_terminal() -> None:
+    # cancel_order: accept, ok=yes, no reason; book_trip: accept, dates, default nights, suite;
+    # then decline the booking confirmation.
+    answers = "a\ny\n\na\n2027-09-01\n\nsuite\nd\n"
+    done = subprocess.run(
+        [sys.executable, "examples/elicitation.py", "--legacy"],
+        cwd=REPO_ROOT,
+        input=answers,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Book a suite room in Lisbon for 2 nights from 2027-09-01?" in done.stdout
+    assert "call_cancel: order A-1002 cancelled" in done.stdout
+    assert "call_trip: no trip to Lisbon" in done.stdout
