@@ -36,7 +36,7 @@ from langgraph.types import Interrupt
 from pydantic import BaseModel
 
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.elicitation import durable_run
+from langgraph_mcp.elicitation import asks_a_person, durable_run
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.pool import MCPPool, OnConnectionError
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
@@ -74,7 +74,7 @@ async def _run_tool_call(thunk: Callable[[], Awaitable[Any]]) -> Any:
     return await thunk()
 
 
-_tool_call_task: Any = task(name="tool_call")(_run_tool_call)  # type: ignore[arg-type]
+_tool_call_task: Any = task(name="mcp_tool_call")(_run_tool_call)  # type: ignore[arg-type]
 
 
 class MCPToolNode(ToolNode):
@@ -182,7 +182,7 @@ class MCPToolNode(ToolNode):
         batch = None
         if durable_run(config.get("configurable")):
             tool_calls, _ = self._parse_input(input)
-            if len(tool_calls) > 1:
+            if len(tool_calls) > 1 and any(self._may_ask_a_person(c["name"]) for c in tool_calls):
                 batch = _Batch([c.get("id") for c in tool_calls])
         token = _BATCH.set(batch)
         try:
@@ -190,11 +190,16 @@ class MCPToolNode(ToolNode):
         finally:
             _BATCH.reset(token)
 
+    def _may_ask_a_person(self, name: str) -> bool:
+        tool = self._tools_by_name.get(name)
+        return isinstance(tool, MCPTool) and asks_a_person(self.pool.servers[tool.server])
+
     async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
-        """With several calls in one checkpointed run, each call runs as its own LangGraph task:
-        its questions get their own interrupt (all surface together and are resumed by id), and
-        a call that finished is replayed from the checkpoint instead of running again when a
-        sibling's interrupt is resumed."""
+        """With several calls in one checkpointed run, at least one of them on a server that may
+        ask a person, each call runs as its own LangGraph task (``mcp_tool_call``): its questions
+        get their own interrupt (all surface together and are resumed by id), and a call that
+        finished is replayed from the checkpoint instead of running again when a sibling's
+        interrupt is resumed."""
         batch = _BATCH.get()
         if batch is None:
             return await super()._arun_one(call, input_type, tool_runtime)

@@ -388,3 +388,20 @@ async def test_server_lost_after_start_gives_error_messages() -> None:
     out = await node.ainvoke({"messages": [CALLS]}, runtime_config())
     assert [m.status for m in out["messages"]] == ["error"] * 3
     assert all("MCP server 'demo'" in m.content for m in out["messages"])
+
+
+async def test_parallel_calls_under_a_checkpointer(make_nodes: Any) -> None:
+    """With a checkpointer, parallel MCP calls run as tasks of their own; the messages are the same."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    local, mcp = await make_nodes()
+    outputs = []
+    for node in (local, mcp):
+        builder = StateGraph(State)
+        builder.add_node(node)
+        builder.add_edge(START, "tools")
+        graph = builder.compile(checkpointer=InMemorySaver())
+        out = await graph.ainvoke({"messages": [CALLS], "count": 0}, {"configurable": {"thread_id": "t"}})
+        outputs.append([norm(m) for m in out["messages"] if isinstance(m, ToolMessage)])
+    assert outputs[1] == outputs[0]
+    assert [m[1] for m in outputs[1]] == ["5", "hi", "slept 0.05"]
