@@ -65,6 +65,9 @@ import jsonschema
 import mcp_types as types
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+# Pregel's own config keys: langgraph is pinned to 1.2.x, and a rename fails loudly here.
+from langgraph._internal._constants import CONFIG_KEY_CALL, CONFIG_KEY_CHECKPOINTER, CONFIG_KEY_SCRATCHPAD
 from langgraph.config import get_config
 from langgraph.func import task
 from langgraph.types import Command, Interrupt, interrupt
@@ -379,7 +382,7 @@ def _graph_config() -> dict[str, Any] | None:
 
 
 def _in_graph(conf: Mapping[str, Any] | None) -> bool:
-    return conf is not None and "__pregel_scratchpad" in conf
+    return conf is not None and CONFIG_KEY_SCRATCHPAD in conf
 
 
 def in_graph() -> bool:
@@ -392,8 +395,8 @@ def durable_run(conf: Mapping[str, Any] | None) -> bool:
     return (
         _in_graph(conf)
         and conf is not None
-        and conf.get("__pregel_checkpointer") is not None
-        and "__pregel_call" in conf
+        and conf.get(CONFIG_KEY_CHECKPOINTER) is not None
+        and CONFIG_KEY_CALL in conf
     )
 
 
@@ -401,7 +404,7 @@ def _resuming(conf: Mapping[str, Any] | None) -> bool:
     """Has this task been interrupted before (so it may have stored rounds)?"""
     if conf is None:
         return False
-    scratchpad = conf.get("__pregel_scratchpad")
+    scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
     if scratchpad is None:
         return False
     return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None

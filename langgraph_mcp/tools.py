@@ -222,20 +222,14 @@ class MCPTool(StructuredTool):
         )
 
         async def drive(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
-            if is_legacy(client):
-                if asks_a_person(connection.config):
-                    return await call_legacy(
-                        context,
-                        client,
-                        self.mcp_name,
-                        arguments,
-                        send_kwargs,
-                        runtime=runtime,
-                        log_sink=observer,
-                    )
-                with connection.track(InFlight(observer, context)):
-                    return await client.call_tool(self.mcp_name, dict(arguments), **send_kwargs)
+            if is_legacy(client) and asks_a_person(connection.config):
+                # Held open while a person answers; registers itself with the connection.
+                return await call_legacy(
+                    context, client, self.mcp_name, arguments, send_kwargs, runtime=runtime, log_sink=observer
+                )
             with connection.track(InFlight(observer, context)):
+                if is_legacy(client):
+                    return await client.call_tool(self.mcp_name, dict(arguments), **send_kwargs)
                 return await call_modern(context, client, self.mcp_name, arguments, send_kwargs)
 
         call = connection.call_tool(
@@ -263,7 +257,8 @@ class MCPTool(StructuredTool):
                 kind="protocol",
             )
         except RuntimeError as exc:
-            # The SDK raises RuntimeError when structured content breaks the declared outputSchema.
+            if not _is_output_schema_error(exc):
+                raise
             return self._failure(
                 f"MCP server {self.server!r} returned an invalid result for {self.mcp_name!r}: {exc}",
                 tool_call_id,
@@ -325,6 +320,12 @@ class MCPTool(StructuredTool):
         if errors:
             source = ValidationError.from_exception_data(self.name, errors)
             raise ToolInvocationError(self.name, source, arguments, source.errors())
+
+
+def _is_output_schema_error(exc: RuntimeError) -> bool:
+    """The SDK's RuntimeError for structured content that breaks the tool's ``outputSchema``."""
+    text = str(exc)
+    return text.startswith("Invalid structured content") or "did not return structured content" in text
 
 
 _DRAIN_POLL = 0.1

@@ -16,6 +16,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from mcp.server.mcpserver import MCPServer
+from mcp_types import ListToolsResult, PaginatedRequestParams
 
 from langgraph_mcp import MCPPool, MCPTool, MCPToolCallError, load_mcp_tools
 from langgraph_mcp.tools import RUNTIME_ARG
@@ -262,3 +263,25 @@ async def test_tools_work_in_create_agent(pool: MCPPool) -> None:
     tool_messages = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert [(m.tool_call_id, m.content) for m in tool_messages] == [("c1", "7"), ("c2", "runtime=r x=0")]
     assert result["messages"][-1].content == "done"
+
+
+async def test_result_breaking_the_output_schema_is_an_error() -> None:
+    server = MCPServer("liar")
+
+    @server.tool()
+    def shape() -> dict[str, str]:
+        return {"result": "not a number"}
+
+    async def list_with_a_stricter_schema(ctx: Any, params: PaginatedRequestParams) -> ListToolsResult:
+        (tool,) = await server.list_tools()
+        strict = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+        return ListToolsResult(tools=[tool.model_copy(update={"output_schema": strict})])
+
+    server._lowlevel_server.add_request_handler(
+        "tools/list", PaginatedRequestParams, list_with_a_stricter_schema
+    )
+    async with MCPPool({"liar": server}) as pool:
+        message = await call((await tools_by_name(pool))["shape"])
+        assert message.status == "error"
+        assert message.content.startswith("MCP server 'liar' returned an invalid result for 'shape'")
+        assert "'not a number' is not of type 'integer'" in message.content
