@@ -4,9 +4,13 @@ Everything ``ToolNode`` defines is inherited unchanged: the four input shapes,
 output shapes and ``Command`` merging, ``handle_tool_errors`` and its error
 templates, ``Command`` validation, ``wrap_tool_call`` / ``awrap_tool_call``,
 state/store/runtime injection, and execution through ``BaseTool.ainvoke`` (so
-callbacks, tracing and ``stream_mode="tools"`` work). What this class adds is
-the tool set: before each run it makes sure the MCP servers are connected and
-their current tools are registered next to the local ``tools``.
+callbacks, tracing and ``stream_mode="tools"`` work). What this class adds:
+
+* the tool set: before each run it makes sure the MCP servers are connected and
+  their current tools are registered next to the local ``tools``;
+* in a checkpointed run with several calls, at least one of them on a server that
+  may ask a person, each call runs as its own LangGraph task, so that every
+  question surfaces at once and no answer can reach the wrong call.
 """
 
 from __future__ import annotations
