@@ -32,6 +32,9 @@ How the call is carried across the pause depends on the server's protocol era:
   rejects the stored ``request_state`` (expired, or the server restarted with a
   new key), the call is re-issued and the questions it repeats are answered
   from the answers already given, without asking the person again.
+* A server may also refuse a call with ``-32042`` (URL elicitation required, both
+  eras): the URLs are asked for like any URL-mode request and, once accepted, the
+  call is sent again.
 * **2025-11-25 and older** (live ``elicitation/create`` during ``tools/call``):
   the request is held open while the person answers (its ``timeout`` is paused;
   ``elicitation_timeout`` bounds the wait) and the answer is delivered to the
@@ -71,7 +74,7 @@ from langgraph._internal._constants import CONFIG_KEY_CALL, CONFIG_KEY_CHECKPOIN
 from langgraph.config import get_config
 from langgraph.func import task
 from langgraph.types import Command, Interrupt, interrupt
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import AfterValidator, WithJsonSchema
 
@@ -941,6 +944,41 @@ async def _answer_live(ctx: CallContext, question: _Question, *, replay: bool) -
         return await ctx.sample("sampling", question.request, replay=replay)
     request = cast(MCPElicitationRequest, question.request)
     return (await ctx.elicit([request]))[request["key"]]
+
+
+MAX_URL_ATTEMPTS = 3
+
+
+async def retry_after_url_elicitation(
+    ctx: CallContext, attempt: Callable[[], Awaitable[types.CallToolResult]]
+) -> types.CallToolResult:
+    """Run ``attempt``; when the server answers that the person must first visit a URL
+    (``-32042``, both eras), ask them (URL-mode requests, never opened automatically) and,
+    once every URL was accepted, send the call again."""
+    for _ in range(MAX_URL_ATTEMPTS):
+        try:
+            return await attempt()
+        except MCPError as exc:
+            if exc.code != types.URL_ELICITATION_REQUIRED:
+                raise
+            wanted = UrlElicitationRequiredError.from_error(exc.error).elicitations
+        requests = [
+            elicitation_request(getattr(params, "elicitation_id", None) or f"url_{i + 1}", params)
+            for i, params in enumerate(wanted)
+        ]
+        answers = await ctx.elicit(requests)
+        refused = [r for r in requests if answers[r["key"]].action != "accept"]
+        if refused:
+            urls = ", ".join(cast(MCPElicitationUrlRequest, r)["url"] for r in refused)
+            raise MCPToolCallError(
+                f"MCP server {ctx.connection.name!r} needs the person to visit {urls} before "
+                f"{ctx.tool_name!r} can run, and they did not ({answers[refused[0]['key']].action})",
+                kind="elicitation",
+            )
+    raise MCPToolCallError(
+        f"MCP server {ctx.connection.name!r} still asked for a URL visit after {MAX_URL_ATTEMPTS} attempts",
+        kind="elicitation",
+    )
 
 
 def asks_a_person(config: Any) -> bool:

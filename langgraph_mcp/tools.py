@@ -52,6 +52,7 @@ from langgraph_mcp.elicitation import (
     call_modern,
     in_graph,
     is_legacy,
+    retry_after_url_elicitation,
 )
 from langgraph_mcp.errors import MCPConnectionError, MCPToolCallError
 from langgraph_mcp.pool import InFlight, MCPPool, ServerConnection
@@ -221,7 +222,7 @@ class MCPTool(StructuredTool):
             in_graph=in_graph(),
         )
 
-        async def drive(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
+        async def attempt(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
             if is_legacy(client) and asks_a_person(connection.config):
                 # Held open while a person answers; registers itself with the connection.
                 return await call_legacy(
@@ -231,6 +232,9 @@ class MCPTool(StructuredTool):
                 if is_legacy(client):
                     return await client.call_tool(self.mcp_name, dict(arguments), **send_kwargs)
                 return await call_modern(context, client, self.mcp_name, arguments, send_kwargs)
+
+        async def drive(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
+            return await retry_after_url_elicitation(context, lambda: attempt(client, send_kwargs))
 
         call = connection.call_tool(
             self.mcp_name, arguments, timeout=timeout, progress_callback=observer.on_progress, driver=drive

@@ -16,6 +16,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import is_invalid_resume
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, Send
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp_types import ElicitRequestURLParams
 from pydantic import ValidationError
 
 from langgraph_mcp import MCPPool, MCPToolCallError, MCPToolNode
@@ -469,3 +472,44 @@ async def test_resume_in_a_new_process(
     third = _phase("confirm", db, log, protocol, state_key)
     assert third["results"] == {"c1": "booked Oslo from 2027-06-01 for 2 nights"}
     assert third["interrupts"] == []
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_url_elicitation_required_error_asks_then_retries(protocol: str) -> None:
+    authorized: list[bool] = []
+    calls: list[str] = []
+    server = MCPServer("drive")
+
+    @server.tool()
+    def list_files() -> str:
+        calls.append("list_files")
+        if not authorized:
+            raise UrlElicitationRequiredError(
+                [
+                    ElicitRequestURLParams(
+                        message="Authorize access to your files",
+                        url="https://drive.example.com/oauth?state=1",
+                        elicitation_id="auth-1",
+                    )
+                ]
+            )
+        return "report.pdf"
+
+    async with MCPToolNode({"drive": {"server": server, "protocol": protocol}}) as node:
+        graph = _graph(node)
+        out = await graph.ainvoke(_request(("list_files", {}, "c1")), THREAD)
+        (question,) = out["__interrupt__"][0].value["requests"]
+        assert question["mode"] == "url" and question["url"] == "https://drive.example.com/oauth?state=1"
+        assert question["message"] == "Authorize access to your files"
+        authorized.append(True)  # the person completed the flow in their browser
+        out = await graph.ainvoke(Command(resume={"responses": {question["key"]: accept()}}), THREAD)
+        assert _results(out) == {"c1": "report.pdf"}
+        # Declining is reported to the model, and the call is not retried.
+        authorized.clear()
+        thread = {"configurable": {"thread_id": "t2"}}
+        out = await graph.ainvoke(_request(("list_files", {}, "c2")), thread)
+        key = _only_key(out["__interrupt__"][0].value)
+        out = await graph.ainvoke(Command(resume={"responses": {key: decline()}}), thread)
+        message = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+        assert message.status == "error"
+        assert "needs the person to visit https://drive.example.com/oauth?state=1" in message.content
