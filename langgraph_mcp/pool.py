@@ -299,7 +299,9 @@ class ServerConnection:
     attempts wait (1 s, doubling up to 30 s); meanwhile the last error is raised.
     """
 
-    def __init__(self, name: str, config: ServerConfig, *, default_timeout: float | None = 300.0) -> None:
+    def __init__(
+        self, name: str, config: ServerConfig, *, default_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    ) -> None:
         self.name = name
         self.config = config
         self.default_timeout = default_timeout
