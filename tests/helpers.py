@@ -8,7 +8,9 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END
 from langgraph.runtime import Runtime
+from langgraph.types import Send
 
 from langgraph_mcp import MCPPool, MCPTool, load_mcp_tools
 
@@ -55,3 +57,9 @@ def spawned_pids(pid_dir: Path) -> list[int]:
 def json_content(message: ToolMessage) -> Any:
     assert isinstance(message.content, str)
     return json.loads(message.content)
+
+
+def send_per_call(state: dict[str, Any]) -> list[Send] | str:
+    """Route each tool call of the last message to the ``tools`` node as its own task."""
+    calls = state["messages"][-1].tool_calls
+    return [Send("tools", [{**c, "type": "tool_call"}]) for c in calls] or END

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import is_invalid_resume
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.types import Command, Send
+from langgraph.types import Command
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types import ElicitRequestURLParams
@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from langgraph_mcp import MCPPool, MCPToolCallError, MCPToolNode
 from langgraph_mcp.elicitation import accept, cancel, decline, resume_elicitations
 from tests.conftest_servers import serve_in_loop, stdio_params
-from tests.helpers import tools_by_name
+from tests.helpers import send_per_call, tools_by_name
 from tests.servers import asker
 
 ERAS = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
@@ -67,9 +67,7 @@ def _graph(node: MCPToolNode, *, send: bool = False) -> Any:
         builder.add_edge(START, "agent")
         builder.add_conditional_edges(
             "agent",
-            lambda s: (
-                [Send("tools", [{**c, "type": "tool_call"}]) for c in s["messages"][-1].tool_calls] or END
-            ),
+            send_per_call,
             ["tools", END],
         )
     else:

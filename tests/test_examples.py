@@ -10,15 +10,21 @@ from langchain_core.messages import HumanMessage
 from tests.conftest_servers import REPO_ROOT
 
 
-def test_quickstart_runs_offline() -> None:
-    done = subprocess.run(
-        [sys.executable, "examples/quickstart.py"],
+def _run_example(script: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run an example as a user would: its own process, no API keys, nothing inherited."""
+    return subprocess.run(
+        [sys.executable, f"examples/{script}", *args],
         cwd=REPO_ROOT,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT)},  # no API keys, nothing inherited
+        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT), "COLUMNS": "120"},
     )
+
+
+def test_quickstart_runs_offline() -> None:
+    done = _run_example("quickstart.py")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "tools: add, multiply, describe, count_primes, search_notes, read_note, write_note" in out
@@ -28,14 +34,7 @@ def test_quickstart_runs_offline() -> None:
 
 
 def test_progress_example_renders_both_calls() -> None:
-    done = subprocess.run(
-        [sys.executable, "examples/progress.py"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT), "COLUMNS": "120"},
-    )
+    done = _run_example("progress.py")
     assert done.returncode == 0, done.stderr
     assert "primes_60k: 6057 primes" in done.stdout
     assert "primes_150k: 13848 primes" in done.stdout
@@ -55,14 +54,7 @@ async def test_server_graph_runs_in_process() -> None:
 
 
 def test_elicitation_example_auto() -> None:
-    done = subprocess.run(
-        [sys.executable, "examples/elicitation.py", "--auto"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT)},
-    )
+    done = _run_example("elicitation.py", "--auto")
     assert done.returncode == 0, done.stderr
     assert "--- the graph is paused on 2 question(s) ---" in done.stdout
     assert "call_cancel: order A-1002 cancelled (changed my mind)" in done.stdout
@@ -73,15 +65,7 @@ def test_elicitation_example_on_a_terminal() -> None:
     # cancel_order: accept, ok=yes, no reason; book_trip: accept, dates, default nights, suite;
     # then decline the booking confirmation.
     answers = "a\ny\n\na\n2027-09-01\n\nsuite\nd\n"
-    done = subprocess.run(
-        [sys.executable, "examples/elicitation.py", "--legacy"],
-        cwd=REPO_ROOT,
-        input=answers,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(REPO_ROOT)},
-    )
+    done = _run_example("elicitation.py", "--legacy", stdin=answers)
     assert done.returncode == 0, done.stderr
     assert "Book a suite room in Lisbon for 2 nights from 2027-09-01?" in done.stdout
     assert "call_cancel: order A-1002 cancelled" in done.stdout

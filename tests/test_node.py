@@ -19,12 +19,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
-from langgraph.types import Command, Send
+from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langgraph_mcp import MCPPool, MCPTool, MCPToolNode
 from tests.conftest_servers import stdio_params
-from tests.helpers import runtime_config
+from tests.helpers import runtime_config, send_per_call
 from tests.servers import demo
 
 
@@ -277,9 +277,7 @@ def _graph(tools_node: ToolNode, *, send: bool) -> Any:
     if send:
         builder.add_conditional_edges(
             "agent",
-            lambda s: (
-                [Send("tools", [{**c, "type": "tool_call"}]) for c in s["messages"][-1].tool_calls] or END
-            ),
+            send_per_call,
             ["tools", END],
         )
     else:
