@@ -1,9 +1,12 @@
 """Exceptions raised by langgraph_mcp.
 
 Configuration problems raise at construction (:class:`MCPConfigError`).
-Problems during a tool call never escape as exceptions from an MCP tool: they
-become ``ToolMessage(status="error")`` results (see ``tools.py``), so a crashed
-or hung server cannot take the graph run down with it.
+Server-side problems during a tool call (``isError``, a timeout, a lost
+connection) do not escape an MCP tool called with a tool-call id: they become
+``ToolMessage(status="error")`` results (see ``tools.py``), so a crashed or hung
+server cannot take the graph run down with it. Invalid arguments raise
+LangGraph's ``ToolInvocationError``, exactly as for a local tool, so the node's
+``handle_tool_errors`` decides.
 """
 
 from __future__ import annotations
