@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest_servers import serve_in_loop, stdio_params
-from tests.servers import demo
+from tests.servers import demo, fickle
 
 # (transport, protocol) pairs the demo server is exercised over.
 TRANSPORTS = [
@@ -43,3 +43,17 @@ async def demo_config(request: pytest.FixtureRequest, pid_dir: Path) -> AsyncIte
         kind = "sse" if transport == "sse" else "http"
         async with serve_in_loop(demo.build_server(counters=demo.Counters()), kind) as url:
             yield {"url": url, "transport": kind, "protocol": protocol}
+
+
+FICKLE_CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
+
+
+@pytest.fixture(params=FICKLE_CASES, ids=[f"{t}-{p}" for t, p in FICKLE_CASES])
+async def fickle_config(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    """A connection config for the fickle server over stdio or HTTP, in both protocol eras."""
+    transport, protocol = request.param
+    if transport == "stdio":
+        yield {**stdio_params("fickle"), "protocol": protocol}
+    else:
+        async with serve_in_loop(fickle.build_server(state=fickle.FickleState())) as url:
+            yield {"url": url, "protocol": protocol}

@@ -4,8 +4,8 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
 
@@ -120,13 +120,40 @@ async def spawn_http_server(
             await drainer
 
 
+@contextmanager
+def _no_sse_pings() -> Iterator[None]:
+    from sse_starlette import EventSourceResponse
+
+    before = EventSourceResponse.DEFAULT_PING_INTERVAL
+    EventSourceResponse.DEFAULT_PING_INTERVAL = 0  # 0 disables the ping task
+    try:
+        yield
+    finally:
+        EventSourceResponse.DEFAULT_PING_INTERVAL = before
+
+
 @asynccontextmanager
 async def serve_in_loop(
-    server: MCPServer[Any], transport: Literal["http", "sse"] = "http"
+    server: MCPServer[Any],
+    transport: Literal["http", "sse"] = "http",
+    *,
+    port: int = 0,
+    keepalive: bool = True,
 ) -> AsyncIterator[str]:
-    """Serve ``server`` with uvicorn on this event loop (127.0.0.1, free port); yield its URL."""
-    sock = bind_socket("127.0.0.1", 0)
-    port: int = sock.getsockname()[1]
+    """Serve ``server`` with uvicorn on this event loop (127.0.0.1; a free port unless ``port``
+    is given); yield its URL.
+
+    ``keepalive=False`` stops the server's SSE streams from sending keep-alive pings (every 15 s
+    by default), as many servers and proxies do: a client then sees no bytes at all while a
+    request runs, and any read timeout it has would fire.
+    """
+    if not keepalive:
+        with _no_sse_pings():
+            async with serve_in_loop(server, transport, port=port) as url:
+                yield url
+        return
+    sock = bind_socket("127.0.0.1", port)
+    port = sock.getsockname()[1]
     uv = make_uvicorn_server(make_app(server, transport))
     # A plain task (not a task group) so a fixture may enter and exit this in different tasks.
     serving = asyncio.ensure_future(uv.serve([sock]))

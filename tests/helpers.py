@@ -36,7 +36,7 @@ async def tools_by_name(pool: MCPPool) -> dict[str, MCPTool]:
 
 async def server_stats(pool: MCPPool, server: str = "demo") -> dict[str, int]:
     """The demo server's own counters: its PID, handshakes and tools/call requests seen."""
-    result = await pool.connection(server).call_tool("stats", {}, timeout=30)
+    result = await pool.connection(server).call_tool("stats", {})
     assert result.structured_content is not None, result
     return dict(result.structured_content)
 
@@ -63,3 +63,63 @@ def send_per_call(state: dict[str, Any]) -> list[Send] | str:
     """Route each tool call of the last message to the ``tools`` node as its own task."""
     calls = state["messages"][-1].tool_calls
     return [Send("tools", [{**c, "type": "tool_call"}]) for c in calls] or END
+
+
+def ai(*calls: tuple[str, dict[str, Any], str]) -> Any:
+    """An ``AIMessage`` asking for ``(name, args, id)`` tool calls."""
+    from langchain_core.messages import AIMessage
+
+    return AIMessage("", tool_calls=[{"name": n, "args": a, "id": i} for n, a, i in calls])
+
+
+def tool_graph(node: Any, *, checkpointer: Any = None, send: bool = False, retry: Any = None) -> Any:
+    """``START -> tools`` (or ``START -> agent -Send per call-> tools``) over ``MessagesState``."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(node, retry_policy=retry)
+    if send:
+        builder.add_node("agent", lambda s: {})
+        builder.add_edge(START, "agent")
+        builder.add_conditional_edges("agent", send_per_call, ["tools", END])
+    else:
+        builder.add_edge(START, "tools")
+    return builder.compile(checkpointer=checkpointer if checkpointer is not None else InMemorySaver())
+
+
+def tool_results(out: dict[str, Any]) -> dict[str, Any]:
+    """``{tool_call_id: content}`` of the tool messages in a graph output."""
+    return {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
+
+
+def thread(name: str = "t1") -> RunnableConfig:
+    return {"configurable": {"thread_id": name}}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+GRAPH_RUNNER = Path(__file__).with_name("graph_runner.py")
+
+
+def run_phase(scenario: str, phase: str, *args: str) -> dict[str, Any]:
+    """Run one phase of a ``tests/graph_runner.py`` scenario in a new OS process; its JSON line."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(GRAPH_RUNNER), scenario, phase, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=GRAPH_RUNNER.parents[1],
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))

@@ -271,6 +271,14 @@ def build_server(
         return outcome_text(item, answer)
 
     @srv.tool()
+    async def confirm_then_work(
+        item: str, seconds: float, answer: Annotated[ElicitationResult[Confirm], Resolve(ask_delete)]
+    ) -> str:
+        """Ask ``Really delete {item}?``, then work for ``seconds`` before reporting the outcome."""
+        await anyio.sleep(seconds)
+        return outcome_text(item, answer)
+
+    @srv.tool()
     def stats() -> dict[str, int]:
         """PID, handshakes seen and tools/call requests seen by this server."""
         return {"pid": os.getpid(), "handshakes": counters.handshakes, "calls": counters.calls}

@@ -80,6 +80,14 @@ class CountingMiddleware:
 COUNTERS = Counters()
 
 
+class _Meeting:
+    """Shared by ``rendezvous`` calls: each group of ``n`` arrivals shares one event."""
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self.group: anyio.Event | None = None
+
+
 class Weather(BaseModel):
     city: str
     temperature_c: float
@@ -119,6 +127,7 @@ def build_server(name: str = "demo", counters: Counters | None = None) -> MCPSer
         counters = COUNTERS
         counters.reset()
     srv: MCPServer = MCPServer(name, middleware=[counters.middleware()])
+    meeting = _Meeting()
 
     @srv.tool()
     def add(a: int, b: int) -> int:
@@ -178,6 +187,27 @@ def build_server(name: str = "demo", counters: Counters | None = None) -> MCPSer
             record_event("cancelled hang")
             raise
         return "unreachable"
+
+    @srv.tool()
+    async def quiet_sleep(seconds: float) -> str:
+        """Sleep without sending anything (no progress), then answer."""
+        await anyio.sleep(seconds)
+        return f"slept quietly {seconds}"
+
+    @srv.tool()
+    async def rendezvous(n: int, wait: float = 5.0) -> str:
+        """Wait until ``n`` rendezvous calls are running at once (``met n``), at most ``wait`` s."""
+        if meeting.arrived % n == 0:
+            meeting.group = anyio.Event()
+        group = meeting.group
+        assert group is not None
+        meeting.arrived += 1
+        if meeting.arrived % n == 0:
+            group.set()
+        with anyio.move_on_after(wait):
+            await group.wait()
+            return f"met {n}"
+        return f"missed ({meeting.arrived % n} of {n} arrived)"
 
     @srv.tool()
     def image() -> Image:
