@@ -2,6 +2,9 @@
 
 ``MCPToolNode`` is a drop-in ``ToolNode`` whose tools live on MCP servers,
 called over long-lived pooled sessions with the full ``ToolRuntime``.
+
+Payload, resume and stream-event types are in :mod:`langgraph_mcp.types`;
+helpers that build resume values are in :mod:`langgraph_mcp.elicitation`.
 """
 
 from langgraph_mcp.config import (
@@ -13,61 +16,30 @@ from langgraph_mcp.config import (
     StdioServerConfig,
     load_connections,
 )
-from langgraph_mcp.content import MCPToolArtifact
-from langgraph_mcp.elicitation import (
-    ElicitationHandler,
-    MCPCallInfo,
-    MCPElicitationAccept,
-    MCPElicitationCancel,
-    MCPElicitationDecline,
-    MCPElicitationFormRequest,
-    MCPElicitationInterrupt,
-    MCPElicitationRequest,
-    MCPElicitationResponse,
-    MCPElicitationResume,
-    MCPElicitationUrlRequest,
-    MCPSamplingInterrupt,
-    MCPSamplingResume,
-    accept,
-    cancel,
-    decline,
-    resume_elicitations,
-)
 from langgraph_mcp.errors import (
     MCPConfigError,
     MCPConnectionError,
+    MCPProtocolError,
+    MCPServerError,
+    MCPTimeoutError,
     MCPToolCallError,
 )
 from langgraph_mcp.node import MCPToolNode
 from langgraph_mcp.pool import MCPPool
-from langgraph_mcp.progress import MCPLogEvent, MCPProgressEvent
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ElicitationHandler",
-    "MCPCallInfo",
-    "MCPElicitationAccept",
-    "MCPElicitationCancel",
-    "MCPElicitationDecline",
-    "MCPElicitationFormRequest",
-    "MCPElicitationInterrupt",
-    "MCPElicitationRequest",
-    "MCPElicitationResponse",
-    "MCPElicitationResume",
-    "MCPElicitationUrlRequest",
-    "MCPSamplingInterrupt",
-    "MCPSamplingResume",
     "HTTPServerConfig",
     "InProcessServerConfig",
     "MCPConfigError",
     "MCPConnectionError",
-    "MCPLogEvent",
     "MCPPool",
-    "MCPProgressEvent",
+    "MCPProtocolError",
+    "MCPServerError",
+    "MCPTimeoutError",
     "MCPTool",
-    "MCPToolArtifact",
     "MCPToolCallError",
     "MCPToolNode",
     "OutputHandling",
@@ -75,10 +47,6 @@ __all__ = [
     "ServerConfig",
     "StdioServerConfig",
     "__version__",
-    "accept",
-    "cancel",
-    "decline",
     "load_connections",
     "load_mcp_tools",
-    "resume_elicitations",
 ]

@@ -204,7 +204,9 @@ class SSEServerConfig(_RemoteBase):
     """A server reached over the old HTTP+SSE transport."""
 
     transport: Literal["sse"] = "sse"
-    sse_read_timeout: float = Field(default=300.0, gt=0)
+    sse_read_timeout: float | None = Field(default=None, gt=0)
+    """Seconds the event stream may stay silent before the session is dropped (``None``: never;
+    a quiet stream is normal while a long call runs or nothing happens)."""
 
 
 class InProcessServerConfig(_ServerBase):

@@ -28,29 +28,17 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, TypeAlias
 
 import mcp_types as types
 
 from langgraph_mcp.config import OutputHandling
+from langgraph_mcp.types import MCPToolArtifact
 
-__all__ = ["MCPToolArtifact", "convert_block", "convert_result", "error_text"]
+__all__ = ["convert_block", "convert_result", "error_text"]
 
 _PROTOCOL_META = "io.modelcontextprotocol/"
 _Kind: TypeAlias = Literal["text", "image", "audio", "resource", "resource_link"]
-
-
-class MCPToolArtifact(TypedDict):
-    """``ToolMessage.artifact`` of an MCP tool call (plain JSON, checkpoint-safe).
-
-    ``structured_content`` has the same meaning as in ``langchain.mcp``'s artifact.
-    """
-
-    structured_content: dict[str, Any] | None
-    content: list[dict[str, Any]]
-    """Content blocks routed away from the model by ``output_handling``."""
-    meta: NotRequired[dict[str, Any]]
-    """The result's ``_meta``, when the server sent one."""
 
 
 def _kind(block: types.ContentBlock) -> _Kind:

@@ -1,21 +1,37 @@
 """Exceptions raised by langgraph_mcp.
 
 Configuration problems raise at construction (:class:`MCPConfigError`).
-Server-side problems during a tool call (``isError``, a timeout, a lost
-connection) do not escape an MCP tool called with a tool-call id: they become
-``ToolMessage(status="error")`` results (see ``tools.py``), so a crashed or hung
-server cannot take the graph run down with it. Invalid arguments raise
-LangGraph's ``ToolInvocationError``, exactly as for a local tool, so the node's
-``handle_tool_errors`` decides.
+
+A request to a server fails in one of four ways, each its own type, raised by the session
+layer (``pool.connection(name)``):
+
+* :class:`MCPConnectionError`: the server could not be started or reached, or the connection
+  died (the outcome of a request in flight is unknown);
+* :class:`MCPTimeoutError`: the request outran its limit on the client's own clock (the server
+  was asked to cancel it);
+* :class:`MCPServerError`: the server answered with a JSON-RPC error (its code is kept, so a
+  server's own ``-32001`` is never mistaken for a client-side timeout);
+* :class:`MCPProtocolError`: the answer broke the protocol or the tool's ``outputSchema``.
+
+An MCP tool called with a tool-call id (as ``ToolNode`` and ``MCPToolNode`` call it) turns every
+one of them into ``ToolMessage(status="error")`` saying what happened, so a crashed or hung
+server cannot take the graph run down; called without one it raises
+:class:`MCPToolCallError`. Invalid arguments raise LangGraph's ``ToolInvocationError``, exactly
+as for a local tool, so the node's ``handle_tool_errors`` decides.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from langchain_core.tools import ToolException
 
 __all__ = [
     "MCPConfigError",
     "MCPConnectionError",
+    "MCPProtocolError",
+    "MCPServerError",
+    "MCPTimeoutError",
     "MCPToolCallError",
 ]
 
@@ -35,19 +51,62 @@ class MCPConfigError(ValueError):
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
 
-class MCPConnectionError(RuntimeError):
-    """A server could not be started or reached, or its connection died."""
+class _ServerProblem(RuntimeError):
+    """Something about server ``server``; ``reason`` says what."""
 
     def __init__(self, server: str, message: str) -> None:
         self.server = server
         self.reason = message
         super().__init__(f"MCP server {server!r}: {message}")
 
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.reason)
+
+
+class MCPConnectionError(_ServerProblem):
+    """A server could not be started or reached, or its connection died."""
+
+
+class MCPTimeoutError(TimeoutError):
+    """A request did not finish within ``seconds`` on the client's clock (time the client spent
+    answering the server's own questions does not count)."""
+
+    def __init__(self, server: str, what: str, seconds: float) -> None:
+        self.server = server
+        self.what = what
+        self.seconds = seconds
+        super().__init__(f"MCP server {server!r}: {what} timed out after {seconds:g}s")
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.what, self.seconds)
+
+
+class MCPServerError(RuntimeError):
+    """The server answered a request with a JSON-RPC error (``code``, ``reason``, ``data``)."""
+
+    def __init__(self, server: str, code: int, reason: str, data: Any = None) -> None:
+        self.server = server
+        self.code = code
+        self.reason = reason
+        self.data = data
+        super().__init__(f"MCP server {server!r}: {reason} (MCP error {code})")
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.code, self.reason, self.data)
+
+
+class MCPProtocolError(_ServerProblem):
+    """A server's answer broke the protocol, or a tool's declared ``outputSchema``."""
+
 
 class MCPToolCallError(ToolException):
-    """A tool call failed: the server reported ``isError``, timed out, or the
-    connection failed. Turned into ``ToolMessage(status="error")`` by the tool."""
+    """A tool call failed (``kind``: ``tool_error``, ``timeout``, ``connection``, ``protocol``,
+    ``elicitation``, ``sampling``). MCP tools called with a tool-call id return it as
+    ``ToolMessage(status="error")`` instead of raising it."""
 
-    def __init__(self, message: str, *, kind: str = "tool_error") -> None:
+    def __init__(self, message: str, kind: str = "tool_error") -> None:
         self.kind = kind
         super().__init__(message)
+
+    def __reduce__(self) -> Any:
+        return type(self), (str(self), self.kind)

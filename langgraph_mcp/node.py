@@ -7,10 +7,12 @@ state/store/runtime injection, and execution through ``BaseTool.ainvoke`` (so
 callbacks, tracing and ``stream_mode="tools"`` work). What this class adds:
 
 * the tool set: before each run it makes sure the MCP servers are connected and
-  their current tools are registered next to the local ``tools``;
-* in a checkpointed run with several calls, at least one of them on a server that
-  may ask a person, each call runs as its own LangGraph task, so that every
-  question surfaces at once and no answer can reach the wrong call.
+  their current tools are registered next to the local ``tools`` (a server that was
+  unreachable is tried again, after its back-off, on a later run);
+* in a checkpointed run with several calls, each call runs as its own LangGraph task
+  (``mcp_tool_call``), whatever the servers' policies: every question surfaces at
+  once, no answer and no stored result can reach the wrong call, and a call that
+  finished is replayed from the checkpoint, not sent again, when the node runs again.
 """
 
 from __future__ import annotations
@@ -29,18 +31,12 @@ from langgraph.config import get_config
 from langgraph.errors import GraphInterrupt
 from langgraph.func import task
 from langgraph.prebuilt import ToolNode, ToolRuntime
-from langgraph.prebuilt.tool_node import (
-    AsyncToolCallWrapper,
-    ToolCallWrapper,
-    _default_handle_tool_errors,
-    _get_all_injected_args,
-)
+from langgraph.prebuilt.tool_node import AsyncToolCallWrapper, ToolCallWrapper
 from langgraph.runtime import Runtime
-from langgraph.types import Interrupt
 from pydantic import BaseModel
 
+from langgraph_mcp._compat import default_handle_tool_errors, injected_args, is_checkpointed
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.elicitation import asks_a_person, durable_run
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.pool import MCPPool, OnConnectionError
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
@@ -49,26 +45,34 @@ __all__ = ["MCPToolNode"]
 
 
 class _Batch:
-    """The calls of one node run: interrupts are raised together, in call order, once every
-    call settled."""
+    """The calls of one node run, each in its own task. Every call settles before anything is
+    raised; then the first call (in call order) raises for all: the first error, or else every
+    interrupt together, in call order."""
 
-    def __init__(self, call_ids: list[str | None]) -> None:
-        self.order = {call_id: i for i, call_id in enumerate(call_ids)}
-        self.pending = len(call_ids)
-        self.interrupts: list[tuple[int, Interrupt]] = []
+    def __init__(self) -> None:
+        self.enrolled = 0
+        self.outcomes: dict[int, BaseException | None] = {}
         self.done = asyncio.Event()
 
-    def settled(self) -> None:
-        self.pending -= 1
-        if self.pending == 0:
+    def enroll(self) -> int:
+        index = self.enrolled
+        self.enrolled += 1
+        return index
+
+    def settle(self, index: int, outcome: BaseException | None) -> None:
+        self.outcomes[index] = outcome
+        if len(self.outcomes) == self.enrolled:
             self.done.set()
 
-    async def interrupted(self, call_id: str | None, exc: GraphInterrupt) -> GraphInterrupt:
-        position = self.order.get(call_id, len(self.order))
-        self.interrupts.extend((position, i) for i in (exc.args[0] if exc.args else ()))
-        self.settled()
-        await self.done.wait()
-        return GraphInterrupt(tuple(i for _, i in sorted(self.interrupts, key=lambda p: p[0])))
+    def failure(self) -> BaseException | None:
+        outcomes = [self.outcomes[i] for i in range(self.enrolled)]
+        errors = [o for o in outcomes if o is not None and not isinstance(o, GraphInterrupt)]
+        if errors:
+            return errors[0]
+        interrupts = [
+            i for o in outcomes if isinstance(o, GraphInterrupt) for i in (o.args[0] if o.args else ())
+        ]
+        return GraphInterrupt(tuple(interrupts)) if interrupts else None
 
 
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
@@ -108,7 +112,7 @@ class MCPToolNode(ToolNode):
         tools: Sequence[BaseTool | Callable[..., Any]] = (),
         name: str = "tools",
         tags: list[str] | None = None,
-        handle_tool_errors: Any = _default_handle_tool_errors,
+        handle_tool_errors: Any = default_handle_tool_errors,
         messages_key: str = "messages",
         wrap_tool_call: ToolCallWrapper | None = None,
         awrap_tool_call: AsyncToolCallWrapper | None = None,
@@ -167,7 +171,7 @@ class MCPToolNode(ToolNode):
         injected = dict(self._local_injected)
         for tool in tools:
             by_name[tool.name] = tool
-            injected[tool.name] = _get_all_injected_args(tool)
+            injected[tool.name] = injected_args(tool)
         # Swap whole dicts so runs already in flight keep a consistent view.
         self._tools_by_name, self._injected_args, self._mcp_tools = by_name, injected, tools
 
@@ -184,39 +188,40 @@ class MCPToolNode(ToolNode):
                 raise
             # Serve the last known tools: calls to an unreachable server become error messages.
         batch = None
-        if durable_run(config.get("configurable")):
-            tool_calls, _ = self._parse_input(input)
-            if len(tool_calls) > 1 and any(self._may_ask_a_person(c["name"]) for c in tool_calls):
-                batch = _Batch([c.get("id") for c in tool_calls])
+        if is_checkpointed(config.get("configurable")) and len(self._parse_input(input)[0]) > 1:
+            batch = _Batch()
         token = _BATCH.set(batch)
         try:
             return await super()._afunc(input, config, runtime)
         finally:
             _BATCH.reset(token)
 
-    def _may_ask_a_person(self, name: str) -> bool:
-        tool = self._tools_by_name.get(name)
-        return isinstance(tool, MCPTool) and asks_a_person(self.pool.servers[tool.server])
-
     async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
-        """With several calls in one checkpointed run, at least one of them on a server that may
-        ask a person, each call runs as its own LangGraph task (``mcp_tool_call``): its questions
-        get their own interrupt (all surface together and are resumed by id), and a call that
-        finished is replayed from the checkpoint instead of running again when a sibling's
-        interrupt is resumed."""
+        """In a checkpointed run with several calls, each call runs as its own LangGraph task
+        (``mcp_tool_call``): its questions get their own interrupt (all surface together and are
+        resumed by id), its stored rounds are its own, and a call that finished is replayed from
+        the checkpoint instead of running again when the node runs again."""
         batch = _BATCH.get()
         if batch is None:
             return await super()._arun_one(call, input_type, tool_runtime)
-        # Invoked before the first await: tasks start in call order, so task ids are stable.
-        future = _tool_call_task(functools.partial(self._arun_in_task, call, input_type, tool_runtime))
+        # Enrolled and started before the first await: tasks start in call order, so their ids
+        # (and the results stored under them) are stable from one run of the node to the next.
+        index = batch.enroll()
+        result: Any = None
         try:
+            future = _tool_call_task(functools.partial(self._arun_in_task, call, input_type, tool_runtime))
             result = await future
-        except GraphInterrupt as exc:
-            raise await batch.interrupted(call.get("id"), exc) from None
-        except BaseException:
-            batch.settled()
+        except asyncio.CancelledError as exc:
+            batch.settle(index, exc)
             raise
-        batch.settled()
+        except BaseException as exc:
+            batch.settle(index, exc)
+        else:
+            batch.settle(index, None)
+        await batch.done.wait()
+        failure = batch.failure()
+        if failure is not None and index == 0:
+            raise failure
         return result
 
     async def _arun_in_task(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:

@@ -15,7 +15,7 @@ During a tool call, every ``notifications/progress`` from the server becomes:
   does not kill a call that is making progress.
 
 Log notifications (``notifications/message``) always go to Python logging,
-under ``langgraph_mcp.server.<server>`` (see ``pool.py``). With ``log_events`` enabled for the
+under ``langgraph_mcp.server.<server>`` (see ``_session/connection.py``). With ``log_events`` enabled for the
 server they also become custom events::
 
       {"type": "mcp_log", "server": "demo", "tool_name": "sleep", "tool_call_id": "call_1",
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 import mcp_types as types
 from langchain_core.callbacks import adispatch_custom_event
@@ -41,33 +41,11 @@ from langchain_core.runnables import ensure_config
 from langgraph.prebuilt import ToolRuntime
 from langgraph.runtime import Runtime, get_runtime
 
-__all__ = ["CallObserver", "MCPLogEvent", "MCPProgressEvent"]
+from langgraph_mcp.types import MCPLogEvent, MCPProgressEvent
+
+__all__ = ["CallObserver"]
 
 logger = logging.getLogger("langgraph_mcp.progress")
-
-
-class MCPProgressEvent(TypedDict):
-    """A ``stream_mode="custom"`` event for one MCP progress notification."""
-
-    type: Literal["mcp_progress"]
-    server: str
-    tool_name: str
-    tool_call_id: str | None
-    progress: float
-    total: float | None
-    message: str | None
-
-
-class MCPLogEvent(TypedDict):
-    """A ``stream_mode="custom"`` event for one MCP log notification."""
-
-    type: Literal["mcp_log"]
-    server: str
-    tool_name: str
-    tool_call_id: str | None
-    level: str
-    logger: str | None
-    data: Any
 
 
 class CallObserver:

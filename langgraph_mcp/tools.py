@@ -13,56 +13,46 @@ Call contract (``await tool.ainvoke(tool_call)``):
   ``ToolInvocationError`` before the server is contacted, with pydantic-style
   details, so ``ToolNode``'s ``handle_tool_errors`` treats them exactly like
   invalid arguments to a local tool;
-* a result with ``isError``, a timeout, or a failed connection becomes
-  ``ToolMessage(status="error")`` with a message that says what happened
-  (or raises :class:`~langgraph_mcp.MCPToolCallError` when invoked without a
-  tool call id);
+* a result with ``isError``, a timeout, a failed connection, a server error or
+  an invalid result becomes ``ToolMessage(status="error")`` with a message that
+  says what happened (or raises :class:`~langgraph_mcp.MCPToolCallError` when
+  invoked without a tool call id); this is the one place where errors become
+  messages;
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
+
+The call itself runs in ``_call.py``.
 """
 
-import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Collection
-from typing import Any, TypeVar
+from collections.abc import Collection
+from typing import Any
 
-import jsonschema
 import mcp_types as types
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
-from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolRuntime
-from langgraph.prebuilt.tool_node import ToolInvocationError
-from langgraph.runtime import Runtime
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 from pydantic import PrivateAttr
-from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
+from langgraph_mcp._call import run_call
+from langgraph_mcp._schema import ArgumentChecker
+from langgraph_mcp._session import ServerConnection
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
 from langgraph_mcp.content import convert_result, error_text
-from langgraph_mcp.elicitation import (
-    CallContext,
-    asks_a_person,
-    call_legacy,
-    call_modern,
-    in_graph,
-    is_legacy,
-    retry_after_url_elicitation,
+from langgraph_mcp.errors import (
+    MCPConnectionError,
+    MCPProtocolError,
+    MCPServerError,
+    MCPTimeoutError,
+    MCPToolCallError,
 )
-from langgraph_mcp.errors import MCPConnectionError, MCPToolCallError
-from langgraph_mcp.pool import InFlight, MCPPool, ServerConnection
-from langgraph_mcp.progress import CallObserver
+from langgraph_mcp.pool import MCPPool
 
 __all__ = ["MCPTool", "RUNTIME_ARG", "build_tool", "load_mcp_tools"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
-
-_T = TypeVar("_T")
 
 RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
@@ -78,74 +68,6 @@ def _sync_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type
 
 async def _async_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type: ignore[assignment]
     raise NotImplementedError  # pragma: no cover - never called
-
-
-_PYDANTIC_TYPE_ERRORS = {
-    "integer": "int_type",
-    "number": "float_type",
-    "string": "string_type",
-    "boolean": "bool_type",
-    "array": "list_type",
-    "object": "dict_type",
-    "null": "none_required",
-}
-
-
-def _pydantic_type_error(expected: str, value: Any) -> str:
-    """The pydantic error type a pydantic model would report for this value."""
-    if isinstance(value, str) and expected in ("integer", "number", "boolean"):
-        try:
-            float(value)
-        except ValueError:
-            return {"integer": "int_parsing", "number": "float_parsing", "boolean": "bool_parsing"}[expected]
-    if expected == "integer" and isinstance(value, float) and not isinstance(value, bool):
-        return "int_from_float"
-    return _PYDANTIC_TYPE_ERRORS[expected]
-
-
-def _custom(message: str) -> PydanticCustomError:
-    # Braces in a message would be read as format fields.
-    return PydanticCustomError("json_schema", message.replace("{", "{{").replace("}", "}}"))
-
-
-def _schema_errors(
-    validator: Validator, arguments: dict[str, Any], schema: dict[str, Any]
-) -> list[InitErrorDetails]:
-    """JSON-schema violations as pydantic error details, using pydantic's wording where
-    the two overlap (missing field, wrong type, extra field) so messages match ``ToolNode``'s."""
-    order = {name: i for i, name in enumerate(schema.get("properties") or {})}
-    found: list[InitErrorDetails] = []
-    for error in validator.iter_errors(arguments):
-        path = tuple(error.absolute_path)
-        instance = error.instance
-        if error.validator == "required" and isinstance(instance, dict):
-            required = error.validator_value if isinstance(error.validator_value, list) else []
-            for name in required:
-                missing = InitErrorDetails(type="missing", loc=(*path, name), input=instance)
-                # jsonschema reports each missing property as its own error, naming them all.
-                if name not in instance and missing not in found:
-                    found.append(missing)
-        elif error.validator == "additionalProperties" and isinstance(instance, dict):
-            local = error.schema if isinstance(error.schema, dict) else {}
-            known = set(local.get("properties") or {})
-            extras = [k for k in instance if k not in known]
-            if extras and not local.get("patternProperties"):
-                for k in extras:
-                    found.append(InitErrorDetails(type="extra_forbidden", loc=(*path, k), input=instance[k]))
-            else:
-                found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
-        elif error.validator == "type" and error.validator_value in _PYDANTIC_TYPE_ERRORS:
-            kind = _pydantic_type_error(error.validator_value, instance)
-            found.append(InitErrorDetails(type=kind, loc=path, input=instance))
-        else:
-            found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
-
-    def key(item: InitErrorDetails) -> tuple[int, str]:
-        loc = item.get("loc", ())
-        first = order.get(loc[0], len(order)) if loc and isinstance(loc[0], str) else -1
-        return first, ".".join(map(str, loc))
-
-    return sorted(found, key=key)
 
 
 def _model_schema(input_schema: dict[str, Any]) -> dict[str, Any]:
@@ -171,8 +93,7 @@ class MCPTool(StructuredTool):
 
     _connection: ServerConnection = PrivateAttr()
     _mcp_tool: types.Tool = PrivateAttr()
-    _validator: Validator | None = PrivateAttr(default=None)
-    _schema_checked: bool = PrivateAttr(default=False)
+    _checker: ArgumentChecker = PrivateAttr()
 
     # -- LangChain plumbing ---------------------------------------------
 
@@ -205,69 +126,42 @@ class MCPTool(StructuredTool):
         arguments: dict[str, Any] = kwargs["arguments"]
         tool_call_id: str | None = kwargs["tool_call_id"]
         runtime: ToolRuntime | None = kwargs["runtime"]
-        self._validate(arguments)
+        self._checker.check(arguments)
         timeout, limit = self._timeout()
-        observer = CallObserver(
-            server=self.server,
-            tool_name=self.name,
-            tool_call_id=runtime.tool_call_id if runtime is not None else tool_call_id,
-            runtime=runtime,
-            log_events=self._connection.config.log_events,
-        )
-        connection = self._connection
-        context = CallContext(
-            connection=connection,
-            tool_name=self.name,
-            tool_call_id=observer.tool_call_id,
-            in_graph=in_graph(),
-        )
-
-        async def attempt(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
-            if is_legacy(client) and asks_a_person(connection.config):
-                # Held open while a person answers; registers itself with the connection.
-                return await call_legacy(
-                    context, client, self.mcp_name, arguments, send_kwargs, runtime=runtime, log_sink=observer
-                )
-            with connection.track(InFlight(observer, context)):
-                if is_legacy(client):
-                    return await client.call_tool(self.mcp_name, dict(arguments), **send_kwargs)
-                return await call_modern(context, client, self.mcp_name, arguments, send_kwargs)
-
-        async def drive(client: Client, send_kwargs: dict[str, Any]) -> types.CallToolResult:
-            return await retry_after_url_elicitation(context, lambda: attempt(client, send_kwargs))
-
-        call = connection.call_tool(
-            self.mcp_name, arguments, timeout=timeout, progress_callback=observer.on_progress, driver=drive
-        )
+        server, name = self.server, self.mcp_name
         try:
-            result = await _cancel_on_drain(call, observer.node_runtime)
+            result = await run_call(
+                self._connection,
+                mcp_name=name,
+                tool_name=self.name,
+                arguments=arguments,
+                timeout=timeout,
+                runtime=runtime,
+                tool_call_id=tool_call_id,
+            )
         except MCPConnectionError as exc:
             return self._failure(f"{exc} The call's outcome is unknown.", tool_call_id, kind="connection")
+        except MCPTimeoutError as exc:
+            return self._failure(
+                f"MCP tool {name!r} on server {server!r} timed out after {exc.seconds:g}s ({limit}); "
+                "the server was asked to cancel it.",
+                tool_call_id,
+                kind="timeout",
+            )
+        except MCPServerError as exc:
+            return self._failure(
+                f"MCP server {server!r} rejected the call to {name!r}: {exc.reason} (MCP error {exc.code})",
+                tool_call_id,
+                kind="protocol",
+            )
+        except MCPProtocolError as exc:
+            return self._failure(
+                f"MCP server {server!r} returned an invalid result for {name!r}: {exc.reason}",
+                tool_call_id,
+                kind="protocol",
+            )
         except MCPToolCallError as exc:  # e.g. a sampling request nobody may answer
             return self._failure(str(exc), tool_call_id, kind=exc.kind)
-        except MCPError as exc:
-            if exc.code == types.REQUEST_TIMEOUT:
-                assert timeout is not None
-                return self._failure(
-                    f"MCP tool {self.mcp_name!r} on server {self.server!r} timed out after {timeout:g}s "
-                    f"({limit}); the server was asked to cancel it.",
-                    tool_call_id,
-                    kind="timeout",
-                )
-            return self._failure(
-                f"MCP server {self.server!r} rejected the call to {self.mcp_name!r}: "
-                f"{exc.error.message} (MCP error {exc.code})",
-                tool_call_id,
-                kind="protocol",
-            )
-        except RuntimeError as exc:
-            if not _is_output_schema_error(exc):
-                raise
-            return self._failure(
-                f"MCP server {self.server!r} returned an invalid result for {self.mcp_name!r}: {exc}",
-                tool_call_id,
-                kind="protocol",
-            )
         if result.is_error:
             artifact = (
                 {"structured_content": result.structured_content, "content": []}
@@ -280,18 +174,11 @@ class MCPTool(StructuredTool):
     # -- helpers -------------------------------------------------------------
 
     def _timeout(self) -> tuple[float | None, str]:
-        """The limit for one call and how to name it: the tool's own ``timeout``, then the
-        server's ``tool_timeouts``, then the server's ``timeout``, then the pool default."""
-        config = self._connection.config
+        """The limit for one call and how to name it: the tool's own ``timeout``, else what the
+        server's configuration says (``tool_timeouts``, ``timeout``, the pool default)."""
         if self.timeout is not None:
             return self.timeout, "the tool's timeout"
-        if self.mcp_name in config.tool_timeouts:
-            return config.tool_timeouts[
-                self.mcp_name
-            ], f"server {self.server!r} tool_timeouts[{self.mcp_name!r}]"
-        if "timeout" in config.model_fields_set:
-            return config.timeout, f"server {self.server!r} timeout"
-        return self._connection.default_timeout, "the default timeout"
+        return self._connection.timeout_for(self.mcp_name)
 
     def _failure(
         self, text: str, tool_call_id: str | None, *, kind: str = "tool_error", artifact: Any = None
@@ -302,58 +189,6 @@ class MCPTool(StructuredTool):
             content=text, name=self.name, tool_call_id=tool_call_id, status="error", artifact=artifact
         )
         return message, None
-
-    def _validate(self, arguments: dict[str, Any]) -> None:
-        if not self._schema_checked:
-            self._schema_checked = True
-            schema = self._mcp_tool.input_schema
-            try:
-                cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-                cls.check_schema(schema)
-                self._validator = cls(schema)
-            except SchemaError as exc:
-                logger.warning(
-                    "MCP tool %r of server %r has an invalid inputSchema (%s); arguments are not checked",
-                    self.mcp_name,
-                    self.server,
-                    exc.message,
-                )
-        if self._validator is None:
-            return
-        errors = _schema_errors(self._validator, arguments, self._mcp_tool.input_schema)
-        if errors:
-            source = ValidationError.from_exception_data(self.name, errors)
-            raise ToolInvocationError(self.name, source, arguments, source.errors())
-
-
-def _is_output_schema_error(exc: RuntimeError) -> bool:
-    """The SDK's RuntimeError for structured content that breaks the tool's ``outputSchema``."""
-    text = str(exc)
-    return text.startswith("Invalid structured content") or "did not return structured content" in text
-
-
-_DRAIN_POLL = 0.1
-
-
-async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) -> _T:
-    """Await ``call``; if the run is asked to drain meanwhile, cancel it and raise
-    ``GraphDrained`` so the checkpoint keeps the tool call for the resumed run."""
-    control = runtime.control if runtime is not None else None
-    if control is None:
-        return await call
-    task = asyncio.ensure_future(call)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=_DRAIN_POLL)
-            if done:
-                return task.result()
-            if control.drain_requested:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-                raise GraphDrained(control.drain_reason or "shutdown")
-    finally:
-        if not task.done():
-            task.cancel()
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:
@@ -387,6 +222,7 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection) -> MCPTool:
     )
     built._connection = connection
     built._mcp_tool = tool
+    built._checker = ArgumentChecker(entry.server, entry.name, tool.name, tool.input_schema)
     return built
 
 
@@ -398,10 +234,11 @@ _cache: weakref.WeakKeyDictionary[MCPPool, dict[frozenset[str], tuple[Any, list[
 async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
     """The pool's tools as LangChain tools, in configuration and listing order.
 
-    Connects servers that are not connected yet (concurrently), lists their
-    tools once per connection and builds the tools once per listing: repeated
-    calls return the same objects until a server's tool list changes or it
-    reconnects. ``reserved`` names (e.g. local tools) are never reused.
+    Connects servers that are not connected yet (concurrently), lists their tools once per
+    connection and builds the tools once per listing: repeated calls return the same objects
+    until a server's tool list changes or it reconnects. A server that could not be reached is
+    tried again on a later call once its back-off has passed (1 s, doubling up to 30 s), and its
+    tools appear as soon as it answers. ``reserved`` names (e.g. local tools) are never reused.
 
     Raises:
         MCPConnectionError: per the pool's ``on_connection_error``.
@@ -426,5 +263,6 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
             tools.append(old)
         else:
             tools.append(build_tool(entry, pool.connection(entry.server)))
-    per_pool[key] = (version, tools)
+    # Cached only while every server answered: a missing one is tried again next time.
+    per_pool[key] = (version if len(listings) == len(pool.servers) else None, tools)
     return tools

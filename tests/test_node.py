@@ -403,3 +403,44 @@ async def test_parallel_calls_under_a_checkpointer(make_nodes: Any) -> None:
         outputs.append([norm(m) for m in out["messages"] if isinstance(m, ToolMessage)])
     assert outputs[1] == outputs[0]
     assert [m[1] for m in outputs[1]] == ["5", "hi", "slept 0.05"]
+
+
+async def test_a_call_that_cannot_start_fails_the_run_instead_of_hanging(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fault injection: starting the second call's task raises; the calls already started must
+    settle and the error must reach the caller (with a checkpointer and several calls, each call
+    runs as a task of its own)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    import langgraph_mcp.node as node_module
+    from tests.servers import asker
+
+    real = node_module._tool_call_task
+    started: list[Any] = []
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        started.append(args)
+        if len(started) == 2:
+            raise RuntimeError("cannot start this call")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(node_module, "_tool_call_task", failing)
+    server = {"server": asker.build_server(counters=asker.Counters())}
+    async with MCPToolNode({"asker": server}) as node:
+        builder = StateGraph(State)
+        builder.add_node(node)
+        builder.add_edge(START, "tools")
+        graph = builder.compile(checkpointer=InMemorySaver())
+        message = ai(("delete_item", {"item": "a"}, "c1"), ("stats", {}, "c2"), ("where", {}, "c3"))
+        with pytest.raises(RuntimeError, match="cannot start this call"):
+            await asyncio.wait_for(
+                graph.ainvoke({"messages": [message], "count": 0}, {"configurable": {"thread_id": "t"}}), 20
+            )
+        # Nothing the node started is left waiting for the batch to settle.
+        for _ in range(40):
+            leftover = [t for t in asyncio.all_tasks() if "ToolNode" in t.get_coro().__qualname__]
+            if not leftover:
+                break
+            await asyncio.sleep(0.05)
+        assert leftover == []

@@ -58,9 +58,7 @@ async def test_connects_lazily_then_all_servers_concurrently(pid_dir: Path) -> N
 async def test_concurrent_first_calls_share_one_connect(pid_dir: Path) -> None:
     async with MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})}) as pool:
         conn = pool.connection("demo")
-        results = await asyncio.gather(
-            *(conn.call_tool("add", {"a": i, "b": i}, timeout=30) for i in range(8))
-        )
+        results = await asyncio.gather(*(conn.call_tool("add", {"a": i, "b": i}) for i in range(8)))
         assert [r.structured_content for r in results] == [{"result": 2 * i} for i in range(8)]
         assert len(spawned_pids(pid_dir)) == 1
         assert conn.connects == 1
@@ -72,8 +70,8 @@ async def test_era_is_negotiated_once_and_remembered() -> None:
         conn = pool.connection("demo")
         await conn.list_tools()
         assert counters.handshakes == 1
-        conn._session.end()  # type: ignore[union-attr]  # drop the session as a dead transport would
-        result = await conn.call_tool("add", {"a": 1, "b": 2}, timeout=30)
+        conn._owner.session.end()  # type: ignore[union-attr]  # drop the session as a dead transport would
+        result = await conn.call_tool("add", {"a": 1, "b": 2})
         assert result.structured_content == {"result": 3}
         assert conn.connects == 2
         # The reconnect adopted the remembered 2026-07-28 discovery: no second probe.
@@ -89,8 +87,8 @@ async def test_legacy_reconnect_repeats_only_the_handshake() -> None:
     ):
         conn = pool.connection("demo")
         await conn.list_tools()
-        conn._session.end()  # type: ignore[union-attr]
-        await conn.call_tool("add", {"a": 1, "b": 2}, timeout=30)
+        conn._owner.session.end()  # type: ignore[union-attr]
+        await conn.call_tool("add", {"a": 1, "b": 2})
         assert counters.handshakes == 2  # one initialize per session
         assert conn.protocol_version == "2025-11-25"
 
@@ -104,14 +102,14 @@ async def test_aclose_leaves_no_stdio_processes(pid_dir: Path) -> None:
     await pool.aclose()
     assert not any(pid_alive(p) for p in pids)
     with pytest.raises(MCPConnectionError, match="closed"):
-        await pool.connection("a").call_tool("add", {"a": 1, "b": 1}, timeout=5)
+        await pool.connection("a").call_tool("add", {"a": 1, "b": 1})
 
 
 def test_pool_survives_a_second_event_loop(pid_dir: Path) -> None:
     pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})})
 
     async def use() -> int:
-        result = await pool.connection("demo").call_tool("add", {"a": 2, "b": 3}, timeout=30)
+        result = await pool.connection("demo").call_tool("add", {"a": 2, "b": 3})
         assert result.structured_content == {"result": 5}
         return int((await server_stats(pool))["pid"])
 
@@ -182,14 +180,14 @@ async def test_server_stderr_goes_to_logging(caplog: pytest.LogCaptureFixture) -
     assert any("fatal: demo failure at startup" in r.getMessage() for r in records)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 async def test_unreachable_http_server() -> None:
-    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    url = f"http://127.0.0.1:{free_port()}/mcp"
     async with MCPPool({"remote": url}) as pool:
         with pytest.raises(MCPConnectionError, match=rf"MCP server 'remote': cannot connect to {url}"):
             await pool.start()
@@ -380,3 +378,86 @@ async def test_http_auth_objects_are_used(transport: str) -> None:
                 tools = await tools_by_name(pool)
                 header = (await call(tools["header"], {"name": "authorization"})).content
                 assert header == "Basic dXNlcjpwdw=="  # base64("user:pw")
+
+
+# -- servers that come back, closing ------------------------------------------
+
+
+async def test_a_server_down_at_first_load_appears_once_it_is_reachable() -> None:
+    from langgraph_mcp import MCPToolNode
+    from tests.helpers import ai, thread, tool_graph, tool_results
+
+    port = free_port()
+    servers = {
+        "demo": {"server": demo.build_server(counters=demo.Counters()), "tools": ["add"]},
+        "late": f"http://127.0.0.1:{port}/mcp",
+    }
+    async with MCPToolNode(servers, on_connection_error="warn") as node:
+        graph = tool_graph(node)
+        assert [t.name for t in await node.get_tools()] == ["add"]
+        out = await graph.ainvoke({"messages": [ai(("echo", {"text": "hi"}, "c1"))]}, thread("t1"))
+        assert "echo is not a valid tool" in tool_results(out)["c1"]
+        async with serve_in_loop(other.build_server(), port=port):
+            # Failed connects are retried after a back-off (1 s, doubling): a later run sees it.
+            for attempt in range(100):
+                out = await graph.ainvoke(
+                    {"messages": [ai(("echo", {"text": "hi"}, f"c{attempt}"))]}, thread(f"r{attempt}")
+                )
+                if tool_results(out)[f"c{attempt}"] == "other:hi":
+                    break
+                await asyncio.sleep(0.1)
+            assert tool_results(out)[f"c{attempt}"] == "other:hi"
+            assert {t.name for t in await node.get_tools()} >= {"add", "echo", "add_tool"}
+
+
+@pytest.mark.parametrize("level", ["pool", "connection"])
+async def test_cancelling_aclose_propagates(pid_dir: Path, level: str) -> None:
+    pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})})
+    await pool.start()
+    (pid,) = spawned_pids(pid_dir)
+    target = pool if level == "pool" else pool.connection("demo")
+    closing = asyncio.ensure_future(target.aclose())
+    await asyncio.sleep(0.05)  # stdio shutdown takes longer than this
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    await pool.aclose()  # a second close finishes the job
+    assert not pid_alive(pid)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_closing_ends_calls_in_flight(transport: str) -> None:
+    async def run(config: dict[str, Any]) -> None:
+        pool = MCPPool({"demo": {**config, "timeout": None}})
+        tools = await tools_by_name(pool)
+        hung = asyncio.ensure_future(call(tools["hang"]))
+        await asyncio.sleep(0.3)
+        await pool.aclose()
+        message = await asyncio.wait_for(hung, 10)
+        assert message.status == "error"
+        assert "MCP server 'demo'" in message.content
+
+    if transport == "stdio":
+        await run(stdio_params("demo"))
+    else:
+        async with serve_in_loop(demo.build_server(counters=demo.Counters())) as url:
+            await run({"url": url})
+
+
+async def test_aclose_with_a_question_pending_over_http_logs_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from langgraph_mcp import MCPToolNode
+    from tests.helpers import ai, thread, tool_graph
+    from tests.servers import asker
+
+    async with serve_in_loop(asker.build_server(counters=asker.Counters())) as url:
+        node = MCPToolNode({"asker": {"url": url, "protocol": "legacy"}})
+        calls = (("delete_item", {"item": "a"}, "c1"), ("book", {"city": "Oslo"}, "c2"))
+        out = await tool_graph(node).ainvoke({"messages": [ai(*calls)]}, thread())
+        assert len(out["__interrupt__"]) == 2  # both calls are held open, waiting for a person
+        with caplog.at_level(logging.DEBUG):
+            await node.aclose()
+            await asyncio.sleep(0.2)
+    tracebacks = [r for r in caplog.records if r.exc_info and r.levelno >= logging.WARNING]
+    assert tracebacks == [], [f"{r.name}: {r.getMessage()}" for r in tracebacks]

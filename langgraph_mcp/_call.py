@@ -1,0 +1,153 @@
+"""One MCP tool call, from the tool's frame to the wire and back.
+
+:func:`run_call` connects, then picks once how the call runs, by the server's protocol era and
+its policies, and runs it to its result:
+
+* ``rounds`` (2026-07-28): the server asks through ``InputRequiredResult`` rounds, answered in
+  this frame (``_elicitation/rounds.py``);
+* ``held`` (2025-11-25, a person may be asked): the request is held open in a task of its own
+  while the person answers (``_elicitation/held.py``);
+* ``plain`` (2025-11-25, no person needed): the server's live requests are answered on the spot
+  by code (``decline``, a handler, the sampling model).
+
+Every mode is wrapped in the ``-32042`` URL-required retry, runs against one :class:`CallClock`
+(the call's timeout, stopped while the client answers the server), and is cancelled when the
+graph run is asked to drain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping
+from typing import Any, Literal, TypeVar
+
+import mcp_types as types
+from langgraph.errors import GraphDrained
+from langgraph.prebuilt import ToolRuntime
+from langgraph.runtime import Runtime
+
+from langgraph_mcp._compat import graph_configurable, in_graph
+from langgraph_mcp._elicitation.answers import call_scope
+from langgraph_mcp._elicitation.held import run_held
+from langgraph_mcp._elicitation.policy import Answerer, CodeSink, needs_person
+from langgraph_mcp._elicitation.rounds import run_rounds
+from langgraph_mcp._elicitation.url_required import retry_after_url_elicitation
+from langgraph_mcp._session import CallClock, ServerConnection
+from langgraph_mcp.errors import MCPProtocolError
+from langgraph_mcp.progress import CallObserver
+
+__all__ = ["Mode", "run_call"]
+
+Mode = Literal["rounds", "held", "plain"]
+_T = TypeVar("_T")
+_DRAIN_POLL = 0.1
+
+
+def _mode(connection: ServerConnection) -> Mode:
+    if connection.era == "2026-07-28":
+        return "rounds"
+    return "held" if needs_person(connection.config) else "plain"
+
+
+async def run_call(
+    connection: ServerConnection,
+    *,
+    mcp_name: str,
+    tool_name: str,
+    arguments: Mapping[str, Any],
+    timeout: float | None,
+    runtime: ToolRuntime | None,
+    tool_call_id: str | None,
+) -> types.CallToolResult:
+    """Call ``mcp_name`` on ``connection`` and return its result (``isError`` results included).
+
+    ``tool_name`` is the exposed name (for events and payloads); ``timeout`` bounds the server's
+    time for the whole call (``None``: no limit).
+
+    Raises:
+        MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError: see ``errors.py``.
+        MCPToolCallError: a request for input could not be answered (declined URL, refused
+            sampling, a person needed outside a graph, too many rounds).
+        GraphInterrupt: a person is asked (the call continues when the run resumes).
+        GraphDrained: the run was asked to drain; the call was cancelled.
+    """
+    observer = CallObserver(
+        server=connection.name,
+        tool_name=tool_name,
+        tool_call_id=runtime.tool_call_id if runtime is not None else tool_call_id,
+        runtime=runtime,
+        log_events=connection.config.log_events,
+    )
+    answers = Answerer(
+        connection.name,
+        connection.config,
+        tool_name=tool_name,
+        tool_call_id=observer.tool_call_id,
+        in_graph=in_graph(graph_configurable()),
+        roots=connection.list_roots,
+    )
+    clock = CallClock(timeout, server=connection.name, what=f"tool {mcp_name!r}")
+    sink = CodeSink(
+        connection.name,
+        connection.config,
+        tool_name=tool_name,
+        tool_call_id=observer.tool_call_id,
+        on_log=observer.on_log,
+    )
+
+    await connection.connect()
+    mode = _mode(connection)
+
+    async def attempt() -> types.CallToolResult:
+        if mode == "rounds":
+            return await run_rounds(
+                connection,
+                mcp_name,
+                arguments,
+                clock=clock,
+                answers=answers,
+                sink=sink,
+                progress=observer.on_progress,
+                journal_key=call_scope(connection.name, mcp_name, observer.tool_call_id),
+            )
+        if mode == "held":
+            return await run_held(
+                connection,
+                mcp_name,
+                arguments,
+                clock=clock,
+                answers=answers,
+                observer=observer,
+                runtime=runtime,
+            )
+        result = await connection.send_call(
+            mcp_name, arguments, clock=clock, sink=sink, progress=observer.on_progress
+        )
+        if not isinstance(result, types.CallToolResult):
+            raise MCPProtocolError(
+                connection.name, f"a 2025-11-25 server asked for input rounds in {mcp_name!r}"
+            )
+        return result
+
+    return await _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
+
+
+async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) -> _T:
+    """Await ``call``; if the run is asked to drain meanwhile, cancel it and raise
+    ``GraphDrained`` so the checkpoint keeps the tool call for the resumed run."""
+    control = runtime.control if runtime is not None else None
+    if control is None:
+        return await call
+    task = asyncio.ensure_future(call)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=_DRAIN_POLL)
+            if done:
+                return task.result()
+            if control.drain_requested:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise GraphDrained(control.drain_reason or "shutdown")
+    finally:
+        if not task.done():
+            task.cancel()

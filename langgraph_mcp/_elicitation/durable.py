@@ -1,0 +1,80 @@
+"""What a call stores in the checkpoint, and how it finds it again.
+
+A call's 2026-07-28 rounds are stored as LangGraph tasks (``mcp_round``), so a run resumed in
+any process replays them instead of sending them again. LangGraph matches a task's stored result
+by the order of the calls within the graph task, not by their input; each stored round therefore
+carries its call's key and round number, and a stored round that belongs to another call (two
+calls sharing one graph task and storing in a different order) is never used: the round runs
+again instead. ``MCPToolNode`` runs each of several calls as a graph task of its own, so there
+the order is fixed and every stored round is found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langgraph.func import task
+
+from langgraph_mcp._compat import graph_configurable, is_checkpointed, is_resuming
+from langgraph_mcp.errors import (
+    MCPConnectionError,
+    MCPProtocolError,
+    MCPServerError,
+    MCPTimeoutError,
+    MCPToolCallError,
+)
+
+__all__ = ["STORED_ERRORS", "Journal", "decode_error", "encode_error"]
+
+STORED_ERRORS = (MCPConnectionError, MCPProtocolError, MCPServerError, MCPTimeoutError, MCPToolCallError)
+"""Errors a stored round may end with; stored as data (a checkpoint keeps only the repr of an
+exception), so a replay raises the same error again."""
+_BY_NAME: dict[str, type[BaseException]] = {cls.__name__: cls for cls in STORED_ERRORS}
+
+
+def encode_error(exc: BaseException) -> dict[str, Any]:
+    """A JSON form of one of :data:`STORED_ERRORS`."""
+    reduced = exc.__reduce__()
+    assert isinstance(reduced, tuple)
+    return {"kind": "error", "error": type(exc).__name__, "args": list(reduced[1])}
+
+
+def decode_error(stored: dict[str, Any]) -> BaseException:
+    return _BY_NAME[stored["error"]](*stored["args"])
+
+
+async def _run_round(stamp: dict[str, Any], thunk: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+    return {**stamp, "value": await thunk()}
+
+
+_stored_round: Any = task(name="mcp_round")(_run_round)  # type: ignore[arg-type]
+
+
+class Journal:
+    """The stored rounds of one call in a checkpointed graph task."""
+
+    def __init__(self, key: str, *, resuming: bool) -> None:
+        self.key = key
+        self.resuming = resuming
+        """The task was resumed, so it may have stored rounds of this call to replay."""
+        self._next = 0
+
+    @classmethod
+    def open(cls, key: str) -> Journal | None:
+        """The journal of the call ``key``, or ``None`` outside a checkpointed graph task."""
+        conf = graph_configurable()
+        if not is_checkpointed(conf):
+            return None
+        return cls(key, resuming=is_resuming(conf))
+
+    async def record(self, thunk: Callable[[], Awaitable[Any]]) -> Any:
+        """The stored value of this call's next round, or ``thunk()``'s (JSON), stored now."""
+        number = self._next
+        self._next += 1
+        stamp = {"call": self.key, "round": number}
+        while True:
+            stored = await _stored_round(stamp, thunk)
+            if stored.get("call") == self.key and stored.get("round") == number:
+                return stored["value"]
+            # Another call's round at this position: not ours. The next position runs ``thunk``.

@@ -1,0 +1,298 @@
+"""How a server's requests for input are answered, per its configuration.
+
+* ``elicitation="interrupt"`` (default): a person answers through ``interrupt()``;
+  ``"decline"``: every question is declined; a callable: an async
+  ``handler(request, call_info) -> response`` answers in code.
+* Sampling: ``sampling_model`` answers, after an ``mcp_sampling`` approval interrupt when
+  ``sampling_approval`` is set; with neither a model nor a person's text, it is refused.
+* Roots come from the server's ``roots`` configuration.
+
+:class:`Answerer` answers for one call; :class:`CodeSink` answers a live 2025-11-25 request on
+the spot, without a person (and refuses one that would need a person).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+import mcp_types as types
+from langchain_core.language_models import BaseChatModel
+from langgraph.types import interrupt
+
+from langgraph_mcp._elicitation.answers import (
+    call_scope,
+    check_response,
+    elicitation_request,
+    is_stale,
+    resume_type,
+    sampling_key,
+    sampling_resume_type,
+)
+from langgraph_mcp._elicitation.sampling import run_sampling_model, text_result
+from langgraph_mcp._session import CallSink
+from langgraph_mcp.config import ServerConfig
+from langgraph_mcp.errors import MCPToolCallError
+from langgraph_mcp.types import (
+    ElicitationHandler,
+    MCPCallInfo,
+    MCPElicitationInterrupt,
+    MCPElicitationRequest,
+    MCPSamplingInterrupt,
+)
+
+__all__ = ["Answerer", "CodeSink", "needs_person"]
+
+logger = logging.getLogger("langgraph_mcp.elicitation")
+
+Responses = dict[str, Any]
+"""``InputResponses`` for one round, by the server's request key."""
+
+
+def needs_person(config: ServerConfig) -> bool:
+    """Can this server's requests ever need a person (an interrupt)?"""
+    return config.elicitation == "interrupt" or bool(config.sampling_approval)
+
+
+def _error(message: str) -> types.ErrorData:
+    return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+
+
+class Answerer:
+    """One call's answers to its server's questions.
+
+    Questions answered (and sampling requests decided) in this run are remembered by key, so a
+    call that is re-issued and asks the very same thing again gets the same answer without
+    asking again.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        config: ServerConfig,
+        *,
+        tool_name: str,
+        tool_call_id: str | None,
+        in_graph: bool,
+        roots: Callable[[], types.ListRootsResult],
+    ) -> None:
+        self.server = server
+        self.config = config
+        self.tool_name = tool_name
+        self.tool_call_id = tool_call_id
+        self.in_graph = in_graph
+        self.scope = call_scope(server, tool_name, tool_call_id)
+        self._roots = roots
+        self._answered: dict[str, dict[str, Any]] = {}
+        self._decisions: dict[str, dict[str, Any]] = {}
+
+    @property
+    def info(self) -> MCPCallInfo:
+        return {"server": self.server, "tool_name": self.tool_name, "tool_call_id": self.tool_call_id}
+
+    def question(
+        self, base: str, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+    ) -> MCPElicitationRequest:
+        """The payload entry for one of this call's questions."""
+        return elicitation_request(base, params, scope=self.scope)
+
+    # -- elicitation ------------------------------------------------------------------------
+
+    async def elicit(self, requests: list[MCPElicitationRequest]) -> dict[str, types.ElicitResult]:
+        """Answer now, per the policy (an interrupt for a person, a handler, or decline).
+
+        Raises:
+            ValueError: a handler's answer does not fit its question.
+            MCPToolCallError: a person is needed but the call runs outside a graph.
+        """
+        policy = self.config.elicitation
+        if policy == "decline":
+            return {r["key"]: types.ElicitResult(action="decline") for r in requests}
+        if callable(policy):
+            handler = cast(ElicitationHandler, policy)
+            return {r["key"]: check_response(r, await handler(r, self.info)) for r in requests}
+        return self._ask(requests)
+
+    def _ask(self, requests: list[MCPElicitationRequest]) -> dict[str, types.ElicitResult]:
+        pending = [r for r in requests if r["key"] not in self._answered]
+        if pending:
+            self._needs_graph("input")
+            payload: MCPElicitationInterrupt = {
+                "type": "mcp_elicitation",
+                "server": self.server,
+                "tool_name": self.tool_name,
+                "tool_call_id": self.tool_call_id,
+                "requests": pending,
+            }
+            # A stored answer to another question (the call was re-issued and the server now asks
+            # something else) is skipped: the next interrupt asks the person this question.
+            while is_stale(resume := interrupt(payload, response_schema=resume_type(pending))):
+                pass
+            for request in pending:
+                self._answered[request["key"]] = resume["responses"][request["key"]]
+        return {r["key"]: types.ElicitResult.model_validate(self._answered[r["key"]]) for r in requests}
+
+    def _needs_graph(self, what: str) -> None:
+        if not self.in_graph:
+            raise MCPToolCallError(
+                f"MCP server {self.server!r} asked for {what} during {self.tool_name!r}; that needs a "
+                "person, but the tool is not running inside a LangGraph graph, so it cannot be "
+                "interrupted. Run it in a graph with a checkpointer, or configure elicitation='decline' "
+                "or a handler.",
+                kind="elicitation",
+            )
+
+    # -- sampling --------------------------------------------------------------------------
+
+    def sampling_decision(self, params: types.CreateMessageRequestParams) -> dict[str, Any] | None:
+        """The person's decision on a sampling request (an interrupt), or ``None`` when the server
+        is not configured to ask for approval. A decision stored for another request is not
+        applied to this one; a request repeated by a re-issued call reuses its decision."""
+        if not self.config.sampling_approval:
+            return None
+        key = sampling_key(params, scope=self.scope)
+        if key in self._decisions:
+            return self._decisions[key]
+        self._needs_graph("approval of a sampling request")
+        payload: MCPSamplingInterrupt = {
+            "type": "mcp_sampling",
+            "server": self.server,
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "key": key,
+            "request": params.model_dump(mode="json", by_alias=True, exclude_none=True),
+        }
+        schema = sampling_resume_type(key, self.config.sampling_model is not None)
+        while is_stale(decision := interrupt(payload, response_schema=schema)):
+            pass
+        self._decisions[key] = cast(dict[str, Any], decision)
+        return self._decisions[key]
+
+    async def sample(
+        self, params: types.CreateMessageRequestParams, decision: Mapping[str, Any] | None
+    ) -> types.CreateMessageResult:
+        """Answer a sampling request, given the person's ``decision`` (if one was asked for).
+
+        Raises:
+            MCPToolCallError: declined by the person, or nobody can answer (no model, no text).
+        """
+        if decision is not None:
+            if decision["action"] == "decline":
+                raise self._refused("the person declined the sampling request")
+            if decision.get("content") is not None:
+                return text_result(str(decision["content"]))
+        model = cast("BaseChatModel | None", self.config.sampling_model)
+        if model is None:
+            raise self._refused(
+                f"sampling is not enabled for MCP server {self.server!r} "
+                "(configure sampling_model, optionally with sampling_approval)"
+            )
+        return await run_sampling_model(model, params)
+
+    def _refused(self, why: str) -> MCPToolCallError:
+        return MCPToolCallError(f"MCP server {self.server!r} asked to sample a model: {why}", kind="sampling")
+
+    # -- 2026-07-28 rounds ------------------------------------------------------------------
+
+    async def plan_round(
+        self, requests: Mapping[str, types.InputRequest]
+    ) -> Callable[[], Awaitable[Responses]]:
+        """Ask a person what one ``InputRequiredResult`` needs from a person (now: one interrupt for
+        its questions, one per sampling approval, in key order, so replays line up), and return
+        how to produce the responses. What needs no person (a handler, decline, the sampling
+        model, roots) is done only when the responses are produced, so a round replayed from
+        the checkpoint never runs it again."""
+        ordered = sorted(requests.items())
+        forms = [
+            (key, self.question(key, req.params))
+            for key, req in ordered
+            if isinstance(req, types.ElicitRequest)
+        ]
+        by_person: Responses = {}
+        if forms and self.config.elicitation == "interrupt":
+            answers = self._ask([request for _, request in forms])
+            by_person = {key: answers[request["key"]] for key, request in forms}
+        decisions = {
+            key: self.sampling_decision(req.params)
+            for key, req in ordered
+            if isinstance(req, types.CreateMessageRequest)
+        }
+
+        async def respond() -> Responses:
+            responses = dict(by_person)
+            if forms and not by_person:
+                answers = await self.elicit([request for _, request in forms])
+                responses.update({key: answers[request["key"]] for key, request in forms})
+            for key, req in ordered:
+                if isinstance(req, types.CreateMessageRequest):
+                    responses[key] = await self.sample(req.params, decisions[key])
+                elif isinstance(req, types.ListRootsRequest):
+                    responses[key] = self._roots()
+            return responses
+
+        return respond
+
+
+class CodeSink(CallSink):
+    """Answers a server's live (2025-11-25) requests on the spot, without a person: ``decline``,
+    a handler, or ``sampling_model`` without approval. A request that would need a person is
+    refused with an error the server sees. ``tool_name`` / ``tool_call_id`` are ``None`` when the
+    request could not be tied to a call."""
+
+    def __init__(
+        self,
+        server: str,
+        config: ServerConfig,
+        *,
+        tool_name: str | None = None,
+        tool_call_id: str | None = None,
+        on_log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
+    ) -> None:
+        self.server = server
+        self.config = config
+        self.info: MCPCallInfo = {"server": server, "tool_name": tool_name, "tool_call_id": tool_call_id}
+        self.scope = call_scope(server, tool_name, tool_call_id)
+        self._on_log = on_log
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        if self._on_log is not None:
+            await self._on_log(params)
+
+    async def on_elicit(
+        self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+    ) -> types.ElicitResult | types.ErrorData:
+        policy = self.config.elicitation
+        if policy == "decline":
+            return types.ElicitResult(action="decline")
+        if callable(policy):
+            request = elicitation_request("elicitation", params, scope=self.scope)
+            try:
+                return check_response(request, await cast(ElicitationHandler, policy)(request, self.info))
+            except ValueError as exc:
+                return _error(str(exc))
+        return self._refuse("an elicitation request", "it needs a person")
+
+    async def on_sample(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        model = cast("BaseChatModel | None", self.config.sampling_model)
+        if model is None:
+            return _error(
+                f"sampling is not enabled for MCP server {self.server!r} "
+                "(configure sampling_model, optionally with sampling_approval)"
+            )
+        if self.config.sampling_approval:
+            return self._refuse("a sampling request", "it needs a person's approval")
+        return await run_sampling_model(model, params)
+
+    def _refuse(self, what: str, why: str) -> types.ErrorData:
+        if self.info["tool_call_id"] is None:
+            logger.warning(
+                "MCP server %r sent %s that cannot be tied to one tool call; %s, so it is refused",
+                self.server,
+                what,
+                why,
+            )
+            return _error(f"{what} cannot be tied to one of this client's tool calls and {why}; refused")
+        return _error(f"{what} {why}, and none can be asked here; refused")

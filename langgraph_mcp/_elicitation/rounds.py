@@ -1,0 +1,168 @@
+"""A 2026-07-28 call: ``InputRequiredResult`` rounds, driven in the call's own frame.
+
+The call is sent; while the server answers with an ``InputRequiredResult``:
+
+* a round that asks (``input_requests``) is answered (a person through ``interrupt()``, a
+  handler, the sampling model, roots) and sent again with the responses and the echoed
+  ``request_state``. At most ``INPUT_ROUNDS_MAX`` (the SDK's cap, 10) such rounds.
+* a round that only carries ``request_state`` ("not done yet") is polled with the SDK driver's
+  back-off (50 ms doubling to 250 ms), for as long as the call's clock allows.
+
+In a checkpointed run each round that asks, and the answer that follows it, is stored (see
+``durable.py``): a resumed run sends only the round that was answered, and what needs no person
+(the sampling model, a handler) is not run again for a stored round. If the server no longer
+accepts a stored ``request_state`` (it expired, or the server restarted with a new key), the
+call is re-issued, and questions it repeats are answered from the answers already given. (A
+node re-run without a resume value, after a crash or a drain, sends the call's first request
+again before it finds its stored rounds: each stored round costs a checkpoint write, which only
+calls that ask pay.)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+
+from langgraph_mcp._compat import INPUT_ROUNDS_MAX, STATE_ONLY_BACKOFF
+from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal, decode_error, encode_error
+from langgraph_mcp._elicitation.policy import Answerer
+from langgraph_mcp._session import CallClock, CallSink, Round, ServerConnection
+from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPToolCallError
+
+__all__ = ["run_rounds"]
+
+logger = logging.getLogger("langgraph_mcp.elicitation")
+
+
+def _encode(result: Round) -> dict[str, Any]:
+    kind = "input_required" if isinstance(result, types.InputRequiredResult) else "result"
+    return {"kind": kind, "data": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
+
+
+def _decode(stored: dict[str, Any]) -> Round:
+    if stored["kind"] == "error":
+        raise decode_error(stored)
+    if stored["kind"] == "input_required":
+        return types.InputRequiredResult.model_validate(stored["data"])
+    return types.CallToolResult.model_validate(stored["data"])
+
+
+def _asks(result: Round) -> bool:
+    return isinstance(result, types.InputRequiredResult) and bool(result.input_requests)
+
+
+def _is_stale_state(exc: MCPServerError) -> bool:
+    data = exc.data
+    return (
+        exc.code == types.INVALID_PARAMS
+        and isinstance(data, Mapping)
+        and data.get("reason") == "invalid_request_state"
+    )
+
+
+async def run_rounds(
+    connection: ServerConnection,
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    clock: CallClock,
+    answers: Answerer,
+    sink: CallSink,
+    progress: Any,
+    journal_key: str,
+) -> types.CallToolResult:
+    """Run one 2026-07-28 call to its result (see the module docstring).
+
+    Raises:
+        the errors of :meth:`ServerConnection.send_call`; ``MCPToolCallError`` when the server
+        asks too many times or a request is refused; ``GraphInterrupt`` while a person answers.
+    """
+    journal = Journal.open(journal_key)
+
+    async def send(responses: dict[str, Any] | None, state: str | None) -> Round:
+        return await connection.send_call(
+            name,
+            arguments,
+            clock=clock,
+            sink=sink,
+            progress=progress,
+            input_responses=responses,
+            request_state=state,
+        )
+
+    async def stored(thunk: Callable[[], Awaitable[Round]]) -> Round:
+        if journal is None:
+            return await thunk()
+
+        async def encoded() -> dict[str, Any]:
+            try:
+                return _encode(await thunk())
+            except STORED_ERRORS as exc:
+                return encode_error(exc)
+
+        return _decode(await journal.record(encoded))
+
+    async def asked(result: Round) -> Round:
+        """A round that asks is stored before anyone answers it (a replay finds it)."""
+        if journal is None or not _asks(result):
+            return result
+        return await stored(lambda: _ready(result))
+
+    async def reissued(exc: MCPServerError) -> Round:
+        """The server no longer accepts the state it handed out: send the call afresh."""
+        if not _is_stale_state(exc):
+            raise exc
+        logger.info(
+            "MCP server %r no longer accepts the stored request state of %r (%s); re-issuing the call",
+            connection.name,
+            name,
+            exc.reason,
+        )
+        return await stored(lambda: send(None, None))
+
+    if journal is not None and journal.resuming:
+        result = await stored(lambda: send(None, None))
+    else:
+        result = await asked(await send(None, None))
+    rounds = 0
+    first_delay, max_delay = STATE_ONLY_BACKOFF
+    delay = first_delay
+    while isinstance(result, types.InputRequiredResult):
+        if not result.input_requests:
+            # "Not done yet": poll again after a back-off. Polls are not stored (a resumed run
+            # polls again from the last stored state), so a long wait writes no checkpoints.
+            await clock.sleep(delay)
+            delay = min(delay * 2, max_delay)
+            try:
+                result = await asked(await send(None, result.request_state))
+            except MCPServerError as exc:
+                result = await reissued(exc)
+            continue
+        delay = first_delay
+        rounds += 1
+        if rounds > INPUT_ROUNDS_MAX:
+            raise MCPToolCallError(
+                f"MCP tool {name!r} on server {connection.name!r} asked for input more than "
+                f"{INPUT_ROUNDS_MAX} times",
+                kind="protocol",
+            )
+        respond = await answers.plan_round(result.input_requests)
+        state = result.request_state
+
+        async def answer_and_send(respond: Any = respond, state: str | None = state) -> Round:
+            return await send(await respond() or None, state)
+
+        try:
+            result = await stored(answer_and_send)
+        except MCPServerError as exc:
+            result = await reissued(exc)
+    if not isinstance(result, types.CallToolResult):
+        raise MCPProtocolError(connection.name, f"unsupported result for {name!r}: {type(result).__name__}")
+    return result
+
+
+async def _ready(result: Round) -> Round:
+    return result

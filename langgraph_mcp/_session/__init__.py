@@ -1,0 +1,11 @@
+"""The session layer: transports, the owner task, the connection, request routing.
+
+It knows MCP and nothing above it (no tools, no graphs, no interrupts). The layers above reach
+it through :class:`ServerConnection` and the :class:`CallSink` protocol.
+"""
+
+from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp._session.connection import Era, Round, ServerConnection
+from langgraph_mcp._session.routing import CallSink
+
+__all__ = ["CallClock", "CallSink", "Era", "Round", "ServerConnection"]

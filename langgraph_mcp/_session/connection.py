@@ -1,0 +1,500 @@
+"""One server's connection: its session, tool listing, and the requests sent over it.
+
+A :class:`ServerConnection` connects lazily, reconnects after its session died (see
+``owner.py``), remembers the protocol era it negotiated so reconnects skip the probe, caches the
+server's tool listing until ``list_changed`` or a reconnect, and sends ``tools/call`` requests.
+:meth:`ServerConnection.send_call` is the one place where what the SDK and the transport raise
+becomes this package's errors (``errors.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import warnings
+from collections.abc import Mapping
+from typing import Any, Literal, cast
+
+import anyio
+import httpx2
+import jsonschema
+import mcp_types as types
+from jsonschema.exceptions import SchemaError, best_match
+from jsonschema.protocols import Validator
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter, ValidationError
+from referencing.exceptions import Unresolvable
+
+from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp._session.owner import Session, SessionOwner
+from langgraph_mcp._session.routing import CallSink, Router
+from langgraph_mcp._session.transports import TransportKind, describe
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
+from langgraph_mcp.errors import (
+    MCPConnectionError,
+    MCPProtocolError,
+    MCPServerError,
+)
+
+__all__ = ["CLIENT_NAME", "Era", "Round", "ServerConnection"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+CLIENT_NAME = "langgraph-mcp"
+Era = Literal["2026-07-28", "legacy"]
+MODERN: Era = "2026-07-28"
+Round = types.CallToolResult | types.InputRequiredResult
+"""What one ``tools/call`` request returns: the result, or a request for input (2026-07-28)."""
+
+_ROUND: TypeAdapter[Round] = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+_MAX_PAGES = 1000
+_LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
+_TRANSPORT_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError)
+_PYTHON_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO + 5,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL + 5,
+    "emergency": logging.CRITICAL + 10,
+}
+_CLOSE_GRACE = 2.0
+
+
+def _client_info() -> types.Implementation:
+    from langgraph_mcp import __version__
+
+    return types.Implementation(name=CLIENT_NAME, version=__version__)
+
+
+class ServerConnection:
+    """One server's long-lived session, its tool listing, and the calls sent over it.
+
+    ``fallback`` answers the server's requests that belong to no call (see ``routing.py``).
+    ``default_timeout`` bounds a call when neither the tool nor the configuration sets a limit.
+    A connection belongs to one event loop at a time; used from a new loop after the old one
+    is gone (a second ``asyncio.run``), it starts afresh.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        *,
+        fallback: CallSink,
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.default_timeout = default_timeout
+        self.logger = logging.getLogger(f"langgraph_mcp.server.{name}")
+        """Where the server's log notifications go (its stderr: ``<this>.stderr``)."""
+        self.tools_version = 0
+        """Bumped whenever the listing may have changed (``list_changed``, reconnect)."""
+        self.protocol_version: str | None = None
+        self._fallback = fallback
+        self._mode: str = config.protocol
+        self._prior_discover: types.DiscoverResult | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._owner = SessionOwner(
+            name, config, self._new_client, on_connected=self._connected, alongside=self._alongside
+        )
+        self.router = Router(name, fallback)
+        self._tools: list[types.Tool] | None = None
+        self._by_name: dict[str, types.Tool] = {}
+        self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
+        self._tools_lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"
+        return f"ServerConnection({self.name!r}, {where})"
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def era(self) -> Era | None:
+        """``2026-07-28`` or ``legacy`` (2025-11-25 and older), once connected."""
+        if self.protocol_version is None:
+            return None
+        return "legacy" if self.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS else MODERN
+
+    @property
+    def transport(self) -> TransportKind | None:
+        session = self._owner.session
+        return session.transport if session is not None else None
+
+    @property
+    def connected(self) -> bool:
+        session = self._owner.session
+        return session is not None and session.alive
+
+    @property
+    def connects(self) -> int:
+        """Successful connects so far (1 while the first session lives)."""
+        return self._owner.connects
+
+    async def connect(self) -> None:
+        """Make sure a session is live (connecting or reconnecting if needed).
+
+        Raises:
+            MCPConnectionError: the server could not be started or reached.
+        """
+        await self._session()
+
+    async def client(self) -> Client:
+        """The live SDK ``Client``, for anything this package does not wrap."""
+        session = await self._session()
+        assert session.client is not None
+        return session.client
+
+    async def _session(self) -> Session:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._adopt_loop(loop)
+        return await self._owner.live()
+
+    def _adopt_loop(self, loop: asyncio.AbstractEventLoop) -> None:
+        old = self._loop
+        if old is not None and not old.is_closed() and old.is_running():
+            raise MCPConnectionError(
+                self.name,
+                "this connection is bound to another running event loop; use one pool per event loop",
+            )
+        # The old loop is gone (e.g. a second ``asyncio.run``) and its owner task with it.
+        self._loop = loop
+        self._owner.forget()
+        self.router = Router(self.name, self._fallback)
+        self._tools = None
+        self._tools_lock = asyncio.Lock()
+
+    # -- session lifecycle hooks (run in the owner task) ------------------------------------------
+
+    def _new_client(self, target: Any) -> Client:
+        return Client(
+            target,
+            mode=cast(Any, self._mode),
+            prior_discover=self._prior_discover,
+            client_info=_client_info(),
+            message_handler=self._on_message,
+            logging_callback=self._on_log,
+            elicitation_callback=self._on_elicit,
+            sampling_callback=self._on_sample,
+            list_roots_callback=self._on_roots,
+            cache=None,
+        )
+
+    async def _connected(self, session: Session) -> None:
+        client = session.client
+        assert client is not None
+        self.protocol_version = client.protocol_version
+        self._tools_changed()
+        if self._mode == "auto":  # remember the era: reconnects skip the probe
+            if client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+                self._mode = "legacy"
+            elif client.session.discover_result is not None:
+                self._mode = client.protocol_version
+                self._prior_discover = client.session.discover_result
+        self.router.untied = session.transport in ("stdio", "sse") and self.era == "legacy"
+        await self._set_legacy_log_level(client)
+
+    def _alongside(self, session: Session) -> Any:
+        client = session.client
+        assert client is not None
+        caps = client.server_capabilities.tools
+        if self.era == MODERN and caps is not None and caps.list_changed:
+            return self._listen(client)
+        return None
+
+    async def _set_legacy_log_level(self, client: Client) -> None:
+        """Handshake-era servers take one level per session (2026-07-28: per request)."""
+        level = self.config.log_level
+        if level is None or self.era != "legacy":
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                with anyio.fail_after(self.config.connect_timeout):
+                    await client.set_logging_level(level)
+        except (MCPError, TimeoutError) as exc:  # many servers do not implement logging/setLevel
+            logger.debug("MCP server %r: logging/setLevel %s refused: %s", self.name, level, describe(exc))
+
+    async def _listen(self, client: Client) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as sub:
+                async for _event in sub:
+                    self._tools_changed()
+        except Exception as exc:  # a lost subscription must not end the session
+            logger.debug("MCP server %r: tools/list_changed subscription ended: %s", self.name, exc)
+
+    # -- SDK callbacks (may run on the session's own tasks) ----------------------------------
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._tools_changed()
+        elif isinstance(message, Exception):
+            logger.debug("MCP server %r: transport reported %r", self.name, message)
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
+        text = f"[{params.logger}] {data}" if params.logger else data
+        self.logger.log(_PYTHON_LEVELS.get(params.level, logging.INFO), "%s", text)
+        await self.router.log(params)
+
+    async def _on_elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        return await self.router.elicit(params)
+
+    async def _on_sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        return await self.router.sample(params)
+
+    async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        return self.list_roots()
+
+    def list_roots(self) -> types.ListRootsResult:
+        """The roots configured for this server (the same for every call)."""
+        return types.ListRootsResult(roots=[types.Root.model_validate(r) for r in self.config.roots])
+
+    # -- tools ---------------------------------------------------------------------------------
+
+    def _tools_changed(self) -> None:
+        self._tools = None
+        self.tools_version += 1
+
+    async def refresh_tools(self) -> list[types.Tool]:
+        """Drop the cached listing and list again."""
+        self._tools_changed()
+        return await self.list_tools()
+
+    async def list_tools(self) -> list[types.Tool]:
+        """The server's tools (every page), cached until ``list_changed`` or a reconnect.
+
+        Raises:
+            MCPConnectionError: the server could not be reached or did not answer.
+        """
+        session = await self._session()
+        if self._tools is not None:
+            return self._tools
+        async with self._tools_lock:
+            if self._tools is not None:
+                return self._tools
+            client = session.client
+            assert client is not None
+            version = self.tools_version
+            tools: list[types.Tool] = []
+            cursor: str | None = None
+            try:
+                for _ in range(_MAX_PAGES):
+                    with anyio.fail_after(self.config.connect_timeout):
+                        page = await client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+            except (MCPError, TimeoutError, OSError, *_TRANSPORT_ERRORS) as exc:
+                if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                    session.end()
+                raise MCPConnectionError(
+                    self.name, f"tools/list failed: {describe(exc)}" + session.stderr_hint()
+                ) from exc
+            if version == self.tools_version and session is self._owner.session:
+                self._tools = tools
+                self._by_name = {t.name: t for t in reversed(tools)}
+            return tools
+
+    def listed(self, name: str) -> types.Tool | None:
+        """The tool called ``name`` in the last listing, if any."""
+        return self._by_name.get(name)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    def timeout_for(self, tool: str) -> tuple[float | None, str]:
+        """The limit for one call of ``tool`` (seconds, ``None``: none) and how to name it: the
+        server's ``tool_timeouts``, then its ``timeout``, then the pool's ``default_timeout``."""
+        config = self.config
+        if tool in config.tool_timeouts:
+            return config.tool_timeouts[tool], f"server {self.name!r} tool_timeouts[{tool!r}]"
+        if "timeout" in config.model_fields_set:
+            return config.timeout, f"server {self.name!r} timeout"
+        return self.default_timeout, "the default timeout"
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> types.CallToolResult:
+        """Call ``name`` directly, outside any graph, within its configured limit: questions from
+        the server get only the answers code can give (see ``elicitation``), and a 2026-07-28
+        round that asks is an error.
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError.
+        """
+        clock = CallClock(self.timeout_for(name)[0], server=self.name, what=f"tool {name!r}")
+        result = await self.send_call(name, arguments or {}, clock=clock, sink=self._fallback)
+        if not isinstance(result, types.CallToolResult):
+            raise MCPProtocolError(self.name, f"{name!r} asked for input; call it through a tool in a graph")
+        return result
+
+    async def send_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool = False,
+        progress: ProgressFnT | None = None,
+        meta: types.RequestParamsMeta | None = None,
+        input_responses: types.InputResponses | None = None,
+        request_state: str | None = None,
+    ) -> Round:
+        """Send one ``tools/call`` request over the shared session and return what it returned.
+
+        ``sink`` receives the server's requests and logs that belong to this call; ``exclusive``
+        says they may need a person (see ``routing.py``). ``clock`` bounds the request, the
+        time it waits for its turn included. On 2026-07-28 a ``HEADER_MISMATCH`` (the tool's
+        schema changed since it was listed) re-lists the tools and sends the request once more.
+        A successful result is checked against the tool's ``outputSchema``.
+
+        Raises:
+            MCPConnectionError: cannot connect, or the session died or closed during the call
+                (its outcome is unknown; the next call reconnects).
+            MCPTimeoutError: ``clock`` ran out; the server was asked to cancel the request.
+            MCPServerError: the server answered with a JSON-RPC error.
+            MCPProtocolError: the answer broke the protocol or the tool's ``outputSchema``.
+        """
+        session = await self._session()
+        client = session.client
+        assert client is not None
+        if self.config.log_level is not None and self.era == MODERN:
+            meta = cast(types.RequestParamsMeta, {**(meta or {}), _LOG_LEVEL_META: self.config.log_level})
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name=name,
+                arguments=dict(arguments),
+                input_responses=input_responses,
+                request_state=request_state,
+                _meta=meta,
+            )
+        )
+        resent = False
+        while True:
+            try:
+                result = await self._send(session, client, request, clock, sink, exclusive, progress)
+            except MCPServerError as exc:
+                if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
+                    raise
+                resent = True
+                await self.refresh_tools()
+                continue
+            if isinstance(result, types.CallToolResult) and not result.is_error:
+                self._check_output(name, result)
+            return result
+
+    async def _send(
+        self,
+        session: Session,
+        client: Client,
+        request: types.CallToolRequest,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+    ) -> Round:
+        name = request.params.name
+        lost = f"the connection was lost during the call to {name!r}"
+        try:
+            async with clock.running():
+                while True:
+                    async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
+                        result = await client.session.send_request(
+                            request, _ROUND, progress_callback=progress
+                        )
+                    if not call.scope.cancelled_caught:
+                        return result
+                    if not call.resend:
+                        closed = f"the connection was closed during the call to {name!r}"
+                        raise MCPConnectionError(self.name, closed)
+                    # Cancelled so that its question can be tied to it: send it again, in turn.
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                session.end()
+                await session.settle_stderr()
+                raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
+            raise MCPServerError(self.name, exc.code, exc.error.message, exc.error.data) from exc
+        except _TRANSPORT_ERRORS as exc:
+            session.end()
+            raise MCPConnectionError(self.name, f"{lost}: {describe(exc)}") from exc
+        except ValidationError as exc:
+            raise MCPProtocolError(
+                self.name, f"the answer to {name!r} is not a valid MCP result: {exc}"
+            ) from exc
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # we were cancelled: let it propagate
+            # The SDK cancelled the request because its transport failed under it.
+            session.end()
+            raise MCPConnectionError(self.name, lost) from None
+
+    def _check_output(self, name: str, result: types.CallToolResult) -> None:
+        tool = self.listed(name)
+        if tool is None or tool.output_schema is None:
+            return
+        if result.structured_content is None:
+            raise MCPProtocolError(
+                self.name, f"tool {name!r} declares an outputSchema but returned no structured content"
+            )
+        cached = self._validators.get(name)
+        if cached is None or cached[0] is not tool:
+            try:
+                cls = jsonschema.validators.validator_for(
+                    tool.output_schema, default=jsonschema.Draft202012Validator
+                )
+                cls.check_schema(tool.output_schema)
+                cached = (tool, cls(tool.output_schema))
+            except SchemaError as exc:
+                logger.warning(
+                    "MCP tool %r of server %r has an invalid outputSchema: %s", name, self.name, exc.message
+                )
+                cached = (tool, None)
+            self._validators[name] = cached
+        validator = cached[1]
+        if validator is None:
+            return
+        try:
+            error = best_match(validator.iter_errors(result.structured_content))
+        except Unresolvable as exc:
+            raise MCPProtocolError(
+                self.name, f"the outputSchema of {name!r} has a $ref that does not resolve: {exc}"
+            ) from None
+        if error is not None:
+            where = ".".join(map(str, error.absolute_path)) or "<structured content>"
+            raise MCPProtocolError(
+                self.name,
+                f"the structured content of {name!r} breaks its outputSchema at {where}: {error.message}",
+            )
+
+    # -- closing -------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Cancel the requests in flight (the server is told), then end the session and wait for
+        any child process to exit. Calls in flight end with :class:`MCPConnectionError`.
+
+        Cancelling the caller still ends the session, and the cancellation propagates.
+        """
+        self._owner.refuse_new()
+        try:
+            if self._loop is asyncio.get_running_loop() and self.router.cancel_all():
+                # Let cancelled requests send their notifications/cancelled before the session
+                # ends, so the server does not answer into a closed stream.
+                with anyio.move_on_after(_CLOSE_GRACE):
+                    await self.router.drained()
+        finally:
+            await self._owner.aclose()

@@ -1,0 +1,263 @@
+"""The task that owns one server's session: connect, back off, close.
+
+The SDK's ``Client`` must be entered and exited in the same task, while LangGraph runs each node
+in its own task. A :class:`SessionOwner` therefore runs a dedicated *owner task* per session
+that enters the ``Client``, publishes it, and waits for a stop signal; any task on the same
+event loop may then send requests over it concurrently.
+
+Owner tasks start with an empty ``contextvars`` context, so SDK callbacks that run on the
+session's own tasks never see (and never write into) the context of whichever graph run
+happened to open the session.
+
+Connecting is bounded by ``connect_timeout``. After a failed connect, further attempts wait
+(1 s, doubling up to 30 s); meanwhile the last error is raised again at once. A session that
+died is replaced on the next use, never re-sending the request that failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from langgraph_mcp._session.transports import (
+    ClientFactory,
+    StderrTap,
+    TransportKind,
+    describe,
+    leaves,
+    open_client,
+)
+from langgraph_mcp.config import HTTPServerConfig, ServerConfig, SSEServerConfig, StdioServerConfig
+from langgraph_mcp.errors import MCPConnectionError
+
+__all__ = ["Session", "SessionOwner"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+RETRY_MIN, RETRY_MAX = 1.0, 30.0
+CLOSE_TIMEOUT = 15.0
+
+
+class Session:
+    """One connection attempt: its owner task, its ``Client`` once ready, its stderr."""
+
+    def __init__(self) -> None:
+        loop = asyncio.get_running_loop()
+        self.ready: asyncio.Future[Client] = loop.create_future()
+        self.stop = asyncio.Event()
+        self.client: Client | None = None
+        self.transport: TransportKind | None = None
+        self.alive = False
+        self.stderr: StderrTap | None = None
+        self.owner: asyncio.Task[None] | None = None
+        self.retry_at = 0.0
+
+    def end(self) -> None:
+        """The transport ended or failed: stop using this session."""
+        self.alive = False
+        self.stop.set()
+
+    def stderr_hint(self) -> str:
+        return self.stderr.hint() if self.stderr is not None else ""
+
+    async def settle_stderr(self) -> None:
+        if self.stderr is not None:
+            await self.stderr.settle()
+
+
+class SessionOwner:
+    """Owns the sessions of one server, one at a time.
+
+    ``make_client`` builds the ``Client`` for a transport target; ``on_connected(session)`` runs
+    in the owner task once the handshake is done (before the session is published), and
+    ``alongside(session)``, if it returns a coroutine, runs for as long as the session lives.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        make_client: ClientFactory,
+        *,
+        on_connected: Callable[[Session], Awaitable[None]],
+        alongside: Callable[[Session], Awaitable[None] | None],
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.connects = 0
+        """Successful connects so far (1 while the first session lives)."""
+        self._make_client = make_client
+        self._on_connected = on_connected
+        self._alongside = alongside
+        self._session: Session | None = None
+        self._closing = False
+        self._retry_delay = RETRY_MIN
+
+    @property
+    def session(self) -> Session | None:
+        """The current session (live, connecting, or the last one that failed)."""
+        return self._session
+
+    def refuse_new(self) -> None:
+        """From now on, :meth:`live` raises: the session is closing."""
+        self._closing = True
+
+    def forget(self) -> None:
+        """Drop the session without closing it: its event loop is gone, and its task with it."""
+        self._session = None
+
+    async def live(self) -> Session:
+        """The live session, connecting (or reconnecting) first if needed.
+
+        Raises:
+            MCPConnectionError: the server could not be started or reached (within the back-off
+                window after a failure, the last error is raised again without a new attempt).
+        """
+        if self._closing:
+            raise MCPConnectionError(self.name, "the connection pool is closed")
+        session = self._session
+        if session is not None and session.alive:
+            return session
+        if session is None or (session.ready.done() and not session.alive):
+            failed = session is not None and session.ready.done() and session.ready.exception() is not None
+            if failed and session is not None and time.monotonic() < session.retry_at:
+                raise session.ready.exception()  # type: ignore[misc]
+            session = self._start()
+        await asyncio.shield(session.ready)
+        return session
+
+    def _start(self) -> Session:
+        loop = asyncio.get_running_loop()
+        session = Session()
+        self._session = session
+        session.owner = loop.create_task(
+            self._own(session), name=f"mcp-connection:{self.name}", context=contextvars.Context()
+        )
+
+        def on_timeout() -> None:
+            if not session.ready.done():
+                session.ready.set_exception(
+                    MCPConnectionError(
+                        self.name,
+                        f"did not connect within {self.config.connect_timeout:g}s (connect_timeout)"
+                        + session.stderr_hint(),
+                    )
+                )
+                assert session.owner is not None
+                session.owner.cancel()
+
+        handle = loop.call_later(self.config.connect_timeout, on_timeout)
+        session.ready.add_done_callback(lambda _: handle.cancel())
+        session.ready.add_done_callback(lambda ready: self._after_connect(session, ready))
+        return session
+
+    def _after_connect(self, session: Session, ready: asyncio.Future[Client]) -> None:
+        if ready.cancelled() or ready.exception() is not None:
+            session.retry_at = time.monotonic() + self._retry_delay
+            self._retry_delay = min(self._retry_delay * 2, RETRY_MAX)
+        else:
+            self._retry_delay = RETRY_MIN
+
+    async def _own(self, session: Session) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                if isinstance(self.config, StdioServerConfig):
+                    session.stderr = StderrTap(self.name)
+                    await session.stderr.start()
+                opened = await open_client(
+                    stack,
+                    self.name,
+                    self.config,
+                    self._make_client,
+                    on_end=session.end,
+                    stderr=session.stderr,
+                )
+                session.client, session.transport = opened.client, opened.transport
+                self.connects += 1
+                await self._on_connected(session)
+                logger.debug(
+                    "connected to MCP server %r (protocol %s)", self.name, opened.client.protocol_version
+                )
+                async with anyio.create_task_group() as tg:
+                    work = self._alongside(session)
+                    if work is not None:
+                        tg.start_soon(_run, work)
+                    session.alive = True
+                    if not session.ready.done():
+                        session.ready.set_result(opened.client)
+                    await session.stop.wait()
+                    session.alive = False
+                    tg.cancel_scope.cancel()
+        except BaseException as exc:  # the owner must record every way it can end
+            session.alive = False
+            await session.settle_stderr()
+            if not session.ready.done():
+                if isinstance(exc, asyncio.CancelledError) and self._closing:
+                    session.ready.set_exception(
+                        MCPConnectionError(self.name, "the connection pool is closed")
+                    )
+                else:
+                    session.ready.set_exception(self._connect_error(exc, session))
+            elif not isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+                logger.warning("MCP server %r: connection ended: %s", self.name, describe(exc))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            session.alive = False
+            if session.stderr is not None:
+                session.stderr.close()
+
+    def _connect_error(self, exc: BaseException, session: Session) -> MCPConnectionError:
+        reason = describe(exc)
+        config = self.config
+        found = leaves(exc)
+        if isinstance(config, StdioServerConfig):
+            if any(isinstance(leaf, FileNotFoundError) for leaf in found):
+                reason = f"command {config.command!r} not found"
+            elif any(isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED for leaf in found):
+                reason = "the server process exited before completing the MCP handshake"
+        elif isinstance(config, (HTTPServerConfig, SSEServerConfig)):
+            reason = f"cannot connect to {config.url}: {reason}"
+        return MCPConnectionError(self.name, reason + session.stderr_hint())
+
+    async def aclose(self) -> None:
+        """Stop the owner task and wait for the session (and any child process) to end.
+
+        Cancelling the caller still stops the owner task, and the cancellation propagates.
+        """
+        self._closing = True
+        session = self._session
+        if session is None or session.owner is None or session.owner.done():
+            return
+        owner = session.owner
+        if owner.get_loop() is not asyncio.get_running_loop():
+            if not owner.get_loop().is_closed():
+                owner.get_loop().call_soon_threadsafe(owner.cancel)
+            return
+        session.stop.set()
+        if not session.ready.done():
+            owner.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(owner), CLOSE_TIMEOUT)
+        except TimeoutError:
+            owner.cancel()
+        except asyncio.CancelledError:
+            owner.cancel()
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the caller was cancelled, not just the owner
+        except Exception:  # already logged by the owner
+            pass
+
+
+async def _run(work: Awaitable[None]) -> None:
+    await work

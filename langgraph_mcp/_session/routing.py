@@ -1,0 +1,332 @@
+"""Which call a server's request or log message belongs to.
+
+Every request in flight is tracked as an :class:`InFlight` with the :class:`CallSink` of its
+call. A server-to-client request (``elicitation/create``, ``sampling/createMessage``) or log
+notification is handed to the sink of the call it belongs to, found in this order:
+
+1. the call whose context the SDK ran the callback in (in-process and streamable HTTP deliver a
+   call's requests in that call's context);
+2. the only call *active* on the server (sent, not finished, not itself waiting for an answer: a
+   call that waits for an answer cannot ask anything else);
+3. when several calls are active and one of them may need a person (``exclusive``), the request
+   waits until all but one of those calls have finished with the server's answer or been tied to
+   a question of their own: the remaining one asked it. The wait is bounded
+   (``ATTRIBUTION_WAIT``, then the ``fallback`` answers) and does not count against the asker's
+   clock. If every one of them is itself waiting on such a request (each asked at the same
+   moment, so none can finish), they are cancelled (the server is told) and sent again one at a
+   time: their questions then come one by one, each tied to its call;
+4. otherwise nobody: the router's ``fallback`` sink answers without a call (or refuses).
+
+A call that ended without the server's answer (timed out, cancelled, closed) may still have a
+question on its way; for ``GHOST_GRACE`` seconds it stays a candidate, and a question that can
+only be its own is dropped (answered ``cancel``), never handed to another call.
+
+Over transports that carry no caller context (stdio and SSE, 2025-11-25), calls that may need a
+person take turns, but only calls of tools that have asked something before: a tool that never
+asks runs in parallel with everything, and a tool's first question costs at most one re-send.
+While a call waits for its answer it gives up its turn; it takes a turn again before the answer
+is sent. Time spent waiting for a turn counts against the call's clock; time spent answering
+does not.
+
+The router knows nothing about interrupts: a sink is any object with the three methods below.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from langgraph_mcp._session.clock import CallClock
+
+__all__ = ["ATTRIBUTION_WAIT", "GHOST_GRACE", "CallSink", "InFlight", "Router"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+ATTRIBUTION_WAIT = 30.0
+"""Seconds a request that cannot be tied to one call yet waits for the other calls to settle."""
+GHOST_GRACE = 5.0
+"""Seconds a call that ended without the server's answer may still be the sender of a request."""
+
+_R = TypeVar("_R")
+
+
+class CallSink(Protocol):
+    """Receives what the server sends for one call while it runs."""
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None: ...
+
+    async def on_elicit(
+        self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+    ) -> types.ElicitResult | types.ErrorData: ...
+
+    async def on_sample(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData: ...
+
+
+@dataclass(eq=False)
+class InFlight:
+    """One request in flight, and the call it belongs to."""
+
+    sink: CallSink
+    tool: str
+    exclusive: bool
+    """Its requests may need a person, so they must be tied to it."""
+    clock: CallClock
+    state: Literal["queued", "active", "blocked", "done"] = "queued"
+    blocks: int = 0
+    """How often it has waited for an answer (a request tied to it)."""
+    has_turn: bool = False
+    answered: bool = False
+    """It ended with the server's answer (a result or an error), so it has no request pending."""
+    resend: bool = False
+    """Cancelled to be sent again (its question could not be tied to it)."""
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """Cancelled when the session closes under the request, or to send it again."""
+
+    def may_have_asked(self, blocks: int, ghosts: set[InFlight]) -> bool:
+        """Could it have sent a request that arrived when it had waited ``blocks`` times?"""
+        if self.resend or self.blocks != blocks:
+            return False  # cancelled for a re-send, or tied to a later request of its own
+        return self.state == "active" or self in ghosts
+
+
+@dataclass(eq=False)
+class _Parked:
+    """A request that could not be tied to a call yet, and the calls that may have sent it."""
+
+    candidates: dict[InFlight, int]
+    """Each candidate and how often it had waited for an answer when the request arrived."""
+    since: float
+
+    def left(self, ghosts: set[InFlight]) -> list[InFlight]:
+        return [c for c, blocks in self.candidates.items() if c.may_have_asked(blocks, ghosts)]
+
+
+_DROPPED = object()
+"""The request's call is gone (cancelled, or to be sent again): the request needs no answer."""
+
+
+_CURRENT: contextvars.ContextVar[InFlight | None] = contextvars.ContextVar(
+    "langgraph_mcp_in_flight", default=None
+)
+
+
+class Router:
+    """Routes one session's server-to-client requests and logs to the calls they belong to."""
+
+    def __init__(self, server: str, fallback: CallSink) -> None:
+        self.server = server
+        self.fallback = fallback
+        """Answers requests that belong to no call (or that cannot be tied to one)."""
+        self.untied = False
+        """Requests of this session carry no caller context (stdio or SSE, 2025-11-25)."""
+        self._calls: set[InFlight] = set()
+        self._ghosts: set[InFlight] = set()
+        self._asks: set[str] = set()
+        self._turn = asyncio.Lock()
+        self._changed = asyncio.Event()
+        self._answering = 0
+        self._parked: list[_Parked] = []
+
+    @asynccontextmanager
+    async def track(
+        self, sink: CallSink, *, tool: str, exclusive: bool, clock: CallClock
+    ) -> AsyncIterator[InFlight]:
+        """Track one request of a call while the block sends it (after its turn, if it takes
+        turns); the block runs inside the request's close scope."""
+        call = InFlight(sink=sink, tool=tool, exclusive=exclusive, clock=clock)
+        token = _CURRENT.set(call)
+        self._calls.add(call)
+        try:
+            with call.scope:
+                if self._takes_turns(call):
+                    await self._take_turn(call)
+                call.state = "active"
+                try:
+                    yield call
+                except MCPError:
+                    call.answered = True  # the server answered with an error
+                    raise
+                else:
+                    call.answered = True
+        finally:
+            call.state = "done"
+            self._give_turn(call)
+            self._calls.discard(call)
+            if not call.answered and not call.resend:
+                self._haunt(call)
+            _CURRENT.reset(token)
+            self._notify()
+
+    async def drained(self) -> None:
+        """Wait until no request is in flight either way (ours, or the server's to a call)."""
+        while self._calls or self._answering:
+            await self._wait_for_change()
+
+    def cancel_all(self) -> int:
+        """Cancel every request in flight (the session is closing); return how many."""
+        for call in self._calls:
+            call.scope.cancel()
+        return len(self._calls)
+
+    # -- server -> client ------------------------------------------------------------------
+
+    async def elicit(
+        self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
+    ) -> types.ElicitResult | types.ErrorData:
+        call = await self._owner()
+        if call is _DROPPED:
+            return types.ElicitResult(action="cancel")
+        if not isinstance(call, InFlight):
+            return await self.fallback.on_elicit(params)
+        return await self._answer(call, lambda: call.sink.on_elicit(params))
+
+    async def sample(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        call = await self._owner()
+        if call is _DROPPED:
+            return types.ErrorData(code=types.INVALID_REQUEST, message="the call was cancelled")
+        if not isinstance(call, InFlight):
+            return await self.fallback.on_sample(params)
+        return await self._answer(call, lambda: call.sink.on_sample(params))
+
+    async def log(self, params: types.LoggingMessageNotificationParams) -> None:
+        call = _CURRENT.get()
+        if call is None or call not in self._calls:
+            active = [c for c in self._calls if c.state == "active"]
+            call = active[0] if len(active) == 1 and not self._ghosts else None
+        if call is not None:
+            await call.sink.on_log(params)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    async def _answer(self, call: InFlight, answer: Callable[[], Awaitable[_R]]) -> _R:
+        """Let ``call`` answer a request tied to it: it waits (its clock stopped, its turn
+        given up), then takes a turn again before the answer goes to the server."""
+        self._asks.add(call.tool)
+        call.state = "blocked"
+        call.blocks += 1
+        self._give_turn(call)
+        self._answering += 1
+        self._notify()
+        try:
+            call.clock.pause()
+            try:
+                return await answer()
+            finally:
+                call.clock.resume()
+        finally:
+            self._answering -= 1
+            self._notify()
+            await self._reactivate(call)
+
+    async def _reactivate(self, call: InFlight) -> None:
+        """``call`` answered: it is active on the server again, in turn where it takes turns."""
+        if call.state != "blocked":
+            return  # it ended meanwhile
+        try:
+            if self._takes_turns(call) and not call.has_turn:
+                await self._take_turn(call)
+                if call.state != "blocked":  # it ended while waiting for the turn
+                    self._give_turn(call)
+        finally:
+            if call.state == "blocked":
+                call.state = "active"
+
+    async def _owner(self) -> InFlight | object | None:
+        """The call a request belongs to, ``None`` for none, or ``_DROPPED``."""
+        current = _CURRENT.get()
+        if current is not None and (current in self._calls or current in self._ghosts):
+            return current if current.state != "done" else _DROPPED
+        snapshot = {
+            c: c.blocks for c in (*self._calls, *self._ghosts) if c.may_have_asked(c.blocks, self._ghosts)
+        }
+        if len(snapshot) <= 1:
+            only = next(iter(snapshot), None)
+            return _DROPPED if only is not None and only.state == "done" else only
+        if not any(c.exclusive for c in snapshot):
+            return None  # nobody needs a person: answer without knowing the call
+        # From now on, calls of these tools take turns: their next questions are tied at once.
+        self._asks.update(c.tool for c in snapshot)
+        parked = _Parked(snapshot, since=asyncio.get_running_loop().time())
+        self._parked.append(parked)
+        self._notify()
+        try:
+            with anyio.move_on_after(ATTRIBUTION_WAIT):
+                while True:
+                    left = parked.left(self._ghosts)
+                    if len(left) == 1 and left[0].state != "done":
+                        # The time spent finding out was the client's, not the server's.
+                        left[0].clock.refund(asyncio.get_running_loop().time() - parked.since)
+                        return left[0]
+                    if len(left) <= 1:
+                        return _DROPPED
+                    self._break_deadlock()
+                    await self._wait_for_change()
+        finally:
+            self._parked.remove(parked)
+            self._notify()
+        logger.warning(
+            "MCP server %r asked something while %d calls were running; it could not be tied to "
+            "one of them within %gs",
+            self.server,
+            len(snapshot),
+            ATTRIBUTION_WAIT,
+        )
+        return None
+
+    def _break_deadlock(self) -> None:
+        """When every call that may have sent a waiting request is itself waiting on one (as many
+        requests as calls), none can finish: cancel them all, to be sent again one at a time."""
+        stuck = {c for parked in self._parked for c in parked.left(self._ghosts)}
+        if not stuck or any(c.state == "done" for c in stuck) or len(self._parked) < len(stuck):
+            return  # a call may still finish (or a ghost fade): wait
+        logger.info(
+            "MCP server %r: %d calls asked at the same moment; sending them again one at a time",
+            self.server,
+            len(stuck),
+        )
+        for call in stuck:
+            call.resend = True
+            call.scope.cancel()
+        self._notify()
+
+    def _haunt(self, call: InFlight) -> None:
+        """``call`` ended without the server's answer: for a while, it may still be asking."""
+        self._ghosts.add(call)
+
+        def fade() -> None:
+            self._ghosts.discard(call)
+            self._notify()
+
+        asyncio.get_running_loop().call_later(GHOST_GRACE, fade)
+
+    def _takes_turns(self, call: InFlight) -> bool:
+        return self.untied and call.exclusive and call.tool in self._asks
+
+    async def _take_turn(self, call: InFlight) -> None:
+        await self._turn.acquire()
+        call.has_turn = True
+
+    def _give_turn(self, call: InFlight) -> None:
+        if call.has_turn:
+            call.has_turn = False
+            self._turn.release()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def _wait_for_change(self) -> None:
+        await self._changed.wait()

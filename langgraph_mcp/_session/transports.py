@@ -1,0 +1,286 @@
+"""Opening a server's transport and the SDK ``Client`` on top of it.
+
+* stdio: the child gets the SDK's safe default environment plus its configured ``env``; its
+  stderr is forwarded line by line to the logger ``langgraph_mcp.server.<name>.stderr`` and
+  its last lines are kept for error messages; the end of its stdout ends the session at once.
+* streamable HTTP, falling back to the old HTTP+SSE transport when the server only speaks that.
+* SSE.
+* in-process (an ``MCPServer`` or low-level ``Server`` object).
+
+HTTP transports get no read timeout: a request may run as long as its call's own limit allows
+(see ``clock.py``), and an idle notification stream may stay open for hours. Connecting,
+writing and pool waits are bounded (30 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, Literal, TextIO, TypeAlias, cast
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+
+from langgraph_mcp.config import (
+    HTTPServerConfig,
+    InProcessServerConfig,
+    ServerConfig,
+    SSEServerConfig,
+    StdioServerConfig,
+)
+
+__all__ = ["ClientFactory", "Opened", "StderrTap", "TransportKind", "describe", "leaves", "open_client"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+TransportKind: TypeAlias = Literal["stdio", "http", "sse", "in_process"]
+ClientFactory: TypeAlias = Callable[[Any], Client]
+"""Builds the SDK ``Client`` for a transport target (a transport context manager or a server)."""
+
+_STDERR_TAIL = 20
+_HTTP_TIMEOUT = 30.0
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """Flatten the ExceptionGroups anyio wraps connection failures in."""
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for inner in exc.exceptions:
+            out.extend(leaves(inner))
+        return out
+    return [exc]
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line description of a failure, without tracebacks."""
+    parts = []
+    for leaf in leaves(exc):
+        text = str(leaf) or type(leaf).__name__
+        if isinstance(leaf, MCPError):
+            text = f"{leaf.error.message} (MCP error {leaf.code})"
+        elif isinstance(leaf, httpx2.HTTPError):
+            text = f"{type(leaf).__name__}: {leaf}"
+        elif isinstance(leaf, FileNotFoundError):
+            text = f"command not found: {leaf.filename or leaf}"
+        if text not in parts:
+            parts.append(text)
+    return "; ".join(parts)
+
+
+class StderrTap:
+    """Forwards a stdio child's stderr to logging and keeps its last lines."""
+
+    def __init__(self, server: str) -> None:
+        self._log = logging.getLogger(f"langgraph_mcp.server.{server}.stderr")
+        self.tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
+        read_fd, write_fd = os.pipe()
+        self.writer: TextIO = os.fdopen(write_fd, "w")
+        self._read_file = os.fdopen(read_fd, "rb", buffering=0)
+        self._transport: asyncio.ReadTransport | None = None
+        self._partial = b""
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        tap = self
+
+        class _Proto(asyncio.Protocol):
+            def data_received(self, data: bytes) -> None:
+                tap._feed(data)
+
+            def eof_received(self) -> bool | None:
+                tap._feed(b"\n")
+                return None
+
+        self._transport, _ = await loop.connect_read_pipe(_Proto, self._read_file)
+
+    def _feed(self, data: bytes) -> None:
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for raw in lines:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                self.tail.append(line)
+                self._log.info("%s", line)
+
+    def spawned(self) -> None:
+        """Close our copy of the write end once the child holds its own."""
+        if not self.writer.closed:
+            self.writer.close()
+
+    async def settle(self) -> None:
+        """Give output the child wrote just before exiting a moment to arrive."""
+        for _ in range(5):
+            await asyncio.sleep(0.02)
+
+    def hint(self) -> str:
+        """The last lines of the child's stderr, for an error message ("" if none)."""
+        if not self.tail:
+            return ""
+        return "\nlast lines of the server's stderr:\n  " + "\n  ".join(self.tail)
+
+    def close(self) -> None:
+        self.spawned()
+        if self._transport is not None:
+            self._transport.close()
+        else:
+            self._read_file.close()
+
+
+class _WatchedReadStream:
+    """Delegates to a transport's read stream and reports when it ends.
+
+    A stdio server that exits does not end the ``Client`` context on its own; the end of its
+    stdout is the earliest sign, so it ends the session here.
+    """
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc)
+        return result
+
+
+@asynccontextmanager
+async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write):
+        yield _WatchedReadStream(read, on_end), write
+
+
+class Opened:
+    """A client entered on an exit stack, and what it runs over."""
+
+    def __init__(self, client: Client, transport: TransportKind) -> None:
+        self.client = client
+        self.transport = transport
+
+
+async def open_client(
+    stack: AsyncExitStack,
+    name: str,
+    config: ServerConfig,
+    make_client: ClientFactory,
+    *,
+    on_end: Callable[[], None],
+    stderr: StderrTap | None,
+) -> Opened:
+    """Open ``config``'s transport and enter a ``Client`` on it (both closed by ``stack``).
+
+    ``on_end`` is called when the transport's read stream ends; ``stderr`` (stdio only) receives
+    the child's stderr.
+    """
+
+    def client_for(target: Any) -> Client:
+        if not isinstance(target, (MCPServer, Server)):
+            target = _watched(target, on_end)
+        return make_client(target)
+
+    if isinstance(config, InProcessServerConfig):
+        return Opened(await stack.enter_async_context(client_for(config.server)), "in_process")
+    if isinstance(config, StdioServerConfig):
+        assert stderr is not None
+        params = StdioServerParameters(
+            command=config.command,
+            args=list(config.args),
+            env=dict(config.env) or None,
+            cwd=config.cwd,
+            encoding=config.encoding,
+        )
+        try:
+            transport = stdio_client(params, errlog=stderr.writer)
+            return Opened(await stack.enter_async_context(client_for(transport)), "stdio")
+        finally:
+            stderr.spawned()
+    if isinstance(config, SSEServerConfig):
+        return Opened(await stack.enter_async_context(client_for(_sse(config))), "sse")
+    assert isinstance(config, HTTPServerConfig)
+    http = httpx2.AsyncClient(
+        headers=dict(config.headers) or None,
+        auth=config.auth,
+        timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=None),
+    )
+    await stack.enter_async_context(http)
+    try:
+        async with AsyncExitStack() as attempt:
+            transport = streamable_http_client(config.url, http_client=http)
+            client = await attempt.enter_async_context(client_for(transport))
+            stack.push_async_exit(attempt.pop_all())
+            return Opened(client, "http")
+    except Exception as exc:
+        if not (config.sse_fallback and _maybe_sse_only(exc) and await _serves_sse(http, config.url)):
+            raise
+    logger.info("MCP server %r serves the old HTTP+SSE transport; using it", name)
+    return Opened(await stack.enter_async_context(client_for(_sse(config))), "sse")
+
+
+def _sse(config: HTTPServerConfig | SSEServerConfig) -> Any:
+    read_timeout = config.sse_read_timeout if isinstance(config, SSEServerConfig) else None
+    return sse_client(
+        config.url,
+        headers=dict(config.headers) or None,
+        timeout=_HTTP_TIMEOUT,
+        # None: an idle event stream is never cut (the SDK's default cuts it after 300 s).
+        sse_read_timeout=cast(float, read_timeout),
+        auth=config.auth,
+    )
+
+
+def _maybe_sse_only(exc: BaseException) -> bool:
+    """Did a streamable-HTTP handshake fail the way an old SSE-only server fails it?"""
+    for leaf in leaves(exc):
+        if isinstance(leaf, MCPError) and leaf.code in (types.METHOD_NOT_FOUND, types.INTERNAL_ERROR):
+            return True
+        if isinstance(leaf, httpx2.HTTPStatusError) and leaf.response.status_code in (400, 404, 405):
+            return True
+    return False
+
+
+async def _serves_sse(http: httpx2.AsyncClient, url: str) -> bool:
+    """Does ``GET url`` open an SSE stream (the old transport's endpoint)?"""
+    try:
+        with anyio.fail_after(_HTTP_TIMEOUT):
+            async with http.stream("GET", url, headers={"Accept": "text/event-stream"}) as response:
+                kind = response.headers.get("content-type", "")
+                return response.status_code == 200 and kind.startswith("text/event-stream")
+    except (httpx2.HTTPError, TimeoutError):
+        return False

@@ -1,0 +1,192 @@
+"""Public payload, resume, stream-event and artifact types (plain JSON ``TypedDict``s).
+
+Everything here crosses a boundary a user's code or UI sees: ``interrupt()`` values raised when
+an MCP server asks for input, the resume values that answer them, custom stream events, and
+``ToolMessage.artifact``. All are JSON-serialisable, so they are safe in checkpoints and over
+the LangGraph server API.
+
+Elicitation interrupt (a superset of ``langchain.mcp``'s ``MCPElicitationInterrupt``, so a UI
+written for that works unchanged)::
+
+    {"type": "mcp_elicitation", "server": "shop", "tool_name": "delete_item",
+     "tool_call_id": "call_1", "requests": [
+        {"key": "confirm#1a2b3c", "mode": "form", "message": "Really delete?",
+         "requested_schema": {"type": "object", "properties": {...}, "required": [...]}},
+        {"key": "login#4d5e6f", "mode": "url", "message": "Sign in", "url": "https://..."}]}
+
+Each request ``key`` names that exact question (it changes when the server asks something
+else), so an answer can never be applied to a question it was not given for. Resume value::
+
+    {"responses": {"confirm#1a2b3c": {"action": "accept", "content": {...}},
+                   "login#4d5e6f": {"action": "decline"}}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+
+__all__ = [
+    "ELICITATION_INTERRUPT_TYPE",
+    "SAMPLING_INTERRUPT_TYPE",
+    "ElicitationHandler",
+    "MCPCallInfo",
+    "MCPElicitationAccept",
+    "MCPElicitationCancel",
+    "MCPElicitationDecline",
+    "MCPElicitationFormRequest",
+    "MCPElicitationInterrupt",
+    "MCPElicitationRequest",
+    "MCPElicitationResponse",
+    "MCPElicitationResume",
+    "MCPElicitationUrlRequest",
+    "MCPLogEvent",
+    "MCPProgressEvent",
+    "MCPSamplingInterrupt",
+    "MCPSamplingResume",
+    "MCPToolArtifact",
+]
+
+ELICITATION_INTERRUPT_TYPE = "mcp_elicitation"
+SAMPLING_INTERRUPT_TYPE = "mcp_sampling"
+
+
+# -- elicitation ------------------------------------------------------------------------------
+
+
+class MCPElicitationFormRequest(TypedDict):
+    """A question answered by filling in a form."""
+
+    key: str
+    mode: Literal["form"]
+    message: str
+    requested_schema: dict[str, Any]
+
+
+class MCPElicitationUrlRequest(TypedDict):
+    """A request to visit a URL (never opened automatically)."""
+
+    key: str
+    mode: Literal["url"]
+    message: str
+    url: str
+    elicitation_id: NotRequired[str]
+
+
+MCPElicitationRequest: TypeAlias = MCPElicitationFormRequest | MCPElicitationUrlRequest
+
+
+class MCPElicitationInterrupt(TypedDict):
+    """The ``interrupt()`` value raised when an MCP server asks a person for input."""
+
+    type: Literal["mcp_elicitation"]
+    server: str
+    tool_name: str
+    tool_call_id: str | None
+    requests: list[MCPElicitationRequest]
+
+
+class MCPElicitationAccept(TypedDict):
+    action: Literal["accept"]
+    content: NotRequired[dict[str, Any] | None]
+
+
+class MCPElicitationDecline(TypedDict):
+    action: Literal["decline"]
+
+
+class MCPElicitationCancel(TypedDict):
+    action: Literal["cancel"]
+
+
+MCPElicitationResponse: TypeAlias = MCPElicitationAccept | MCPElicitationDecline | MCPElicitationCancel
+
+
+class MCPElicitationResume(TypedDict):
+    """The resume value for an :class:`MCPElicitationInterrupt`: one response per request key."""
+
+    responses: dict[str, MCPElicitationResponse]
+
+
+# -- sampling ---------------------------------------------------------------------------------
+
+
+class MCPSamplingInterrupt(TypedDict):
+    """The ``interrupt()`` value raised to approve a server's sampling request."""
+
+    type: Literal["mcp_sampling"]
+    server: str
+    tool_name: str
+    tool_call_id: str | None
+    key: str
+    request: dict[str, Any]
+    """``sampling/createMessage`` params (``messages``, ``systemPrompt``, ``maxTokens``, ...)."""
+
+
+class MCPSamplingResume(TypedDict):
+    """``accept`` lets ``sampling_model`` answer, or answers with ``content`` itself."""
+
+    action: Literal["accept", "decline"]
+    content: NotRequired[str]
+
+
+# -- code policies ----------------------------------------------------------------------------
+
+
+class MCPCallInfo(TypedDict):
+    """The call a server's request belongs to. ``tool_name`` and ``tool_call_id`` are ``None``
+    when that cannot be told: a 2025-11-25 server over stdio or SSE asked while several calls
+    were running, and an answer that needs no person is given without knowing which."""
+
+    server: str
+    tool_name: str | None
+    tool_call_id: str | None
+
+
+ElicitationHandler: TypeAlias = Callable[
+    [MCPElicitationRequest, MCPCallInfo], Awaitable[MCPElicitationResponse]
+]
+"""An ``elicitation=`` policy: an async function that answers one request itself (no interrupt)."""
+
+
+# -- stream events ----------------------------------------------------------------------------
+
+
+class MCPProgressEvent(TypedDict):
+    """A ``stream_mode="custom"`` event for one MCP progress notification."""
+
+    type: Literal["mcp_progress"]
+    server: str
+    tool_name: str
+    tool_call_id: str | None
+    progress: float
+    total: float | None
+    message: str | None
+
+
+class MCPLogEvent(TypedDict):
+    """A ``stream_mode="custom"`` event for one MCP log notification."""
+
+    type: Literal["mcp_log"]
+    server: str
+    tool_name: str
+    tool_call_id: str | None
+    level: str
+    logger: str | None
+    data: Any
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+class MCPToolArtifact(TypedDict):
+    """``ToolMessage.artifact`` of an MCP tool call (plain JSON, checkpoint-safe).
+
+    ``structured_content`` has the same meaning as in ``langchain.mcp``'s artifact.
+    """
+
+    structured_content: dict[str, Any] | None
+    content: list[dict[str, Any]]
+    """Content blocks routed away from the model by ``output_handling``."""
+    meta: NotRequired[dict[str, Any]]
+    """The result's ``_meta``, when the server sent one."""

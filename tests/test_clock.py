@@ -1,0 +1,82 @@
+"""A call's clock: server time only, across requests, on the event loop's clock.
+
+Run on a dilated loop (``tests/clock.py``: 100 loop seconds per real second), so the waits are
+long in loop time and short in real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp.errors import MCPTimeoutError
+from tests.clock import run_dilated
+
+
+def test_the_limit_fires_and_says_what_and_how_long() -> None:
+    async def main() -> None:
+        clock = CallClock(10.0, server="demo", what="tool 'hang'")
+        with pytest.raises(MCPTimeoutError) as info:
+            async with clock.running():
+                await asyncio.sleep(60)
+        assert (info.value.server, info.value.what, info.value.seconds) == ("demo", "tool 'hang'", 10.0)
+        assert str(info.value) == "MCP server 'demo': tool 'hang' timed out after 10s"
+
+    run_dilated(main, factor=100)
+
+
+def test_time_spent_answering_does_not_count() -> None:
+    async def main() -> None:
+        clock = CallClock(10.0, server="demo", what="tool 'ask'")
+        async with clock.running():
+            await asyncio.sleep(6)  # the server works
+            clock.pause()  # ... asks a person, who takes far longer than the limit
+            await asyncio.sleep(30)
+            clock.resume()
+            await asyncio.sleep(3)  # the server finishes: 9 s of its time in all
+        remaining = clock.remaining
+        assert remaining is not None and 0.5 < remaining < 1.5
+        with pytest.raises(MCPTimeoutError):  # the next request has about 1 s left
+            async with clock.running():
+                await asyncio.sleep(5)
+
+    run_dilated(main, factor=100)
+
+
+def test_time_between_requests_does_not_count_but_polling_does() -> None:
+    async def main() -> None:
+        clock = CallClock(10.0, server="demo", what="tool 'poll'")
+        async with clock.running():
+            await asyncio.sleep(4)
+        await asyncio.sleep(30)  # answering a round between two requests
+        await clock.sleep(4)  # a poll interval is the server's time
+        with pytest.raises(MCPTimeoutError):
+            await clock.sleep(4)
+
+    run_dilated(main, factor=100)
+
+
+def test_no_limit_means_none() -> None:
+    async def main() -> None:
+        clock = CallClock(None, server="demo", what="tool 'slow'")
+        async with clock.running():
+            await asyncio.sleep(500)
+        assert clock.remaining is None
+
+    run_dilated(main, factor=1000)
+
+
+async def test_an_outer_cancellation_is_not_a_timeout() -> None:
+    clock = CallClock(30.0, server="demo", what="tool 'x'")
+
+    async def run() -> None:
+        async with clock.running():
+            await asyncio.sleep(10)
+
+    task = asyncio.ensure_future(run())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

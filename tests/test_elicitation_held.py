@@ -1,0 +1,159 @@
+"""2025-11-25 servers ask mid-call: held calls, re-issued calls, parallel questions.
+
+Over stdio and the old SSE transport a server's question carries nothing that ties it to the call
+that asked it; these tests hold several such calls open at once, resume them in the same process
+and in a new one, and check that every answer reaches the question it was given for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
+
+from langgraph_mcp import MCPToolNode
+from langgraph_mcp.elicitation import accept, resume_elicitations
+from tests.conftest_servers import serve_in_loop, stdio_params
+from tests.helpers import ai, run_phase, thread, tool_graph, tool_results
+from tests.servers import asker, fickle
+
+BOOK_ANSWERS = {
+    "Which dates for Oslo?": {"start": "2027-06-01", "nights": 2},
+    "Which dates for Rome?": {"start": "2027-07-01", "nights": 3},
+}
+
+
+def _answer_book(payload: dict[str, Any]) -> dict[str, Any]:
+    return {r["key"]: accept(BOOK_ANSWERS.get(r["message"], {"ok": True})) for r in payload["requests"]}
+
+
+@pytest.fixture(params=["stdio", "sse"])
+async def legacy_asker(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    """The asker server over a transport whose requests carry no caller context (2025-11-25)."""
+    if request.param == "stdio":
+        yield {**stdio_params("asker"), "protocol": "legacy"}
+    else:
+        async with serve_in_loop(asker.build_server(counters=asker.Counters()), "sse") as url:
+            yield {"url": url, "transport": "sse", "protocol": "legacy"}
+
+
+@pytest.mark.parametrize("send", [False, True], ids=["tools_condition", "send-per-call"])
+async def test_parallel_calls_asking_several_questions_all_complete(
+    legacy_asker: dict[str, Any], send: bool
+) -> None:
+    calls = (("book", {"city": "Oslo"}, "c1"), ("book", {"city": "Rome"}, "c2"))
+    async with MCPToolNode({"asker": legacy_asker}) as node:
+        graph = tool_graph(node, send=send)
+        out = await graph.ainvoke({"messages": [ai(*calls)]}, thread())
+        asked = []
+        for _ in range(4):
+            pending = out.get("__interrupt__")
+            if not pending:
+                break
+            asked.append(
+                sorted((i.value["tool_call_id"], i.value["requests"][0]["message"]) for i in pending)
+            )
+            out = await graph.ainvoke(resume_elicitations(pending, _answer_book), thread())
+        assert asked == [
+            [("c1", "Which dates for Oslo?"), ("c2", "Which dates for Rome?")],
+            [
+                ("c1", "Book 2 nights from 2027-06-01 in Oslo?"),
+                ("c2", "Book 3 nights from 2027-07-01 in Rome?"),
+            ],
+        ]
+        assert tool_results(out) == {
+            "c1": "booked Oslo from 2027-06-01 for 2 nights",
+            "c2": "booked Rome from 2027-07-01 for 3 nights",
+        }
+
+
+async def test_code_policies_answer_requests_that_cannot_be_tied_to_a_call() -> None:
+    asked: list[tuple[str, str | None]] = []
+
+    async def handler(request: Any, call: Any) -> Any:
+        asked.append((request["message"], call["tool_call_id"]))
+        return accept({"ok": True, "note": "by code"})
+
+    model = FakeMessagesListChatModel(responses=[AIMessage("short")] * 4)
+    server = {
+        **stdio_params("asker"),
+        "protocol": "legacy",
+        "elicitation": handler,
+        "sampling_model": model,
+    }
+    calls = (
+        ("slow_confirm", {"item": "a"}, "c1"),
+        ("delete_item", {"item": "b"}, "c2"),
+        ("summarize", {"text": "one"}, "c3"),
+        ("summarize", {"text": "two"}, "c4"),
+    )
+    async with MCPToolNode({"asker": server}) as node:
+        out = await tool_graph(node).ainvoke({"messages": [ai(*calls)]}, thread())
+    assert tool_results(out) == {
+        "c1": "deleted a (by code)",
+        "c2": "deleted b (by code)",
+        "c3": "summary: short",
+        "c4": "summary: short",
+    }
+    expected = {"Confirm a?": "c1", "Really delete b?": "c2"}
+    assert {m for m, _ in asked} == set(expected)
+    assert all(call_id in (expected[m], None) for m, call_id in asked), asked
+
+
+async def test_reissued_call_asks_again_when_the_question_changed() -> None:
+    """The person's time ran out, the call is re-issued, and the server now asks something else:
+    the answer given to the first question must not be applied to the second."""
+    state = fickle.FickleState(default_target="invoice-2024.pdf")
+    calls: list[str] = []
+    async with serve_in_loop(fickle.build_server(state=state, calls_log=calls)) as url:
+        config = {"url": url, "protocol": "legacy", "elicitation_timeout": 0.3}
+        async with MCPToolNode({"fickle": config}) as node:
+            graph = tool_graph(node)
+            out = await graph.ainvoke({"messages": [ai(("delete_target", {}, "c1"))]}, thread())
+            (pending,) = out["__interrupt__"]
+            assert pending.value["requests"][0]["message"] == "Really delete invoice-2024.pdf?"
+            await asyncio.sleep(1.0)  # longer than elicitation_timeout: the held call is cancelled
+            state.default_target = "ALL-BACKUPS"
+            yes = {r["key"]: accept({"ok": True}) for r in pending.value["requests"]}
+            out = await graph.ainvoke(Command(resume={pending.id: {"responses": yes}}), thread())
+            (again,) = out["__interrupt__"]
+            assert again.value["requests"][0]["message"] == "Really delete ALL-BACKUPS?"
+            no = {r["key"]: accept({"ok": False}) for r in again.value["requests"]}
+            out = await graph.ainvoke(Command(resume={again.id: {"responses": no}}), thread())
+            assert tool_results(out) == {"c1": "kept ALL-BACKUPS"}
+
+
+def test_reissued_call_in_a_new_process_asks_again_when_the_question_changed(tmp_path: Path) -> None:
+    db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
+    first = run_phase("changed_question", "start", db, log, "invoice-2024.pdf")
+    assert first["interrupts"] == [["c1", ["Really delete invoice-2024.pdf?"]]]
+    second = run_phase("changed_question", "resume", db, log, "ALL-BACKUPS", "ok")
+    assert second["interrupts"] == [["c1", ["Really delete ALL-BACKUPS?"]]]
+    assert second["results"] == {}
+    third = run_phase("changed_question", "resume", db, log, "ALL-BACKUPS", "no")
+    assert third["results"] == {"c1": "kept ALL-BACKUPS"}
+
+
+def test_parallel_questions_resumed_in_new_processes(tmp_path: Path) -> None:
+    db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
+    out = run_phase("parallel", "start", db, log)
+    asked = []
+    for _ in range(4):
+        if not out["interrupts"]:
+            break
+        asked.append(sorted((c, m[0]) for c, m in out["interrupts"]))
+        out = run_phase("parallel", "answer", db, log)
+    assert asked == [
+        [("c1", "Which dates for Oslo?"), ("c2", "Which dates for Rome?")],
+        [("c1", "Book 2 nights from 2027-06-01 in Oslo?"), ("c2", "Book 3 nights from 2027-07-01 in Rome?")],
+    ]
+    assert out["results"] == {
+        "c1": "booked Oslo from 2027-06-01 for 2 nights",
+        "c2": "booked Rome from 2027-07-01 for 3 nights",
+    }

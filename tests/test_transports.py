@@ -1,0 +1,102 @@
+"""HTTP transports have no hidden time limit: only the configured limits end a request.
+
+These tests run on an event loop whose clock is 200 times faster than the wall clock
+(``tests/clock.py``), with the fixture server on that same loop, so a request can stay open for
+longer than any default read timeout (the SDK's 300 s among them) in a few real seconds. The
+server sends no SSE keep-alive pings, as many servers and proxies do not: only the client's own
+limits can end a quiet request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langgraph.types import Command
+
+from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp.elicitation import accept
+from tests.clock import run_dilated
+from tests.conftest_servers import serve_in_loop
+from tests.helpers import ai, call, thread, tool_graph, tool_results, tools_by_name
+from tests.servers import asker, demo
+
+LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
+# Connecting takes a few real milliseconds, many loop seconds: keep connect_timeout out of the way.
+SLOW_CONNECT = {"connect_timeout": 3600.0}
+CASES = [("http", "auto"), ("http", "legacy"), ("sse", "auto"), ("sse", "legacy")]
+
+
+@pytest.mark.parametrize(("transport", "protocol"), CASES, ids=[f"{t}-{p}" for t, p in CASES])
+@pytest.mark.parametrize("timeout", [None, 3600.0], ids=["no-limit", "long-limit"])
+def test_a_long_quiet_call_holds_and_its_siblings_keep_working(
+    transport: str, protocol: str, timeout: float | None
+) -> None:
+    async def main() -> None:
+        server = demo.build_server(counters=demo.Counters())
+        async with serve_in_loop(server, transport, keepalive=False) as url:  # type: ignore[arg-type]
+            config = {
+                "url": url,
+                "transport": transport,
+                "protocol": protocol,
+                "timeout": timeout,
+                **SLOW_CONNECT,
+            }
+            async with MCPPool({"demo": config}) as pool:
+                tools = await tools_by_name(pool)
+                long = asyncio.ensure_future(call(tools["quiet_sleep"], {"seconds": LONGER_THAN_ANY_DEFAULT}))
+                await asyncio.sleep(LONGER_THAN_ANY_DEFAULT - 100)
+                assert not long.done()
+                sibling = await call(tools["add"], {"a": 2, "b": 3}, "c2")
+                assert (sibling.status, sibling.content) == ("success", "5")
+                message = await long
+                assert (message.status, message.content) == (
+                    "success",
+                    f"slept quietly {LONGER_THAN_ANY_DEFAULT}",
+                )
+                assert pool.connection("demo").connects == 1
+
+    run_dilated(main)
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_person_may_answer_after_any_default_limit(transport: str) -> None:
+    """A 2025-11-25 call held open while a person takes longer than any default read timeout
+    (``elicitation_timeout`` is 1 hour) is answered once, and sent once."""
+
+    async def main() -> None:
+        calls: list[str] = []
+        server = asker.build_server(counters=asker.Counters(), calls_log=calls)
+        async with serve_in_loop(server, transport, keepalive=False) as url:  # type: ignore[arg-type]
+            config = {"url": url, "transport": transport, "protocol": "legacy", **SLOW_CONNECT}
+            async with MCPToolNode({"asker": config}) as node:
+                graph = tool_graph(node)
+                out = await graph.ainvoke({"messages": [ai(("delete_item", {"item": "a"}, "c1"))]}, thread())
+                (pending,) = out["__interrupt__"]
+                await asyncio.sleep(LONGER_THAN_ANY_DEFAULT)  # the person thinks it over
+                yes = {r["key"]: accept({"ok": True}) for r in pending.value["requests"]}
+                out = await graph.ainvoke(Command(resume={pending.id: {"responses": yes}}), thread())
+                assert tool_results(out) == {"c1": "deleted a ()"}
+                assert node.pool.connection("asker").connects == 1
+        assert calls == ["delete_item rs=no ir=-"]
+
+    run_dilated(main)
+
+
+def test_the_configured_limit_still_fires() -> None:
+    async def main() -> dict[str, Any]:
+        server = demo.build_server(counters=demo.Counters())
+        async with (
+            serve_in_loop(server, keepalive=False) as url,
+            MCPPool({"demo": {"url": url, "timeout": 400.0, **SLOW_CONNECT}}) as pool,
+        ):
+            tools = await tools_by_name(pool)
+            message = await call(tools["quiet_sleep"], {"seconds": LONGER_THAN_ANY_DEFAULT})
+            after = await call(tools["add"], {"a": 1, "b": 1}, "c2")
+            return {"status": message.status, "content": message.content, "after": after.content}
+
+    out = run_dilated(main)
+    assert out["status"] == "error"
+    assert "timed out after 400s (server 'demo' timeout)" in out["content"]
+    assert out["after"] == "2"
