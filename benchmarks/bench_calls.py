@@ -144,4 +144,5 @@ if __name__ == "__main__":
     import logging
 
     logging.getLogger("mcp").setLevel(logging.ERROR)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
     asyncio.run(main())
