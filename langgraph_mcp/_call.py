@@ -27,7 +27,6 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.runtime import Runtime
 
 from langgraph_mcp._compat import graph_configurable, in_graph
-from langgraph_mcp._elicitation.answers import call_scope
 from langgraph_mcp._elicitation.held import run_held
 from langgraph_mcp._elicitation.policy import Answerer, CodeSink, needs_person
 from langgraph_mcp._elicitation.rounds import run_rounds
@@ -108,7 +107,7 @@ async def run_call(
                 answers=answers,
                 sink=sink,
                 progress=observer.on_progress,
-                journal_key=call_scope(connection.name, mcp_name, observer.tool_call_id),
+                journal_key=answers.scope,
             )
         if mode == "held":
             return await run_held(

@@ -64,10 +64,10 @@ if _missing:  # pragma: no cover - only with an unsupported langgraph
     )
 
 
-def graph_configurable() -> dict[str, Any] | None:
-    """The running graph task's ``configurable`` (``None`` outside a runnable context)."""
+def graph_configurable() -> Mapping[str, Any] | None:
+    """The running graph task's ``configurable``, read-only (``None`` outside a runnable context)."""
     try:
-        return dict(get_config().get("configurable") or {})
+        return get_config().get("configurable") or {}
     except RuntimeError:
         return None
 
