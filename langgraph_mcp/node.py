@@ -152,6 +152,10 @@ class MCPToolNode(ToolNode):
         """Connect every server now (concurrently) and register their tools."""
         await self._sync_tools()
 
+    async def drain(self, timeout: float) -> bool:
+        """See :meth:`MCPPool.drain` (the node's pool, shared or not)."""
+        return await self.pool.drain(timeout)
+
     async def aclose(self) -> None:
         """Close the node's own pool (a shared pool is left to its owner)."""
         if self._owns_pool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, Literal, TypeAlias
 
 import mcp_types as types
@@ -42,7 +43,10 @@ class MCPPool:
     ``default_timeout`` bounds each tool call (seconds, ``None`` for no limit)
     unless the tool or its server's configuration sets a limit of its own.
 
-    A pool is bound to the event loop it first connects on.
+    Sessions are bound to an event loop: a pool used from several loops (threads each running
+    their own, LangGraph server's ``BG_JOB_ISOLATED_LOOPS``) keeps one session per server per
+    loop, reuses it whenever that loop runs again, and stops it when the loop is closed or the
+    pool is.
     """
 
     def __init__(
@@ -119,6 +123,18 @@ class MCPPool:
     def tools_version(self) -> tuple[tuple[int, int], ...]:
         """Changes whenever any server's listing may have changed."""
         return tuple((c.tools_version, c.connects) for c in self.connections.values())
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait until no call is working on any server (calls waiting for a person's answer do
+        not count), at most ``timeout`` seconds; whether that happened. New calls may start
+        meanwhile: this is for a server that is shutting down while its runs finish."""
+        deadline = time.monotonic() + timeout
+        # Polled: calls may run on other threads' event loops.
+        while any(c.working() for c in self.connections.values()):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
     async def aclose(self) -> None:
         """Close every session (requests in flight end with :class:`MCPConnectionError`) and wait

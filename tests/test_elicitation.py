@@ -500,4 +500,4 @@ def _held(node: MCPToolNode) -> bool:
     """Is a 2025-11-25 call of the asker server still held open, waiting for a person?"""
     from langgraph_mcp._elicitation.held import _registry
 
-    return bool(_registry.get(node.pool.connection("asker")))
+    return bool(_registry.get(node.pool.connection("asker").scope()))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import socket
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +73,7 @@ async def test_era_is_negotiated_once_and_remembered() -> None:
         conn = pool.connection("demo")
         await conn.list_tools()
         assert counters.handshakes == 1
-        conn._owner.session.end()  # type: ignore[union-attr]  # drop the session as a dead transport would
+        conn.scope().owner.session.end()  # type: ignore[union-attr]  # drop the session as a dead transport would
         result = await conn.call_tool("add", {"a": 1, "b": 2})
         assert result.structured_content == {"result": 3}
         assert conn.connects == 2
@@ -87,7 +90,7 @@ async def test_legacy_reconnect_repeats_only_the_handshake() -> None:
     ):
         conn = pool.connection("demo")
         await conn.list_tools()
-        conn._owner.session.end()  # type: ignore[union-attr]
+        conn.scope().owner.session.end()  # type: ignore[union-attr]
         await conn.call_tool("add", {"a": 1, "b": 2})
         assert counters.handshakes == 2  # one initialize per session
         assert conn.protocol_version == "2025-11-25"
@@ -461,3 +464,133 @@ async def test_aclose_with_a_question_pending_over_http_logs_no_traceback(
             await asyncio.sleep(0.2)
     tracebacks = [r for r in caplog.records if r.exc_info and r.levelno >= logging.WARNING]
     assert tracebacks == [], [f"{r.name}: {r.getMessage()}" for r in tracebacks]
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid):
+        assert time.monotonic() < deadline, f"process {pid} is still running"
+        time.sleep(0.05)
+
+
+def stubborn_pool(pid_dir: Path, **env: str) -> MCPPool:
+    """The stubborn server ignores the end of its stdin: only a real close or a stop ends it."""
+    return MCPPool({"stubborn": stdio_params("stubborn", env={"DEMO_PID_DIR": str(pid_dir), **env})})
+
+
+async def ping(pool: MCPPool) -> str:
+    result = await pool.connection("stubborn").call_tool("ping", {})
+    return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+def test_each_event_loop_gets_its_own_session_and_keeps_it_between_runs(pid_dir: Path) -> None:
+    """LangGraph server's isolated run loops: several long-lived loops, each idle between runs,
+    sometimes running at the same time in their own threads."""
+    pool = stubborn_pool(pid_dir)
+    loops = [asyncio.new_event_loop() for _ in range(2)]
+    try:
+        assert loops[0].run_until_complete(ping(pool)) == "pong"
+        assert loops[1].run_until_complete(ping(pool)) == "pong"
+        assert loops[0].run_until_complete(ping(pool)) == "pong"  # its session is still there
+        assert len(spawned_pids(pid_dir)) == 2
+
+        async def three() -> list[str]:
+            return list(await asyncio.gather(*(ping(pool) for _ in range(3))))
+
+        with concurrent.futures.ThreadPoolExecutor(2) as threads:  # both loops at once
+            runs = [threads.submit(loop.run_until_complete, three()) for loop in loops]
+            assert [r.result(timeout=60) for r in runs] == [["pong"] * 3] * 2
+        assert len(spawned_pids(pid_dir)) == 2
+        assert pool.connection("stubborn").connects == 2
+
+        asyncio.run(pool.aclose())  # from a third loop: the idle loops' servers are stopped
+        for pid in spawned_pids(pid_dir):
+            wait_gone(pid)
+    finally:
+        for loop in loops:
+            loop.close()
+
+
+def test_closing_reaches_a_session_whose_loop_runs_in_another_thread(pid_dir: Path) -> None:
+    pool = stubborn_pool(pid_dir)
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever)
+    thread.start()
+    try:
+        assert asyncio.run_coroutine_threadsafe(ping(pool), other).result(timeout=60) == "pong"
+        [pid] = spawned_pids(pid_dir)
+        asyncio.run(pool.aclose())
+        assert not pid_alive(pid)  # closed on its own loop, and waited for
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join()
+        other.close()
+
+
+def test_the_server_of_a_closed_event_loop_is_stopped(
+    pid_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    pool = stubborn_pool(pid_dir)
+    loop = asyncio.new_event_loop()
+    assert loop.run_until_complete(ping(pool)) == "pong"
+    loop.close()  # without closing the pool: its session's tasks can never run again
+    [first] = spawned_pids(pid_dir)
+    assert pid_alive(first)
+    with caplog.at_level(logging.WARNING, logger="langgraph_mcp.pool"):
+        assert asyncio.run(ping(pool)) == "pong"  # a new loop: a new session; the old server stops
+    wait_gone(first)
+    assert f"stopping its server process (pid {first})" in caplog.text
+    assert len(spawned_pids(pid_dir)) == 2
+
+
+def test_closing_while_a_runner_loop_stops_between_jobs_does_not_hang(pid_dir: Path) -> None:
+    """LangGraph server's runner loops run only while a job runs (``run_until_complete``): a
+    close handed to such a loop just as its job ends is never finished there."""
+    pool = stubborn_pool(pid_dir)
+    loop = asyncio.new_event_loop()
+    finish = asyncio.Event()  # (bound to ``loop`` when first waited on)
+    pinged = threading.Event()
+
+    async def job() -> None:
+        await ping(pool)
+        pinged.set()
+        await finish.wait()
+
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        running = thread.submit(loop.run_until_complete, job())
+        assert pinged.wait(30)
+        [pid] = spawned_pids(pid_dir)
+        loop.call_soon_threadsafe(finish.set)  # the job ends as the close arrives
+
+        started = time.monotonic()
+        asyncio.run(pool.aclose())
+        assert time.monotonic() - started < 10
+        running.result(timeout=10)
+    assert not pid_alive(pid)
+    loop.close()
+
+
+def test_a_server_that_ignores_sigterm_is_killed(pid_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pool = stubborn_pool(pid_dir, STUBBORN_IGNORE_SIGTERM="1")
+    loop = asyncio.new_event_loop()
+    assert loop.run_until_complete(ping(pool)) == "pong"
+    [pid] = spawned_pids(pid_dir)
+    asyncio.run(pool.aclose())  # the first loop is idle: its server is stopped from here
+    assert not pid_alive(pid)  # SIGKILL after the grace period, and waited for
+    assert "stopping its server process" not in caplog.text  # the pool was closed: nothing to warn
+    loop.close()
+
+
+def test_a_session_closed_with_its_loop_is_never_signalled_later(
+    pid_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``asyncio.run`` closes the session at its end; its process number may be reused by then,
+    so nothing may be sent to it later."""
+    pool = stubborn_pool(pid_dir)
+    assert asyncio.run(ping(pool)) == "pong"
+    [first] = spawned_pids(pid_dir)
+    assert not pid_alive(first)  # closed when asyncio.run cancelled the session's task
+    with caplog.at_level(logging.WARNING, logger="langgraph_mcp.pool"):
+        assert asyncio.run(ping(pool)) == "pong"
+        asyncio.run(pool.aclose())
+    assert "stopping its server process" not in caplog.text

@@ -29,7 +29,7 @@ import mcp_types as types
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
 from langgraph_mcp._elicitation.policy import Answerer
-from langgraph_mcp._session import CallClock, CallSink, ServerConnection
+from langgraph_mcp._session import CallClock, CallSink, LoopScope, ServerConnection
 from langgraph_mcp.errors import MCPConnectionError, MCPProtocolError, MCPToolCallError
 from langgraph_mcp.progress import CallObserver
 
@@ -38,7 +38,8 @@ __all__ = ["run_held"]
 logger = logging.getLogger("langgraph_mcp.elicitation")
 
 _HeldKey = tuple[str, str, str, str]
-_registry: weakref.WeakKeyDictionary[ServerConnection, dict[_HeldKey, HeldCall]] = weakref.WeakKeyDictionary()
+# Per connection and event loop: a held call lives on the session of the loop that sent it.
+_registry: weakref.WeakKeyDictionary[LoopScope, dict[_HeldKey, HeldCall]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(eq=False)
@@ -188,7 +189,7 @@ async def run_held(
     ``interrupt()`` gets its own stored answer back, nothing is delivered twice); the first
     unanswered one is answered and delivered.
     """
-    calls = _registry.setdefault(connection, {})
+    calls = _registry.setdefault(connection.scope(), {})
     key = _key(runtime, answers.tool_call_id) if answers.in_graph else None
     held = calls.get(key) if key is not None else None
     if (

@@ -5,7 +5,7 @@ it through :class:`ServerConnection` and the :class:`CallSink` protocol.
 """
 
 from langgraph_mcp._session.clock import CallClock
-from langgraph_mcp._session.connection import Era, Round, ServerConnection
+from langgraph_mcp._session.connection import Era, LoopScope, Round, ServerConnection
 from langgraph_mcp._session.routing import CallSink
 
-__all__ = ["CallClock", "CallSink", "Era", "Round", "ServerConnection"]
+__all__ = ["CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection"]

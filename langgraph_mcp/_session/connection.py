@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
+import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, Literal, cast
 
 import anyio
@@ -31,7 +33,8 @@ from pydantic import TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._session.clock import CallClock
-from langgraph_mcp._session.owner import Session, SessionOwner
+from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
+from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
 from langgraph_mcp._session.transports import TransportKind, describe
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
@@ -41,7 +44,7 @@ from langgraph_mcp.errors import (
     MCPServerError,
 )
 
-__all__ = ["CLIENT_NAME", "Era", "Round", "ServerConnection"]
+__all__ = ["CLIENT_NAME", "Era", "LoopScope", "Round", "ServerConnection"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -79,8 +82,10 @@ class ServerConnection:
 
     ``fallback`` answers the server's requests that belong to no call (see ``routing.py``).
     ``default_timeout`` bounds a call when neither the tool nor the configuration sets a limit.
-    A connection belongs to one event loop at a time; used from a new loop after the old one
-    is gone (a second ``asyncio.run``), it starts afresh.
+    Sessions are bound to an event loop, so a connection keeps one session per event loop that
+    uses it (see :class:`LoopScope`): one in the usual single-loop process; one per run loop where
+    runs get loops of their own (LangGraph server's ``BG_JOB_ISOLATED_LOOPS``). A loop's session
+    is stopped once that loop is closed, and :meth:`aclose` stops them all.
     """
 
     def __init__(
@@ -102,15 +107,14 @@ class ServerConnection:
         self._fallback = fallback
         self._mode: str = config.protocol
         self._prior_discover: types.DiscoverResult | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._owner = SessionOwner(
-            name, config, self._new_client, on_connected=self._connected, alongside=self._alongside
-        )
-        self.router = Router(name, fallback)
+        self._scopes: dict[asyncio.AbstractEventLoop, LoopScope] = {}
+        self._scopes_lock = threading.Lock()
+        self._last: LoopScope | None = None
+        self._retired_connects = 0
+        self._closing = False
         self._tools: list[types.Tool] | None = None
         self._by_name: dict[str, types.Tool] = {}
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
-        self._tools_lock = asyncio.Lock()
 
     def __repr__(self) -> str:
         where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"
@@ -127,18 +131,36 @@ class ServerConnection:
 
     @property
     def transport(self) -> TransportKind | None:
-        session = self._owner.session
+        session = self._session_here()
         return session.transport if session is not None else None
 
     @property
     def connected(self) -> bool:
-        session = self._owner.session
+        """A session is live (on the running event loop, or the one used last)."""
+        session = self._session_here()
         return session is not None and session.alive
 
     @property
     def connects(self) -> int:
-        """Successful connects so far (1 while the first session lives)."""
-        return self._owner.connects
+        """Successful connects so far, on every event loop (1 while the first session lives)."""
+        return self._retired_connects + sum(scope.owner.connects for scope in list(self._scopes.values()))
+
+    @property
+    def router(self) -> Router:
+        """The router of the running event loop's session."""
+        return self._scope().router
+
+    def _session_here(self) -> Session | None:
+        try:
+            scope = self._scopes.get(asyncio.get_running_loop())
+        except RuntimeError:
+            scope = None
+        scope = scope or self._last
+        return scope.owner.session if scope is not None else None
+
+    def working(self) -> int:
+        """Calls in flight on every event loop, not counting those waiting for an answer."""
+        return sum(scope.router.working() for scope in list(self._scopes.values()))
 
     async def connect(self) -> None:
         """Make sure a session is live (connecting or reconnecting if needed).
@@ -155,24 +177,43 @@ class ServerConnection:
         return session.client
 
     async def _session(self) -> Session:
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop:
-            self._adopt_loop(loop)
-        return await self._owner.live()
+        return await self._scope().owner.live()
 
-    def _adopt_loop(self, loop: asyncio.AbstractEventLoop) -> None:
-        old = self._loop
-        if old is not None and not old.is_closed() and old.is_running():
-            raise MCPConnectionError(
-                self.name,
-                "this connection is bound to another running event loop; use one pool per event loop",
-            )
-        # The old loop is gone (e.g. a second ``asyncio.run``) and its owner task with it.
-        self._loop = loop
-        self._owner.forget()
-        self.router = Router(self.name, self._fallback)
-        self._tools = None
-        self._tools_lock = asyncio.Lock()
+    def scope(self) -> LoopScope:
+        """What this connection keeps for the running event loop (its session, router)."""
+        return self._scope()
+
+    def _scope(self) -> LoopScope:
+        loop = asyncio.get_running_loop()
+        scope = self._scopes.get(loop)
+        if scope is None:
+            with self._scopes_lock:  # loops in other threads may be here at the same moment
+                if self._closing:
+                    raise MCPConnectionError(self.name, "the connection pool is closed")
+                abandoned = self._drop_closed_loops()
+                scope = self._scopes.setdefault(loop, LoopScope(self, loop))
+            for process in abandoned:
+                logger.warning(
+                    "MCP server %r: the event loop of one of its sessions was closed without "
+                    "closing the pool; stopping its server process (pid %d). Close pools before "
+                    "their event loop ends (`async with` or `aclose()`).",
+                    self.name,
+                    process.pid,
+                )
+                process.stop_soon()
+        self._last = scope
+        return scope
+
+    def _drop_closed_loops(self) -> list[ServerProcess]:
+        """Forget the sessions of closed loops (their tasks can never run); their processes."""
+        processes = []
+        for loop in [loop for loop in self._scopes if loop.is_closed()]:
+            scope = self._scopes.pop(loop)
+            self._retired_connects += scope.owner.connects
+            process = scope.owner.abandon()
+            if process is not None:
+                processes.append(process)
+        return processes
 
     # -- session lifecycle hooks (run in the owner task) ------------------------------------------
 
@@ -282,11 +323,12 @@ class ServerConnection:
             MCPConnectionError: the server could not be reached or did not answer.
         """
         session = await self._session()
-        if self._tools is not None:
-            return self._tools
-        async with self._tools_lock:
-            if self._tools is not None:
-                return self._tools
+        # Read once: a session on another loop's thread may drop the cache at any moment.
+        if (cached := self._tools) is not None:
+            return cached
+        async with self._scope().tools_lock:
+            if (cached := self._tools) is not None:
+                return cached
             client = session.client
             assert client is not None
             version = self.tools_version
@@ -306,7 +348,7 @@ class ServerConnection:
                 raise MCPConnectionError(
                     self.name, f"tools/list failed: {describe(exc)}" + session.stderr_hint()
                 ) from exc
-            if version == self.tools_version and session is self._owner.session:
+            if version == self.tools_version and session is self._scope().owner.session:
                 self._tools = tools
                 self._by_name = {t.name: t for t in reversed(tools)}
             return tools
@@ -484,17 +526,78 @@ class ServerConnection:
     # -- closing -------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Cancel the requests in flight (the server is told), then end the session and wait for
+        """Cancel the requests in flight (the server is told), then end the sessions and wait for
         any child process to exit. Calls in flight end with :class:`MCPConnectionError`.
 
-        Cancelling the caller still ends the session, and the cancellation propagates.
+        A session on another event loop is closed on that loop while it runs; if that loop is
+        closed or idle, its tasks cannot run, and its server process is stopped instead.
+        Cancelling the caller still ends the sessions, and the cancellation propagates.
         """
-        self._owner.refuse_new()
+        here = asyncio.get_running_loop()
+        with self._scopes_lock:
+            self._closing = True
+            scopes = list(self._scopes.items())
+        closing: list[Awaitable[None]] = []
+        for loop, scope in scopes:
+            scope.owner.refuse_new()
+            if loop is here:
+                closing.append(scope.aclose())
+            elif loop.is_running():
+                closing.append(self._close_elsewhere(scope))
+            else:  # idle or closed: its tasks cannot run, so its server is stopped from here
+                closing.append(_stop(scope.owner.abandon()))
+        results = await asyncio.gather(*closing, return_exceptions=True)
+        for result in results:
+            # A CancelledError here came from the other loop (its runner cancelled its tasks);
+            # the caller's own cancellation is raised by ``gather`` itself.
+            if isinstance(result, BaseException) and not isinstance(
+                result, (Exception, asyncio.CancelledError)
+            ):
+                raise result
+
+    async def _close_elsewhere(self, scope: LoopScope) -> None:
+        """Close a session on the loop it belongs to, which runs in another thread. That loop
+        may stop before it is done (a runner loop between two jobs): then its server is
+        stopped from here."""
+        future = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(scope.aclose(), scope.loop))
+        deadline = time.monotonic() + CLOSE_TIMEOUT + _CLOSE_GRACE
+        while not future.done() and scope.loop.is_running() and time.monotonic() < deadline:
+            await asyncio.wait({future}, timeout=0.05)
+        if future.done():
+            future.result()
+            return
+        future.cancel()
+        await _stop(scope.owner.abandon())
+
+
+async def _stop(process: ServerProcess | None) -> None:
+    if process is not None:
+        await process.stop()
+
+
+class LoopScope:
+    """A connection's session on one event loop: its owner task, its router, its listing lock."""
+
+    def __init__(self, connection: ServerConnection, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.owner = SessionOwner(
+            connection.name,
+            connection.config,
+            connection._new_client,
+            on_connected=connection._connected,
+            alongside=connection._alongside,
+        )
+        self.router = Router(connection.name, connection._fallback)
+        self.tools_lock = asyncio.Lock()
+
+    async def aclose(self) -> None:
+        """On this scope's loop: cancel its calls, let them say so, end the session."""
+        self.owner.refuse_new()
         try:
-            if self._loop is asyncio.get_running_loop() and self.router.cancel_all():
+            if self.router.cancel_all():
                 # Let cancelled requests send their notifications/cancelled before the session
                 # ends, so the server does not answer into a closed stream.
                 with anyio.move_on_after(_CLOSE_GRACE):
                     await self.router.drained()
         finally:
-            await self._owner.aclose()
+            await self.owner.aclose()

@@ -28,6 +28,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
     ClientFactory,
     StderrTap,
@@ -60,6 +61,8 @@ class Session:
         self.stderr: StderrTap | None = None
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
+        self.process: ServerProcess | None = None
+        """The stdio server's process while it runs (``None`` once the session closed it)."""
 
     def end(self) -> None:
         """The transport ended or failed: stop using this session."""
@@ -111,9 +114,15 @@ class SessionOwner:
         """From now on, :meth:`live` raises: the session is closing."""
         self._closing = True
 
-    def forget(self) -> None:
-        """Drop the session without closing it: its event loop is gone, and its task with it."""
-        self._session = None
+    def abandon(self) -> ServerProcess | None:
+        """Drop the session without closing it: its event loop is closed or will not run again
+        before the pool closes, so its owner task cannot end it. Returns its stdio server's
+        process, for the caller to stop."""
+        session, self._session = self._session, None
+        if session is None:
+            return None
+        process, session.process = session.process, None
+        return process
 
     async def live(self) -> Session:
         """The live session, connecting (or reconnecting) first if needed.
@@ -182,6 +191,7 @@ class SessionOwner:
                     stderr=session.stderr,
                 )
                 session.client, session.transport = opened.client, opened.transport
+                session.process = opened.process
                 self.connects += 1
                 await self._on_connected(session)
                 logger.debug(
@@ -213,6 +223,9 @@ class SessionOwner:
                 raise
         finally:
             session.alive = False
+            if session.process is not None:  # the exit stack has waited for it
+                session.process.close()
+                session.process = None
             if session.stderr is not None:
                 session.stderr.close()
 
@@ -240,8 +253,9 @@ class SessionOwner:
             return
         owner = session.owner
         if owner.get_loop() is not asyncio.get_running_loop():
-            if not owner.get_loop().is_closed():
-                owner.get_loop().call_soon_threadsafe(owner.cancel)
+            process = self.abandon()  # its loop must run to close it, and may never again
+            if process is not None:
+                await process.stop()
             return
         session.stop.set()
         if not session.ready.done():

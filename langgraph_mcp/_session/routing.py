@@ -173,6 +173,10 @@ class Router:
         while self._calls or self._answering:
             await self._wait_for_change()
 
+    def working(self) -> int:
+        """Requests in flight that are not waiting for an answer (which may take a person)."""
+        return sum(1 for call in list(self._calls) if call.state in ("queued", "active"))
+
     def cancel_all(self) -> int:
         """Cancel every request in flight (the session is closing); return how many."""
         for call in self._calls:

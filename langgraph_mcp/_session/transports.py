@@ -33,6 +33,8 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._compat import recording_spawns
+from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
@@ -188,11 +190,14 @@ async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[
 
 
 class Opened:
-    """A client entered on an exit stack, and what it runs over."""
+    """A client entered on an exit stack, what it runs over, and its server process (stdio)."""
 
-    def __init__(self, client: Client, transport: TransportKind) -> None:
+    def __init__(
+        self, client: Client, transport: TransportKind, process: ServerProcess | None = None
+    ) -> None:
         self.client = client
         self.transport = transport
+        self.process = process
 
 
 async def open_client(
@@ -228,7 +233,9 @@ async def open_client(
         )
         try:
             transport = stdio_client(params, errlog=stderr.writer)
-            return Opened(await stack.enter_async_context(client_for(transport)), "stdio")
+            with recording_spawns(ServerProcess) as spawned:
+                client = await stack.enter_async_context(client_for(transport))
+            return Opened(client, "stdio", spawned[0] if spawned else None)  # (none: an unknown SDK)
         finally:
             stderr.spawned()
     if isinstance(config, SSEServerConfig):
