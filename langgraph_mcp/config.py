@@ -14,7 +14,9 @@ Accepted shapes (all normalised to ``dict[str, ServerConfig]`` by
 
 ``${VAR}``, ``${VAR:-default}`` and ``${env:VAR}`` are expanded from
 ``os.environ`` in ``command``, ``args``, ``env``, ``cwd``, ``url`` and
-``headers``. Any problem raises :class:`MCPConfigError`, naming the server and
+``headers``. In a config file, a relative stdio ``cwd`` is resolved against
+the file's folder (so a file can name servers next to it wherever the process
+was started). Any problem raises :class:`MCPConfigError`, naming the server and
 the field.
 """
 
@@ -378,8 +380,10 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
     Raises:
         MCPConfigError: naming the server and field that is wrong.
     """
+    folder: Path | None = None
     if isinstance(source, (str, os.PathLike)):
-        source = _read_file(Path(source).expanduser())
+        path = Path(source).expanduser()
+        source, folder = _read_file(path), Path(os.path.abspath(path)).parent  # symlinks kept
     elif isinstance(source, (MCPServer, Server)):
         name = source.name or "server"
         return {name: InProcessServerConfig(server=source)}
@@ -401,6 +405,10 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
         if not isinstance(name, str) or not name:
             raise MCPConfigError(str(name), "<name>", "server names must be non-empty strings")
         parsed = _parse_server(name, raw)
+        if isinstance(parsed, StdioServerConfig) and folder and parsed.cwd:
+            parsed = parsed.model_copy(
+                update={"cwd": os.path.normpath(folder / Path(parsed.cwd).expanduser())}
+            )
         if parsed is not None:
             servers[name] = parsed
     return servers

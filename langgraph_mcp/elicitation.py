@@ -50,14 +50,18 @@ def cancel() -> MCPElicitationCancel:
 
 
 def resume_elicitations(
-    interrupts: Iterable[Interrupt],
+    interrupts: Iterable[Interrupt | Mapping[str, Any]],
     answer: Callable[[MCPElicitationInterrupt], Mapping[str, MCPElicitationResponse]],
 ) -> Command[Any]:
     """``Command(resume={interrupt_id: {"responses": answer(payload)}, ...})`` for every pending
-    MCP elicitation interrupt (others are left out)."""
+    MCP elicitation interrupt (others are left out).
+
+    ``interrupts`` are LangGraph ``Interrupt`` objects, or their JSON form ``{"id", "value"}`` as
+    LangGraph server returns them (``langgraph-sdk``: pass ``Command(...).resume`` as
+    ``command={"resume": ...}``)."""
     resume: dict[str, MCPElicitationResume] = {}
     for item in interrupts:
-        value = item.value
+        ident, value = (item["id"], item["value"]) if isinstance(item, Mapping) else (item.id, item.value)
         if isinstance(value, dict) and value.get("type") == ELICITATION_INTERRUPT_TYPE:
-            resume[item.id] = {"responses": dict(answer(cast(MCPElicitationInterrupt, value)))}
+            resume[ident] = {"responses": dict(answer(cast(MCPElicitationInterrupt, value)))}
     return Command(resume=resume)

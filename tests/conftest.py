@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest_servers import serve_in_loop, stdio_params
+from tests.postgres import URI_ENV, postgres_bin, postgres_cluster
 from tests.servers import demo, fickle
 
 # (transport, protocol) pairs the demo server is exercised over.
@@ -25,10 +29,16 @@ TRANSPORT_IDS = [f"{t}-{p}" for t, p in TRANSPORTS]
 
 
 @pytest.fixture
-def pid_dir(tmp_path: Path) -> Path:
+def pid_dir(tmp_path: Path) -> Iterator[Path]:
+    """A folder where fixture servers write their PID (``DEMO_PID_DIR``). Servers still running
+    when the test ends (it failed, or leaked them) are killed, so none outlives the suite."""
     path = tmp_path / "pids"
     path.mkdir()
-    return path
+    yield path
+    for entry in path.iterdir():
+        with suppress(OSError, ValueError):  # gone already (or its number now someone else's)
+            if b"servers" in Path(f"/proc/{int(entry.name)}/cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 @pytest.fixture(params=TRANSPORTS, ids=TRANSPORT_IDS)
@@ -57,3 +67,17 @@ async def fickle_config(request: pytest.FixtureRequest) -> AsyncIterator[dict[st
     else:
         async with serve_in_loop(fickle.build_server(state=fickle.FickleState())) as url:
             yield {"url": url, "protocol": protocol}
+
+
+@pytest.fixture(scope="session")
+def postgres_uri() -> Iterator[str]:
+    """A PostgreSQL database for checkpoint tests (a private cluster, see ``tests/postgres.py``).
+
+    Skips only when PostgreSQL is not installed at all; ``.ci/run`` installs it."""
+    if os.environ.get(URI_ENV):
+        yield os.environ[URI_ENV]
+        return
+    if postgres_bin() is None:
+        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql); .ci/run installs it")
+    with postgres_cluster() as uri:
+        yield uri

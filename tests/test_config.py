@@ -471,3 +471,26 @@ def test_config_path_expands_the_home_directory(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"s": {"command": "x"}}}))
     assert list(load_connections("~/mcp.json")) == ["s"]
+
+
+def test_a_relative_cwd_in_a_config_file_is_relative_to_the_file(tmp_path: Path) -> None:
+    folder = tmp_path / "project" / "config"
+    folder.mkdir(parents=True)
+    path = folder / "mcp.json"
+    servers = {
+        "up": {"command": "python", "cwd": ".."},
+        "here": {"command": "python", "cwd": "servers/a"},
+        "absolute": {"command": "python", "cwd": "/srv/x"},
+        "unset": {"command": "python"},
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    loaded = load_connections(path)
+    cwd = {name: getattr(cfg, "cwd", None) for name, cfg in loaded.items()}
+    assert cwd == {
+        "up": str(tmp_path / "project"),
+        "here": str(folder / "servers" / "a"),
+        "absolute": "/srv/x",
+        "unset": None,  # the process's own working directory, as before
+    }
+    # A mapping has no folder of its own: its cwd is taken as written.
+    assert getattr(load_connections(servers)["up"], "cwd", None) == ".."

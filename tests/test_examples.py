@@ -5,8 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from langchain_core.messages import HumanMessage
-
 from tests.conftest_servers import REPO_ROOT
 
 
@@ -40,17 +38,6 @@ def test_progress_example_renders_both_calls() -> None:
     assert "primes_150k: 13848 primes" in done.stdout
     assert "count_primes [primes_150k]" in done.stdout
     assert "13848 primes so far" in done.stdout  # the last progress message reached the bar
-
-
-async def test_server_graph_runs_in_process() -> None:
-    from graphs.demo_agent import graph, tools
-
-    try:
-        question = 'add {"a": 1, "b": 2}\nsearch_notes {"query": "milk"}'
-        result = await graph.ainvoke({"messages": [HumanMessage(question)]})
-        assert result["messages"][-1].content == "add: 3.0\nsearch_notes: groceries"
-    finally:
-        await tools.aclose()
 
 
 def test_elicitation_example_auto() -> None:

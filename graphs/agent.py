@@ -1,0 +1,73 @@
+"""``agent``: a tool-calling agent loop whose tools live on the configured MCP servers.
+
+The chat model comes from configuration, read on every run: the assistant's configurable
+``model``, else the environment variable ``LANGGRAPH_MCP_MODEL``; either is an
+``init_chat_model`` string (``"anthropic:claude-sonnet-4-5"``, ``"openai:gpt-4.1"``) whose
+provider package and API key the deployment supplies. ``"scripted"`` selects an offline
+scripted model (``graphs.scripted``) for demos and tests. No model configured fails the run
+with a message naming the variable.
+
+Anyone who may create assistants can choose the configurable ``model``; set
+``LANGGRAPH_MCP_ALLOWED_MODELS`` (comma-separated) to limit what they may choose.
+
+MCP tools are bound when the model node runs, not at import: ``await tools.get_tools()``
+connects on first use and then answers from the cached listing.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from langchain.chat_models import init_chat_model
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import tools_condition
+
+from graphs.scripted import ScriptedChatModel
+from graphs.shared import pool
+from langgraph_mcp import MCPToolNode
+
+MODEL_ENV = "LANGGRAPH_MCP_MODEL"
+ALLOWED_ENV = "LANGGRAPH_MCP_ALLOWED_MODELS"
+
+tools = MCPToolNode(pool)
+
+
+@functools.lru_cache(maxsize=8)
+def _model(spec: str) -> BaseChatModel:
+    if spec == "scripted":
+        return ScriptedChatModel()
+    return init_chat_model(spec)
+
+
+def resolve_model(config: RunnableConfig) -> BaseChatModel:
+    """The chat model this run uses (see the module docstring)."""
+    chosen = (config.get("configurable") or {}).get("model")
+    allowed = {m.strip() for m in os.environ.get(ALLOWED_ENV, "").split(",") if m.strip()}
+    if chosen and allowed and chosen not in allowed:
+        raise ValueError(f"model {chosen!r} is not allowed: {ALLOWED_ENV} lists {', '.join(sorted(allowed))}")
+    spec = chosen or os.environ.get(MODEL_ENV)
+    if not spec:
+        raise ValueError(
+            f"no chat model is configured for the agent graph: set the environment variable {MODEL_ENV} "
+            "(or the assistant's configurable 'model') to an init_chat_model string such as "
+            "'anthropic:claude-sonnet-4-5', or to 'scripted' for the offline scripted model"
+        )
+    return _model(str(spec))
+
+
+async def call_model(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+    model = resolve_model(config).bind_tools(await tools.get_tools())
+    return {"messages": [await model.ainvoke(state["messages"], config)]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("agent", call_model)
+builder.add_node(tools)
+builder.add_edge(START, "agent")
+builder.add_conditional_edges("agent", tools_condition)
+builder.add_edge("tools", "agent")
+graph = builder.compile(name="agent")

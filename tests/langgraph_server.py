@@ -1,0 +1,156 @@
+"""A real ``langgraph dev`` server in its own OS process, for the deployment tests.
+
+Offline and quiet (no analytics, no version check, no tracing), ``--no-reload``, on a free
+127.0.0.1 port, in a working folder of the test's own (the in-memory runtime keeps its files in
+``.langgraph_api/`` there). ``stop()`` sends SIGTERM to the server's PID and waits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from tests.helpers import free_port, pid_alive
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+READY_TIMEOUT = 90.0
+
+
+def children_of(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (read from ``/proc``)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+class DevServer:
+    def __init__(self, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.proc, self.url, self.log = proc, url, log
+        self.seen: set[int] = set()
+        """MCP servers seen among its children (killed after the test if still running)."""
+
+    def kill_leftovers(self) -> None:
+        for pid in self.seen:
+            if pid_alive(pid) and "servers/" in cmdline(pid):  # (not a reused number)
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log_text(self) -> str:
+        return re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text(errors="replace"))
+
+    def mcp_children(self, marker: str = "servers/") -> set[int]:
+        """Descendant processes that are MCP servers (their command line names ``marker``)."""
+        return {pid for pid in children_of(self.pid) if marker in cmdline(pid)}
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM the server and wait for it; its exit code."""
+        self.seen |= self.mcp_children()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(
+                f"langgraph dev ignored SIGTERM for {timeout} s:\n{self.log_text()[-3000:]}"
+            ) from None
+
+
+@contextmanager
+def langgraph_dev(
+    workdir: Path, config: Path, env: dict[str, str] | None = None, *, reload: bool = False
+) -> Iterator[DevServer]:
+    """Start ``langgraph dev`` with ``config``; yield it once ``/ok`` answers; stop it afterwards.
+
+    With ``reload`` the server watches ``*.py`` files in ``workdir`` and restarts its worker
+    process when one changes (the yielded PID is then the reloader's)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    environ = {k: v for k, v in os.environ.items() if k not in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")}
+    environ.update(
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGGRAPH_NO_VERSION_CHECK="true",
+        LANGSMITH_TRACING="false",
+        PATH=f"{BIN}{os.pathsep}{environ.get('PATH', '')}",
+        **(env or {}),
+    )
+    for _attempt in range(3):
+        port = free_port()
+        log = workdir / f"server-{port}.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [str(BIN / "langgraph"), "dev", "--config", str(config), "--no-browser",
+                 "--host", "127.0.0.1", "--port", str(port), "--n-jobs-per-worker", "4",
+                 *(() if reload else ("--no-reload",))],
+                cwd=workdir, env=environ, stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        server = DevServer(proc, f"http://127.0.0.1:{port}", log)
+        try:
+            if _wait_ready(server, port):
+                break
+        except BaseException:
+            server.stop()
+            raise
+        server.stop()  # the port was taken meanwhile: the server chose another one
+    else:
+        raise AssertionError("no free port for langgraph dev after 3 attempts")
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.kill_leftovers()  # only after a failed test: the tests assert there are none
+
+
+def wait_ready(server: DevServer) -> None:
+    """Wait until the server answers ``/ok`` again (after a reload)."""
+    assert _wait_ready(server, int(server.url.rsplit(":", 1)[1]))
+
+
+def _wait_ready(server: DevServer, port: int) -> bool:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise AssertionError(
+                f"langgraph dev exited with {server.proc.returncode}:\n{server.log_text()[-4000:]}"
+            )
+        if f"Port {port} is already in use" in server.log_text():
+            return False
+        try:
+            with urllib.request.urlopen(f"{server.url}/ok", timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"langgraph dev was not ready after {READY_TIMEOUT} s:\n{server.log_text()[-4000:]}")
