@@ -550,35 +550,70 @@ def test_closing_while_a_runner_loop_stops_between_jobs_does_not_hang(pid_dir: P
     loop = asyncio.new_event_loop()
     finish = asyncio.Event()  # (bound to ``loop`` when first waited on)
     pinged = threading.Event()
+    handed_over = threading.Event()
 
     async def job() -> None:
         await ping(pool)
         pinged.set()
         await finish.wait()
 
+    async def close_that_never_finishes() -> None:
+        handed_over.set()
+        finish.set()  # the job ends, so the loop stops with this close still pending
+        await asyncio.Event().wait()
+
     with concurrent.futures.ThreadPoolExecutor(1) as thread:
         running = thread.submit(loop.run_until_complete, job())
         assert pinged.wait(30)
         [pid] = spawned_pids(pid_dir)
-        loop.call_soon_threadsafe(finish.set)  # the job ends as the close arrives
+        connection = pool.connection("stubborn")
+        [scope] = connection._scopes.values()
+        scope.aclose = close_that_never_finishes  # type: ignore[method-assign]
 
         started = time.monotonic()
         asyncio.run(pool.aclose())
+        assert handed_over.is_set()  # it was sent to the running loop first
         assert time.monotonic() - started < 10
         running.result(timeout=10)
     assert not pid_alive(pid)
     loop.close()
 
 
-def test_a_server_that_ignores_sigterm_is_killed(pid_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
-    pool = stubborn_pool(pid_dir, STUBBORN_IGNORE_SIGTERM="1")
+@pytest.mark.parametrize("wrapped", [False, True], ids=["direct", "behind-a-shell"])
+def test_a_server_that_ignores_sigterm_is_killed(
+    pid_dir: Path, caplog: pytest.LogCaptureFixture, wrapped: bool
+) -> None:
+    """Behind a wrapper (``sh -c``, ``npx``), SIGTERM ends the wrapper and leaves the server: what
+    is left of the process group gets SIGKILL."""
+    config = stdio_params("stubborn", env={"DEMO_PID_DIR": str(pid_dir), "STUBBORN_IGNORE_SIGTERM": "1"})
+    if wrapped:
+        config["args"] = ["-c", f"{config['command']} -m tests.servers.stubborn; exit 0"]
+        config["command"] = "/bin/sh"
+    pool = MCPPool({"stubborn": config})
     loop = asyncio.new_event_loop()
     assert loop.run_until_complete(ping(pool)) == "pong"
     [pid] = spawned_pids(pid_dir)
     asyncio.run(pool.aclose())  # the first loop is idle: its server is stopped from here
-    assert not pid_alive(pid)  # SIGKILL after the grace period, and waited for
+    wait_gone(pid, timeout=2)  # SIGKILL after the grace period
     assert "stopping its server process" not in caplog.text  # the pool was closed: nothing to warn
     loop.close()
+
+
+def test_failed_connects_leave_no_file_descriptor_open() -> None:
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def fail_five_times() -> None:
+        for _ in range(5):
+            pool = MCPPool({"gone": {"command": sys.executable, "args": ["-c", "pass"]}})
+            with pytest.raises(MCPConnectionError):
+                await pool.start()
+            await pool.aclose()
+
+    asyncio.run(fail_five_times())  # (warm up: lazily opened files of the first run)
+    before = open_fds()
+    asyncio.run(fail_five_times())
+    assert open_fds() - before < 5
 
 
 def test_a_session_closed_with_its_loop_is_never_signalled_later(

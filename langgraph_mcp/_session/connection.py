@@ -160,7 +160,9 @@ class ServerConnection:
 
     def working(self) -> int:
         """Calls in flight on every event loop, not counting those waiting for an answer."""
-        return sum(scope.router.working() for scope in list(self._scopes.values()))
+        return sum(
+            scope.router.working() for scope in list(self._scopes.values()) if not scope.loop.is_closed()
+        )
 
     async def connect(self) -> None:
         """Make sure a session is live (connecting or reconnecting if needed).
@@ -559,15 +561,19 @@ class ServerConnection:
         """Close a session on the loop it belongs to, which runs in another thread. That loop
         may stop before it is done (a runner loop between two jobs): then its server is
         stopped from here."""
-        future = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(scope.aclose(), scope.loop))
+        try:
+            future = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(scope.aclose(), scope.loop))
+        except RuntimeError:  # that loop was closed meanwhile
+            await _stop(scope.owner.abandon())
+            return
         deadline = time.monotonic() + CLOSE_TIMEOUT + _CLOSE_GRACE
         while not future.done() and scope.loop.is_running() and time.monotonic() < deadline:
             await asyncio.wait({future}, timeout=0.05)
-        if future.done():
-            future.result()
+        if future.done() and not future.cancelled() and future.exception() is None:
             return
-        future.cancel()
-        await _stop(scope.owner.abandon())
+        if not future.done():
+            future.cancel()
+        await _stop(scope.owner.abandon())  # (nothing left to stop if it did close)
 
 
 async def _stop(process: ServerProcess | None) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -61,8 +62,19 @@ class Session:
         self.stderr: StderrTap | None = None
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
-        self.process: ServerProcess | None = None
-        """The stdio server's process while it runs (``None`` once the session closed it)."""
+        self._process: ServerProcess | None = None
+        self._process_lock = threading.Lock()
+
+    def hold_process(self, process: ServerProcess | None) -> None:
+        with self._process_lock:
+            self._process = process
+
+    def take_process(self) -> ServerProcess | None:
+        """The stdio server's process, handed over once (the owner task closing the session and
+        a pool closing it from another thread may both ask)."""
+        with self._process_lock:
+            process, self._process = self._process, None
+        return process
 
     def end(self) -> None:
         """The transport ended or failed: stop using this session."""
@@ -121,8 +133,7 @@ class SessionOwner:
         session, self._session = self._session, None
         if session is None:
             return None
-        process, session.process = session.process, None
-        return process
+        return session.take_process()
 
     async def live(self) -> Session:
         """The live session, connecting (or reconnecting) first if needed.
@@ -191,7 +202,7 @@ class SessionOwner:
                     stderr=session.stderr,
                 )
                 session.client, session.transport = opened.client, opened.transport
-                session.process = opened.process
+                session.hold_process(opened.process)
                 self.connects += 1
                 await self._on_connected(session)
                 logger.debug(
@@ -223,9 +234,9 @@ class SessionOwner:
                 raise
         finally:
             session.alive = False
-            if session.process is not None:  # the exit stack has waited for it
-                session.process.close()
-                session.process = None
+            process = session.take_process()
+            if process is not None:  # the exit stack has ended it
+                process.close()
             if session.stderr is not None:
                 session.stderr.close()
 

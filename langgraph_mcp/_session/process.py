@@ -10,7 +10,6 @@ that merely reuses the number of one that already ended; elsewhere it falls back
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import select
 import signal
@@ -31,8 +30,12 @@ class ServerProcess:
         self._fd: int | None = None
         self._closed = False
         self._lock = threading.Lock()
-        with contextlib.suppress(AttributeError, OSError):  # no pidfds here, or already reaped
+        try:
             self._fd = os.pidfd_open(pid)
+        except ProcessLookupError:  # already ended and reaped: nothing of it to stop
+            self._closed = True
+        except (AttributeError, OSError):  # no pidfds here: fall back to the number
+            pass
 
     def __repr__(self) -> str:
         return f"ServerProcess(pid={self.pid})"
@@ -54,10 +57,15 @@ class ServerProcess:
             return False
         return False
 
-    def signal(self, sig: signal.Signals) -> bool:
+    def send_signal(self, sig: signal.Signals) -> bool:
         """Signal its process group while it runs; False if it has ended."""
+        if self.exited():
+            return False
+        return self._signal_group(sig)
+
+    def _signal_group(self, sig: signal.Signals) -> bool:
         killpg = getattr(os, "killpg", None)  # POSIX only
-        if killpg is None or self.exited():
+        if killpg is None or self._closed:
             return False
         try:
             killpg(self.pid, sig)
@@ -66,12 +74,40 @@ class ServerProcess:
         return True
 
     async def stop(self, grace: float = KILL_GRACE) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds; returns once it has ended (or after a
-        further second if even SIGKILL does not end it)."""
-        if self.signal(signal.SIGTERM) and not await self._ended_within(grace):
-            self.signal(signal.SIGKILL)
+        """SIGTERM to its process group, then SIGKILL after ``grace`` seconds to what is left of
+        the group (a wrapper such as ``npx`` may have exited and left its child); returns once the
+        process has ended (or after a further second if even SIGKILL does not end it).
+        Cancelling the caller leaves the SIGKILL to a timer."""
+        if not self.send_signal(signal.SIGTERM):
+            self.close()
+            return
+        try:
+            await self._ended_within(grace)
+            # A group keeps its id while any member lives; an empty one is not there to signal
+            # (its id reused by a new group leader within these seconds is a risk we accept).
+            self._signal_group(signal.SIGKILL)
             await self._ended_within(1.0)
+        except BaseException:
+            self._kill_later(0.0)
+            raise
         self.close()
+
+    def stop_soon(self, grace: float = KILL_GRACE) -> None:
+        """:meth:`stop` without waiting (for code that cannot await): the SIGKILL comes from a
+        timer thread, so it does not depend on any event loop."""
+        if not self.send_signal(signal.SIGTERM):
+            self.close()
+            return
+        self._kill_later(grace)
+
+    def _kill_later(self, delay: float) -> None:
+        def kill() -> None:
+            self._signal_group(signal.SIGKILL)
+            self.close()
+
+        timer = threading.Timer(delay, kill)
+        timer.daemon = True
+        timer.start()
 
     async def _ended_within(self, seconds: float) -> bool:
         fd = self._fd
@@ -87,7 +123,10 @@ class ServerProcess:
             if not ended.done():
                 ended.set_result(None)
 
-        loop.add_reader(fd, readable)
+        try:
+            loop.add_reader(fd, readable)
+        except (OSError, ValueError):  # closed meanwhile by whoever else stopped it
+            return self.exited()
         try:
             await asyncio.wait_for(ended, seconds)
         except TimeoutError:
@@ -95,21 +134,6 @@ class ServerProcess:
         finally:
             loop.remove_reader(fd)
         return self.exited()
-
-    def stop_soon(self, grace: float = KILL_GRACE) -> None:
-        """:meth:`stop` without waiting (for code that cannot await): the SIGKILL, if needed,
-        comes from a timer thread, so it does not depend on any event loop."""
-        if not self.signal(signal.SIGTERM):
-            self.close()
-            return
-
-        def kill() -> None:
-            self.signal(signal.SIGKILL)
-            self.close()
-
-        timer = threading.Timer(grace, kill)
-        timer.daemon = True
-        timer.start()
 
     def close(self) -> None:
         """Forget the process: the handle never signals again (and releases its pidfd)."""

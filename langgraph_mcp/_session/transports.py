@@ -234,7 +234,12 @@ async def open_client(
         try:
             transport = stdio_client(params, errlog=stderr.writer)
             with recording_spawns(ServerProcess) as spawned:
-                client = await stack.enter_async_context(client_for(transport))
+                try:
+                    client = await stack.enter_async_context(client_for(transport))
+                except BaseException:
+                    for process in spawned:  # the SDK has ended it; only the handle is left
+                        process.close()
+                    raise
             return Opened(client, "stdio", spawned[0] if spawned else None)  # (none: an unknown SDK)
         finally:
             stderr.spawned()
