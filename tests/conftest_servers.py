@@ -3,6 +3,7 @@
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
@@ -174,3 +175,23 @@ async def serve_in_loop(
             with suppress(asyncio.CancelledError, Exception):
                 await serving
         sock.close()
+
+
+@contextmanager
+def http_server_process(module: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``spawn_http_server`` for code without an event loop of its own (tests that run several
+    loops): the server process, its streamable HTTP URL yielded once it listens."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"tests.servers.{module}", "--transport", "http", "--port", "0"],
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().split()[1])  # "LISTENING <port>"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -8,7 +8,9 @@ and in a new one, and check that every answer reaches the question it was given 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,9 @@ from langgraph.types import Command
 
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp.elicitation import accept, resume_elicitations
-from tests.conftest_servers import serve_in_loop, stdio_params
-from tests.helpers import ai, run_phase, thread, tool_graph, tool_results
+from tests.conftest_servers import http_server_process, serve_in_loop, stdio_params
+from tests.helpers import ai, pid_alive, run_phase, thread, tool_graph, tool_results
+from tests.langgraph_server import children_of, cmdline
 from tests.servers import asker, fickle
 
 BOOK_ANSWERS = {
@@ -157,3 +160,45 @@ def test_parallel_questions_resumed_in_new_processes(tmp_path: Path) -> None:
         "c1": "booked Oslo from 2027-06-01 for 2 nights",
         "c2": "booked Rome from 2027-07-01 for 3 nights",
     }
+
+
+@contextmanager
+def asker_process(transport: str, log: Path) -> Iterator[dict[str, Any]]:
+    """The asker server in its own process, logging each ``tools/call`` it receives to ``log``."""
+    env = {"ASKER_LOG": str(log)}
+    if transport == "stdio":
+        yield {**stdio_params("asker", env=env), "protocol": "legacy"}
+        return
+    with http_server_process("asker", env) as url:
+        yield {"url": url, "protocol": "legacy"}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_question_held_on_one_event_loop_is_answered_on_another(tmp_path: Path, transport: str) -> None:
+    """Runs on different event loops (LangGraph server's isolated run loops): the held call lives
+    on the first loop's session, which is idle when the resume runs on the second loop. The call
+    is sent again there and the stored answer replayed; closing stops what the first loop left."""
+    log = tmp_path / "calls.log"
+    loops = [asyncio.new_event_loop() for _ in range(2)]
+    try:
+        with asker_process(transport, log) as config:
+            node = MCPToolNode({"asker": config})
+            graph = tool_graph(node)
+            request = {"messages": [ai(("delete_item", {"item": "a"}, "c1"))]}
+            out = loops[0].run_until_complete(graph.ainvoke(request, thread()))
+            [question] = out["__interrupt__"]
+            answer = resume_elicitations(
+                [question],
+                lambda p: {r["key"]: accept({"ok": True, "note": "elsewhere"}) for r in p["requests"]},
+            )
+            out = loops[1].run_until_complete(graph.ainvoke(answer, thread()))
+            assert tool_results(out) == {"c1": "deleted a (elsewhere)"}
+            assert "__interrupt__" not in out
+            assert node.pool.connection("asker").connects == 2  # one session per loop
+            assert len(log.read_text().splitlines()) == 2  # sent on each loop: at-least-once
+            asyncio.run(node.aclose())
+            servers = [pid for pid in children_of(os.getpid()) if "tests.servers.asker" in cmdline(pid)]
+            assert not [pid for pid in servers if pid_alive(pid)] or transport == "http"
+    finally:
+        for loop in loops:
+            loop.close()

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from langgraph_mcp import MCPConnectionError, MCPPool, load_mcp_tools
-from tests.conftest_servers import serve_in_loop, spawn_http_server, stdio_params
+from tests.conftest_servers import http_server_process, serve_in_loop, spawn_http_server, stdio_params
 from tests.helpers import call, pid_alive, server_stats, spawned_pids, tools_by_name
 from tests.servers import demo, other
 
@@ -629,3 +629,60 @@ def test_a_session_closed_with_its_loop_is_never_signalled_later(
         assert asyncio.run(ping(pool)) == "pong"
         asyncio.run(pool.aclose())
     assert "stopping its server process" not in caplog.text
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_loops_running_at_once_each_get_an_http_session(protocol: str) -> None:
+    with http_server_process("demo") as url:
+        pool = MCPPool({"demo": {"url": url, "protocol": protocol}})
+        loops = [asyncio.new_event_loop() for _ in range(2)]
+
+        async def adds(base: int) -> list[str]:
+            calls = (pool.connection("demo").call_tool("add", {"a": base, "b": i}) for i in range(5))
+            return [str(r.content[0].text) for r in await asyncio.gather(*calls)]  # type: ignore[union-attr]
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(2) as threads:
+                runs = [
+                    threads.submit(loop.run_until_complete, adds(100 * n)) for n, loop in enumerate(loops)
+                ]
+                assert [r.result(timeout=60) for r in runs] == [
+                    [str(100 * n + i) for i in range(5)] for n in range(2)
+                ]
+            assert pool.connection("demo").connects == 2
+            assert pool.connection("demo").era == ("legacy" if protocol == "legacy" else "2026-07-28")
+            asyncio.run(pool.aclose())  # both loops idle: nothing to wait on, nothing left open
+        finally:
+            for loop in loops:
+                loop.close()
+
+
+def test_a_server_that_dies_under_one_loop_comes_back_there_and_the_other_loop_keeps_its_own(
+    pid_dir: Path,
+) -> None:
+    pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})})
+    loops = [asyncio.new_event_loop() for _ in range(2)]
+
+    async def add() -> str:
+        return str((await pool.connection("demo").call_tool("add", {"a": 1, "b": 2})).content[0].text)  # type: ignore[union-attr]
+
+    async def crash() -> None:
+        with pytest.raises(MCPConnectionError):
+            await pool.connection("demo").call_tool("exit_process", {})
+
+    try:
+        assert loops[0].run_until_complete(add()) == "3"
+        [first] = spawned_pids(pid_dir)
+        assert loops[1].run_until_complete(add()) == "3"
+        [second] = set(spawned_pids(pid_dir)) - {first}
+        loops[0].run_until_complete(crash())
+        wait_gone(first)
+        assert loops[1].run_until_complete(add()) == "3"  # its own session: untouched
+        assert loops[0].run_until_complete(add()) == "3"  # a new session for the first loop
+        assert pid_alive(second) and len(spawned_pids(pid_dir)) == 3
+        assert pool.connection("demo").connects == 3
+        asyncio.run(pool.aclose())
+        assert not any(pid_alive(pid) for pid in spawned_pids(pid_dir))
+    finally:
+        for loop in loops:
+            loop.close()
