@@ -148,7 +148,7 @@ class ServerConnection:
     @property
     def router(self) -> Router:
         """The router of the running event loop's session."""
-        return self._scope().router
+        return self.scope().router
 
     def _session_here(self) -> Session | None:
         try:
@@ -179,13 +179,11 @@ class ServerConnection:
         return session.client
 
     async def _session(self) -> Session:
-        return await self._scope().owner.live()
+        return await self.scope().owner.live()
 
     def scope(self) -> LoopScope:
-        """What this connection keeps for the running event loop (its session, router)."""
-        return self._scope()
-
-    def _scope(self) -> LoopScope:
+        """What this connection keeps for the running event loop (its session, router), made on
+        first use from that loop."""
         loop = asyncio.get_running_loop()
         scope = self._scopes.get(loop)
         if scope is None:
@@ -193,7 +191,7 @@ class ServerConnection:
                 if self._closing:
                     raise MCPConnectionError(self.name, "the connection pool is closed")
                 abandoned = self._drop_closed_loops()
-                scope = self._scopes.setdefault(loop, LoopScope(self, loop))
+                scope = self._scopes[loop] = LoopScope(self, loop)
             for process in abandoned:
                 logger.warning(
                     "MCP server %r: the event loop of one of its sessions was closed without "
@@ -328,7 +326,7 @@ class ServerConnection:
         # Read once: a session on another loop's thread may drop the cache at any moment.
         if (cached := self._tools) is not None:
             return cached
-        async with self._scope().tools_lock:
+        async with self.scope().tools_lock:
             if (cached := self._tools) is not None:
                 return cached
             client = session.client
@@ -350,7 +348,7 @@ class ServerConnection:
                 raise MCPConnectionError(
                     self.name, f"tools/list failed: {describe(exc)}" + session.stderr_hint()
                 ) from exc
-            if version == self.tools_version and session is self._scope().owner.session:
+            if version == self.tools_version and session is self.scope().owner.session:
                 self._tools = tools
                 self._by_name = {t.name: t for t in reversed(tools)}
             return tools

@@ -254,7 +254,8 @@ class SessionOwner:
         return MCPConnectionError(self.name, reason + session.stderr_hint())
 
     async def aclose(self) -> None:
-        """Stop the owner task and wait for the session (and any child process) to end.
+        """Stop the owner task and wait for the session (and any child process) to end. Runs on
+        the session's own event loop (``ServerConnection.aclose`` deals with the others).
 
         Cancelling the caller still stops the owner task, and the cancellation propagates.
         """
@@ -263,11 +264,6 @@ class SessionOwner:
         if session is None or session.owner is None or session.owner.done():
             return
         owner = session.owner
-        if owner.get_loop() is not asyncio.get_running_loop():
-            process = self.abandon()  # its loop must run to close it, and may never again
-            if process is not None:
-                await process.stop()
-            return
         session.stop.set()
         if not session.ready.done():
             owner.cancel()
