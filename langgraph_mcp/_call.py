@@ -57,11 +57,14 @@ async def run_call(
     timeout: float | None,
     runtime: ToolRuntime | None,
     tool_call_id: str | None,
+    meta: Mapping[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> types.CallToolResult:
     """Call ``mcp_name`` on ``connection`` and return its result (``isError`` results included).
 
     ``tool_name`` is the exposed name (for events and payloads); ``timeout`` bounds the server's
-    time for the whole call (``None``: no limit).
+    time for the whole call (``None``: no limit); ``meta`` and ``headers`` go with every
+    ``tools/call`` request of the call (its ``_meta``, and HTTP headers).
 
     Raises:
         MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError: see ``errors.py``.
@@ -96,6 +99,7 @@ async def run_call(
 
     await connection.connect()
     mode = _mode(connection)
+    wire: dict[str, Any] = {"meta": meta, "headers": headers}
 
     async def attempt() -> types.CallToolResult:
         if mode == "rounds":
@@ -108,6 +112,7 @@ async def run_call(
                 sink=sink,
                 progress=observer.on_progress,
                 journal_key=answers.scope,
+                wire=wire,
             )
         if mode == "held":
             return await run_held(
@@ -118,9 +123,10 @@ async def run_call(
                 answers=answers,
                 observer=observer,
                 runtime=runtime,
+                wire=wire,
             )
         result = await connection.send_call(
-            mcp_name, arguments, clock=clock, sink=sink, progress=observer.on_progress
+            mcp_name, arguments, clock=clock, sink=sink, progress=observer.on_progress, **wire
         )
         if not isinstance(result, types.CallToolResult):
             raise MCPProtocolError(

@@ -34,6 +34,7 @@ __all__ = [
     "TOOL_NODE_MEMBERS",
     "INPUT_ROUNDS_MAX",
     "STATE_ONLY_BACKOFF",
+    "call_headers",
     "default_handle_tool_errors",
     "graph_configurable",
     "in_graph",
@@ -139,3 +140,50 @@ def recording_spawns(handle: Callable[[int], T]) -> Iterator[list[T]]:
         yield sink
     finally:
         _spawn_sink.reset(token)
+
+
+# -- per-request HTTP headers ------------------------------------------------------------------
+# ``ClientSession.send_request`` builds each request's transport options (the HTTP headers of
+# streamable HTTP among them) in its ``_stamp`` hook, synchronously, in the caller's task. Headers
+# for one call are added there, from a context variable the caller sets around the send; the
+# protocol's own headers are never replaced.
+
+_call_headers: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "langgraph_mcp_call_headers", default=None
+)
+
+
+def _with_call_headers(stamp: Callable[[dict[str, Any], Any], None]) -> Callable[[dict[str, Any], Any], None]:
+    def stamped(data: dict[str, Any], opts: Any) -> None:
+        stamp(data, opts)
+        extra = _call_headers.get()
+        if extra:
+            headers = opts.setdefault("headers", {})
+            taken = {k.lower() for k in headers}
+            headers.update({k: v for k, v in extra.items() if k.lower() not in taken})
+
+    stamped._langgraph_mcp_headers = True  # type: ignore[attr-defined]
+    return stamped
+
+
+@contextmanager
+def call_headers(session: Any, headers: Mapping[str, str] | None) -> Iterator[None]:
+    """Send ``headers`` with the requests ``session`` (an SDK ``ClientSession``) sends in this
+    context.
+
+    Raises:
+        RuntimeError: this SDK version offers no way to add them (nothing is sent then).
+    """
+    if not headers:
+        yield
+        return
+    stamp = getattr(session, "_stamp", None)
+    if stamp is None:  # pragma: no cover - only with an unsupported SDK
+        raise RuntimeError("this mcp SDK version cannot send per-call HTTP headers")
+    if not getattr(stamp, "_langgraph_mcp_headers", False):
+        session._stamp = _with_call_headers(stamp)
+    token = _call_headers.set(headers)
+    try:
+        yield
+    finally:
+        _call_headers.reset(token)

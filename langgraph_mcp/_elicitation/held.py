@@ -66,19 +66,27 @@ class HeldCall(CallSink):
         self._scope: anyio.CancelScope | None = None
         self._person_too_slow = False
 
-    def start(self, name: str, arguments: Mapping[str, Any]) -> None:
-        self.task = asyncio.ensure_future(self._run(name, arguments))
+    def start(self, name: str, arguments: Mapping[str, Any], wire: Mapping[str, Any]) -> None:
+        self.task = asyncio.ensure_future(self._run(name, arguments, wire))
         self.task.add_done_callback(_consume)
 
     async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
         await self.observer.on_progress(progress, total, message)
 
-    async def _run(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    async def _run(
+        self, name: str, arguments: Mapping[str, Any], wire: Mapping[str, Any]
+    ) -> types.CallToolResult:
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
                 result = await self.connection.send_call(
-                    name, arguments, clock=self.clock, sink=self, exclusive=True, progress=self._progress
+                    name,
+                    arguments,
+                    clock=self.clock,
+                    sink=self,
+                    exclusive=True,
+                    progress=self._progress,
+                    **wire,
                 )
                 if not isinstance(result, types.CallToolResult):
                     raise MCPProtocolError(self.connection.name, f"unsupported result for {name!r}")
@@ -182,8 +190,10 @@ async def run_held(
     answers: Answerer,
     observer: CallObserver,
     runtime: Any,
+    wire: Mapping[str, Any] | None = None,
 ) -> types.CallToolResult:
-    """Run (or resume following) one held 2025-11-25 call to its result.
+    """Run (or resume following) one held 2025-11-25 call to its result. ``wire`` holds the
+    request's ``meta`` and ``headers`` (see ``ServerConnection.send_call``).
 
     Questions answered in an earlier run of this graph task are replayed first (each
     ``interrupt()`` gets its own stored answer back, nothing is delivered twice); the first
@@ -199,7 +209,7 @@ async def run_held(
         or held.task.get_loop() is not asyncio.get_running_loop()
     ):
         held = HeldCall(connection, answers, clock, observer)
-        held.start(name, arguments)
+        held.start(name, arguments, wire or {})
         if key is not None:
             calls[key] = held
             assert held.task is not None

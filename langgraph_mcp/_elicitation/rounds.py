@@ -73,6 +73,7 @@ async def run_rounds(
     sink: CallSink,
     progress: Any,
     journal_key: str,
+    wire: Mapping[str, Any] | None = None,
 ) -> types.CallToolResult:
     """Run one 2026-07-28 call to its result (see the module docstring).
 
@@ -91,6 +92,7 @@ async def run_rounds(
             progress=progress,
             input_responses=responses,
             request_state=state,
+            **(wire or {}),
         )
 
     async def stored(thunk: Callable[[], Awaitable[Round]]) -> Round:

@@ -32,6 +32,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._compat import call_headers
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
@@ -392,7 +393,8 @@ class ServerConnection:
         sink: CallSink,
         exclusive: bool = False,
         progress: ProgressFnT | None = None,
-        meta: types.RequestParamsMeta | None = None,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
         input_responses: types.InputResponses | None = None,
         request_state: str | None = None,
     ) -> Round:
@@ -402,7 +404,9 @@ class ServerConnection:
         says they may need a person (see ``routing.py``). ``clock`` bounds the request, the
         time it waits for its turn included. On 2026-07-28 a ``HEADER_MISMATCH`` (the tool's
         schema changed since it was listed) re-lists the tools and sends the request once more.
-        A successful result is checked against the tool's ``outputSchema``.
+        A successful result is checked against the tool's ``outputSchema``. ``meta`` is sent as
+        the request's ``_meta``; ``headers`` are HTTP headers for this request only (they never
+        replace the protocol's own).
 
         Raises:
             MCPConnectionError: cannot connect, or the session died or closed during the call
@@ -415,20 +419,20 @@ class ServerConnection:
         client = session.client
         assert client is not None
         if self.config.log_level is not None and self.era == MODERN:
-            meta = cast(types.RequestParamsMeta, {**(meta or {}), _LOG_LEVEL_META: self.config.log_level})
+            meta = {**(meta or {}), _LOG_LEVEL_META: self.config.log_level}
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
                 name=name,
                 arguments=dict(arguments),
                 input_responses=input_responses,
                 request_state=request_state,
-                _meta=meta,
+                _meta=cast(types.RequestParamsMeta, dict(meta)) if meta else None,
             )
         )
         resent = False
         while True:
             try:
-                result = await self._send(session, client, request, clock, sink, exclusive, progress)
+                result = await self._send(session, client, request, clock, sink, exclusive, progress, headers)
             except MCPServerError as exc:
                 if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
                     raise
@@ -448,6 +452,7 @@ class ServerConnection:
         sink: CallSink,
         exclusive: bool,
         progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None = None,
     ) -> Round:
         name = request.params.name
         lost = f"the connection was lost during the call to {name!r}"
@@ -455,9 +460,10 @@ class ServerConnection:
             async with clock.running():
                 while True:
                     async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
-                        result = await client.session.send_request(
-                            request, _ROUND, progress_callback=progress
-                        )
+                        with call_headers(client.session, headers):
+                            result = await client.session.send_request(
+                                request, _ROUND, progress_callback=progress
+                            )
                     if not call.scope.cancelled_caught:
                         return result
                     if not call.resend:
