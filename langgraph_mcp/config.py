@@ -130,6 +130,17 @@ class _ServerBase(BaseModel):
     """Ask a person (an ``mcp_sampling`` interrupt) before answering a sampling request."""
     roots: tuple[dict[str, Any], ...] = ()
     """Roots offered to the server: paths or ``file://`` URIs, or ``{"uri", "name"}`` objects."""
+    session_scope: Literal["shared", "thread"] = "shared"
+    """``shared``: one session serves every conversation. ``thread``: each LangGraph thread
+    (``thread_id``) gets a session of its own (for stdio, a server process of its own), so
+    conversations never share the server's per-session state; calls without a thread use the
+    shared session."""
+    max_thread_sessions: int = Field(default=32, ge=1, strict=True)
+    """With ``session_scope: thread``: at most this many thread sessions stay open; opening
+    another closes the least recently used idle one (busy ones are never closed)."""
+    thread_session_ttl: float | None = Field(default=600.0, gt=0)
+    """With ``session_scope: thread``: seconds a thread session may stay idle (no call in flight)
+    before it is closed (``None``: never). The thread's next call opens a fresh session."""
 
     @field_validator("sampling_model")
     @classmethod

@@ -1,8 +1,9 @@
 """``MCPPool``: long-lived sessions to a set of MCP servers.
 
-The pool is the set of :class:`ServerConnection` objects (one per configured server) and
-nothing else: each connection owns its session (``_session/``); the pool connects them
-concurrently, collects their tool listings, and closes them.
+The pool is the set of :class:`ServerConnection` objects (one per configured server, plus one
+per LangGraph thread for servers configured with ``session_scope: thread``, kept by
+``_session/threads.py``) and nothing else: each connection owns its session (``_session/``); the
+pool connects them concurrently, collects their tool listings, and closes them.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, TypeAlias
 
 import mcp_types as types
 
 from langgraph_mcp._elicitation.policy import CodeSink
 from langgraph_mcp._session import ServerConnection
+from langgraph_mcp._session.threads import ThreadSessions
+from langgraph_mcp._sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import MCPConnectionError
 
@@ -47,6 +51,11 @@ class MCPPool:
     their own, LangGraph server's ``BG_JOB_ISOLATED_LOOPS``) keeps one session per server per
     loop, reuses it whenever that loop runs again, and stops it when the loop is closed or the
     pool is.
+
+    A server configured with ``session_scope: "thread"`` (a stateful server) gets a connection
+    per LangGraph thread besides its shared one: :meth:`connection_for` / :meth:`using` pick
+    it, so two conversations never share the server's per-session state. The shared connection
+    still lists the tools and serves calls made without a thread.
     """
 
     def __init__(
@@ -62,12 +71,14 @@ class MCPPool:
             raise ValueError(f"default_timeout must be positive or None, got {default_timeout!r}")
         self.servers: dict[str, ServerConfig] = load_connections(connections)
         self.on_connection_error: OnConnectionError = on_connection_error
+        self.default_timeout = default_timeout
         self.connections: dict[str, ServerConnection] = {
             # Requests no call can be tied to are answered without a person, or refused.
             name: ServerConnection(name, cfg, fallback=CodeSink(name, cfg), default_timeout=default_timeout)
             for name, cfg in self.servers.items()
         }
         self._reported: dict[str, BaseException] = {}
+        self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:
         return f"MCPPool(servers={list(self.servers)})"
@@ -78,6 +89,35 @@ class MCPPool:
             return self.connections[server]
         except KeyError:
             raise KeyError(f"no MCP server named {server!r}; configured: {list(self.connections)}") from None
+
+    def connection_for(self, server: str, thread_id: str | None) -> ServerConnection:
+        """The connection a call of ``server`` made in LangGraph thread ``thread_id`` uses: the
+        shared one, or the thread's own for a ``session_scope: "thread"`` server (see
+        :class:`~langgraph_mcp._session.threads.ThreadSessions`). A cheap synchronous lookup.
+
+        Raises:
+            KeyError: no server is called ``server``.
+        """
+        return self._threads.connection_for(self.connection(server), thread_id)
+
+    def using(self, server: str, thread_id: str | None) -> AbstractAsyncContextManager[ServerConnection]:
+        """:meth:`connection_for`, held in use for the whole ``async with`` block: a thread's
+        connection is not evicted or expired while the block runs. Wrap a tool call in it, from
+        before it connects until its result.
+
+        Raises:
+            KeyError: no server is called ``server``.
+        """
+        return self._threads.using(self.connection(server), thread_id)
+
+    def thread_sessions(self, server: str) -> list[str]:
+        """The threads that have a connection of their own to ``server``, least recently used
+        first (empty for a ``session_scope: "shared"`` server).
+
+        Raises:
+            KeyError: no server is called ``server``.
+        """
+        return self._threads.thread_ids(self.connection(server).name)
 
     async def start(self) -> None:
         """Connect every server now, concurrently; apply ``on_connection_error``."""
@@ -125,21 +165,38 @@ class MCPPool:
         return tuple((c.tools_version, c.connects) for c in self.connections.values())
 
     async def drain(self, timeout: float) -> bool:
-        """Wait until no call is working on any server (calls waiting for a person's answer do
-        not count), at most ``timeout`` seconds; whether that happened. New calls may start
-        meanwhile: this is for a server that is shutting down while its runs finish."""
+        """Wait until no call is working on any server, in any of its sessions (calls waiting
+        for a person's answer do not count), at most ``timeout`` seconds; whether that happened.
+        New calls may start meanwhile: this is for a server that is shutting down while its runs
+        finish."""
         deadline = time.monotonic() + timeout
         # Polled: calls may run on other threads' event loops.
-        while any(c.working() for c in self.connections.values()):
+        while any(c.working() for c in [*self.connections.values(), *self._threads.connections()]):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.05)
         return True
 
     async def aclose(self) -> None:
-        """Close every session (requests in flight end with :class:`MCPConnectionError`) and wait
-        for stdio children to exit. Cancelling the caller still closes them all."""
-        await asyncio.gather(*(c.aclose() for c in self.connections.values()))
+        """Close every session, thread sessions included (requests in flight end with
+        :class:`MCPConnectionError`), and wait for stdio children to exit, those of evicted or
+        expired thread sessions still closing included. Cancelling the caller still closes them
+        all."""
+        await asyncio.gather(*(c.aclose() for c in self.connections.values()), self._threads.aclose())
+
+    def close(self, timeout: float | None = None) -> None:
+        """:meth:`aclose` from synchronous code (e.g. after ``graph.invoke``): runs it on the
+        package's own event loop and waits, at most ``timeout`` seconds.
+
+        Raises:
+            RuntimeError: called from a running event loop's thread (use ``await aclose()``).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            close_pool(self, timeout)
+            return
+        raise RuntimeError("MCPPool.close() blocks: from async code use `await pool.aclose()`")
 
     async def __aenter__(self) -> MCPPool:
         return self

@@ -1,0 +1,151 @@
+"""Synchronous use: MCP sessions on an event loop of the package's own.
+
+MCP sessions are async. When a tool (or ``MCPToolNode``) is used from synchronous code
+(``graph.invoke``, ``agent.invoke``, ``tool.invoke``), the call runs on one background event
+loop that lives as long as the process, in a copy of the caller's context (so ``interrupt()``,
+``get_config()`` and the stream writer see the caller's graph task), and the caller's thread
+waits for it. The pool keeps that loop's sessions between calls like any other loop's; they are
+closed by ``MCPPool.close()`` / ``aclose()``, or when the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import contextvars
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+if TYPE_CHECKING:
+    from langgraph_mcp.pool import MCPPool
+
+__all__ = ["close_pool", "graph_task", "run_sync", "sync_loop"]
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None
+_pools: weakref.WeakSet[MCPPool] = weakref.WeakSet()
+_EXIT_TIMEOUT = 10.0
+_bridged: contextvars.ContextVar[bool] = contextvars.ContextVar("langgraph_mcp_bridged", default=False)
+"""Set in code that runs on the background loop for a synchronous caller."""
+
+
+def sync_loop() -> asyncio.AbstractEventLoop:
+    """The background loop (started on first use)."""
+    global _loop, _thread
+    with _lock:
+        if _loop is None or _thread is None or not _thread.is_alive():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                loop.run_forever()
+
+            _thread = threading.Thread(target=serve, name="langgraph-mcp-sync", daemon=True)
+            _thread.start()
+            ready.wait()
+            _loop = loop
+        return _loop
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]], *, pool: MCPPool | None = None) -> T:
+    """Run ``make()`` on the background loop, in a copy of the caller's context, and return its
+    result (or raise its exception). ``pool`` is remembered so its sessions on that loop are
+    closed when the process exits.
+
+    Raises:
+        RuntimeError: called from the background loop itself (it would wait for itself).
+    """
+    loop = sync_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        raise RuntimeError("synchronous MCP calls cannot be made from the package's own event loop")
+    if pool is not None:
+        _pools.add(pool)
+    context = contextvars.copy_context()
+    context.run(_bridged.set, True)
+    done: concurrent.futures.Future[T] = concurrent.futures.Future()
+    started: list[asyncio.Task[T]] = []
+
+    def start() -> None:
+        if done.cancelled():
+            return
+        task = loop.create_task(make(), context=context)
+        started.append(task)
+
+        def finish(t: asyncio.Task[T]) -> None:
+            if done.cancelled():
+                return
+            if t.cancelled():
+                done.set_exception(concurrent.futures.CancelledError())
+            elif (exc := t.exception()) is not None:
+                done.set_exception(exc)
+            else:
+                done.set_result(t.result())
+
+        task.add_done_callback(finish)
+
+    loop.call_soon_threadsafe(start)
+    try:
+        return done.result()
+    except BaseException:
+        if not done.done():  # the caller gave up (e.g. KeyboardInterrupt): stop the call too
+            done.cancel()
+            loop.call_soon_threadsafe(lambda: [t.cancel() for t in started])
+        raise
+
+
+def graph_task(name: str, func: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., Awaitable[T]]:
+    """``langgraph.func.task(name=name)(func)`` for both kinds of graph run: an async run calls
+    the async task; a synchronous one (whose runner accepts only sync tasks) calls a sync task of
+    the same name that runs ``func`` on the background loop. Either way the caller awaits it."""
+    from langgraph.func import task
+
+    async_task: Any = task(name=name)(func)
+
+    def run_blocking(*args: Any) -> T:
+        return run_sync(lambda: func(*args))
+
+    sync_task: Any = task(name=name)(cast(Any, run_blocking))
+
+    async def call(*args: Any) -> T:
+        if _bridged.get():
+            result: T = await asyncio.wrap_future(sync_task(*args))
+            return result
+        return cast(T, await async_task(*args))
+
+    return call
+
+
+def close_pool(pool: MCPPool, timeout: float | None = None) -> None:
+    """Close ``pool`` (every loop's sessions) from synchronous code."""
+    _pools.discard(pool)
+    future = asyncio.run_coroutine_threadsafe(pool.aclose(), sync_loop())
+    future.result(timeout)
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    loop = _loop
+    if loop is None or not loop.is_running():
+        return
+    pools = list(_pools)
+    if not pools:
+        return
+
+    async def close_all() -> None:
+        await asyncio.gather(*(p.aclose() for p in pools), return_exceptions=True)
+
+    with contextlib.suppress(Exception):  # best effort: the process is exiting
+        asyncio.run_coroutine_threadsafe(close_all(), loop).result(_EXIT_TIMEOUT)
