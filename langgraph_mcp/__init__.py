@@ -1,7 +1,10 @@
 """MCP servers as a native part of LangGraph.
 
 ``MCPToolNode`` is a drop-in ``ToolNode`` whose tools live on MCP servers,
-called over long-lived pooled sessions with the full ``ToolRuntime``.
+called over long-lived pooled sessions with the full ``ToolRuntime``;
+``MCPMiddleware`` gives the same tools to ``create_agent``; ``create_mcp_agent``
+is a prebuilt MCP agent. Graph-side options (hidden arguments, results into
+state, approval) are in :mod:`langgraph_mcp.options`.
 
 Payload, resume and stream-event types are in :mod:`langgraph_mcp.types`;
 helpers that build resume values are in :mod:`langgraph_mcp.elicitation`.
@@ -24,17 +27,33 @@ from langgraph_mcp.errors import (
     MCPTimeoutError,
     MCPToolCallError,
 )
+from langgraph_mcp.middleware import MCPMiddleware
 from langgraph_mcp.node import MCPToolNode
+from langgraph_mcp.options import (
+    FromConfig,
+    FromContext,
+    FromState,
+    FromStore,
+    MissingValue,
+    ResultToState,
+    ToolOptions,
+)
 from langgraph_mcp.pool import MCPPool
+from langgraph_mcp.prebuilt import create_mcp_agent, route_tool_calls
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FromConfig",
+    "FromContext",
+    "FromState",
+    "FromStore",
     "HTTPServerConfig",
     "InProcessServerConfig",
     "MCPConfigError",
     "MCPConnectionError",
+    "MCPMiddleware",
     "MCPPool",
     "MCPProtocolError",
     "MCPServerError",
@@ -42,11 +61,16 @@ __all__ = [
     "MCPTool",
     "MCPToolCallError",
     "MCPToolNode",
+    "MissingValue",
     "OutputHandling",
+    "ResultToState",
     "SSEServerConfig",
     "ServerConfig",
     "StdioServerConfig",
+    "ToolOptions",
     "__version__",
+    "create_mcp_agent",
     "load_connections",
     "load_mcp_tools",
+    "route_tool_calls",
 ]

@@ -18,6 +18,7 @@ from langgraph._internal._constants import (
     CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_TASK_ID,
 )
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
@@ -42,6 +43,7 @@ __all__ = [
     "is_checkpointed",
     "is_resuming",
     "recording_spawns",
+    "task_id",
 ]
 
 default_handle_tool_errors = _default_handle_tool_errors
@@ -60,8 +62,19 @@ STATE_ONLY_BACKOFF: tuple[float, float] = (
 """The SDK driver's back-off for state-only rounds: first sleep, doubling up to this cap."""
 
 
-TOOL_NODE_MEMBERS = ("_afunc", "_func", "_arun_one", "_parse_input", "_tools_by_name", "_injected_args")
-"""``ToolNode`` members ``MCPToolNode`` overrides (``_afunc``, ``_func``, ``_arun_one``) or uses."""
+TOOL_NODE_MEMBERS = (
+    "_afunc",
+    "_func",
+    "_arun_one",
+    "_run_one",
+    "_parse_input",
+    "_extract_state",
+    "_combine_tool_outputs",
+    "_tools_by_name",
+    "_injected_args",
+)
+"""``ToolNode`` members ``MCPToolNode`` overrides (``_afunc``, ``_func``, ``_arun_one``,
+``_run_one``) or uses."""
 _missing = [
     m for m in TOOL_NODE_MEMBERS if not hasattr(ToolNode, m) and m not in ToolNode.__init__.__code__.co_names
 ]
@@ -92,6 +105,11 @@ def is_checkpointed(conf: Mapping[str, Any] | None) -> bool:
         and conf.get(CONFIG_KEY_CHECKPOINTER) is not None
         and CONFIG_KEY_CALL in conf
     )
+
+
+def task_id(conf: Mapping[str, Any] | None) -> str | None:
+    """The id of the running graph task (unique to one execution of it), if any."""
+    return None if conf is None else conf.get(CONFIG_KEY_TASK_ID)
 
 
 def is_resuming(conf: Mapping[str, Any] | None) -> bool:

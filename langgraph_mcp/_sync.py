@@ -17,13 +17,13 @@ import contextlib
 import contextvars
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from langgraph_mcp.pool import MCPPool
 
-__all__ = ["close_pool", "graph_task", "run_sync", "sync_loop"]
+__all__ = ["bridged", "close_pool", "run_sync", "sync_loop"]
 
 T = TypeVar("T")
 
@@ -81,7 +81,11 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]], *, pool: MCPPool | None
     def start() -> None:
         if done.cancelled():
             return
-        task = loop.create_task(make(), context=context)
+        try:
+            task = loop.create_task(make(), context=context)
+        except BaseException as exc:  # make() itself failed: the caller must not wait forever
+            done.set_exception(exc)
+            return
         started.append(task)
 
         def finish(t: asyncio.Task[T]) -> None:
@@ -106,26 +110,9 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]], *, pool: MCPPool | None
         raise
 
 
-def graph_task(name: str, func: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., Awaitable[T]]:
-    """``langgraph.func.task(name=name)(func)`` for both kinds of graph run: an async run calls
-    the async task; a synchronous one (whose runner accepts only sync tasks) calls a sync task of
-    the same name that runs ``func`` on the background loop. Either way the caller awaits it."""
-    from langgraph.func import task
-
-    async_task: Any = task(name=name)(func)
-
-    def run_blocking(*args: Any) -> T:
-        return run_sync(lambda: func(*args))
-
-    sync_task: Any = task(name=name)(cast(Any, run_blocking))
-
-    async def call(*args: Any) -> T:
-        if _bridged.get():
-            result: T = await asyncio.wrap_future(sync_task(*args))
-            return result
-        return cast(T, await async_task(*args))
-
-    return call
+def bridged() -> bool:
+    """Is this code running on the background loop for a synchronous caller?"""
+    return _bridged.get()
 
 
 def close_pool(pool: MCPPool, timeout: float | None = None) -> None:

@@ -12,7 +12,11 @@ callbacks, tracing and ``stream_mode="tools"`` work). What this class adds:
 * in a checkpointed run with several calls, each call runs as its own LangGraph task
   (``mcp_tool_call``), whatever the servers' policies: every question surfaces at
   once, no answer and no stored result can reach the wrong call, and a call that
-  finished is replayed from the checkpoint, not sent again, when the node runs again.
+  finished is replayed from the checkpoint, not sent again, when the node runs again;
+* graph-side options (:mod:`langgraph_mcp.options`): hidden arguments, per-call
+  headers and ``_meta``, results into state, approval, and a per-run ``tool_filter``
+  (a call to a tool the run may not use gets ``ToolNode``'s invalid-tool message);
+* synchronous use (``graph.invoke``): the calls run on the package's own event loop.
 """
 
 from __future__ import annotations
@@ -21,25 +25,33 @@ import asyncio
 import contextvars
 import dataclasses
 import functools
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
 
-from langchain_core.messages import AnyMessage, ToolCall
+from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_config_list
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.errors import GraphInterrupt
 from langgraph.func import task
 from langgraph.prebuilt import ToolNode, ToolRuntime
-from langgraph.prebuilt.tool_node import AsyncToolCallWrapper, ToolCallWrapper
+from langgraph.prebuilt.tool_node import (
+    INVALID_TOOL_NAME_ERROR_TEMPLATE,
+    AsyncToolCallWrapper,
+    ToolCallWrapper,
+)
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from langgraph_mcp._compat import default_handle_tool_errors, injected_args, is_checkpointed
+from langgraph_mcp._sync import run_sync
+from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
-from langgraph_mcp.pool import MCPPool, OnConnectionError
-from langgraph_mcp.tools import MCPTool, load_mcp_tools
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.pool import OnConnectionError, pool_for
+from langgraph_mcp.tools import MCPTool
 
 __all__ = ["MCPToolNode"]
 
@@ -65,14 +77,16 @@ class _Batch:
             self.done.set()
 
     def failure(self) -> BaseException | None:
-        outcomes = [self.outcomes[i] for i in range(self.enrolled)]
-        errors = [o for o in outcomes if o is not None and not isinstance(o, GraphInterrupt)]
-        if errors:
-            return errors[0]
-        interrupts = [
-            i for o in outcomes if isinstance(o, GraphInterrupt) for i in (o.args[0] if o.args else ())
-        ]
-        return GraphInterrupt(tuple(interrupts)) if interrupts else None
+        return _first_failure([self.outcomes[i] for i in range(self.enrolled)])
+
+
+def _first_failure(outcomes: Sequence[BaseException | None]) -> BaseException | None:
+    """The first error, or else every interrupt together, in call order."""
+    errors = [o for o in outcomes if o is not None and not isinstance(o, GraphInterrupt)]
+    if errors:
+        return errors[0]
+    interrupts = [i for o in outcomes if isinstance(o, GraphInterrupt) for i in (o.args[0] if o.args else ())]
+    return GraphInterrupt(tuple(interrupts)) if interrupts else None
 
 
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
@@ -82,7 +96,12 @@ async def _run_tool_call(thunk: Callable[[], Awaitable[Any]]) -> Any:
     return await thunk()
 
 
+def _run_tool_call_sync(thunk: Callable[[], Any]) -> Any:
+    return thunk()
+
+
 _tool_call_task: Any = task(name="mcp_tool_call")(_run_tool_call)  # type: ignore[arg-type]
+_tool_call_task_sync: Any = task(name="mcp_tool_call")(cast(Any, _run_tool_call_sync))
 
 
 class MCPToolNode(ToolNode):
@@ -96,13 +115,22 @@ class MCPToolNode(ToolNode):
             Their names win over MCP tool names.
         on_connection_error, default_timeout: For a pool the node creates; see
             :class:`MCPPool`.
+        tool_options, server_options: :class:`~langgraph_mcp.options.ToolOptions` per
+            exposed tool name and per server (hidden arguments, headers, ``_meta``,
+            results into state, approval).
+        approval: Which tools wait for a person's approval before each call
+            (``"destructive"``, a collection of tool names, or ``None``).
+        approval_decisions: The decisions a person may take (default approve, edit,
+            reject; ``"respond"`` may be added).
+        tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call;
+            see :meth:`get_tools` for the model's side.
 
     The remaining arguments are ``ToolNode``'s and mean exactly the same.
 
     Sessions open lazily on the first run (or with :meth:`start`) and stay open
     until :meth:`aclose` or ``async with`` exit; a node built on a shared pool
-    leaves closing to the pool's owner. The node runs only asynchronously
-    (``ainvoke`` / ``astream``): MCP sessions are async.
+    leaves closing to the pool's owner. Synchronous runs (``invoke`` / ``stream``)
+    work too: their calls run on the package's own event loop.
     """
 
     def __init__(
@@ -118,6 +146,11 @@ class MCPToolNode(ToolNode):
         awrap_tool_call: AsyncToolCallWrapper | None = None,
         on_connection_error: OnConnectionError = "raise",
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        tool_options: Mapping[str, ToolOptions] | None = None,
+        server_options: Mapping[str, ToolOptions] | None = None,
+        approval: ApprovalPolicy = None,
+        approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        tool_filter: ToolFilter | None = None,
     ) -> None:
         super().__init__(
             list(tools),
@@ -128,25 +161,35 @@ class MCPToolNode(ToolNode):
             wrap_tool_call=wrap_tool_call,
             awrap_tool_call=awrap_tool_call,
         )
-        if isinstance(connections, MCPPool):
-            self.pool = connections
-            self._owns_pool = False
-        else:
-            self.pool = MCPPool(
-                connections, on_connection_error=on_connection_error, default_timeout=default_timeout
-            )
-            self._owns_pool = True
+        self.pool, self._owns_pool = pool_for(
+            connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+        )
         self._local_tools = dict(self._tools_by_name)
         self._local_injected = dict(self._injected_args)
         self._mcp_tools: list[MCPTool] = []
+        self.toolset = ToolSet(
+            self.pool,
+            tool_options=tool_options,
+            server_options=server_options,
+            approval=approval,
+            approval_decisions=approval_decisions,
+            tool_filter=tool_filter,
+            messages_key=messages_key,
+            reserved=self._local_tools,
+        )
 
-    async def get_tools(self) -> list[BaseTool]:
-        """Local and MCP tools, ready for ``model.bind_tools(...)``.
+    async def get_tools(self, context: Any = None) -> list[BaseTool]:
+        """Local and MCP tools, ready for ``model.bind_tools(...)``; with a ``tool_filter``,
+        only the MCP tools a run with this ``context`` may use.
 
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
         await self._sync_tools()
-        return list(self._tools_by_name.values())
+        return [
+            t
+            for t in self._tools_by_name.values()
+            if not isinstance(t, MCPTool) or self.toolset.allows(t, context)
+        ]
 
     async def start(self) -> None:
         """Connect every server now (concurrently) and register their tools."""
@@ -168,7 +211,7 @@ class MCPToolNode(ToolNode):
         await self.aclose()
 
     async def _sync_tools(self) -> None:
-        tools = await load_mcp_tools(self.pool, reserved=self._local_tools)
+        tools = await self.toolset.tools()
         if tools is self._mcp_tools:
             return
         by_name: dict[str, BaseTool] = dict(self._local_tools)
@@ -200,13 +243,37 @@ class MCPToolNode(ToolNode):
         finally:
             _BATCH.reset(token)
 
+    def _refused(self, call: ToolCall, tool_runtime: ToolRuntime) -> ToolMessage | None:
+        """``ToolNode``'s invalid-tool message for an MCP tool this run may not use, or (with a
+        ``tool_filter``) for an unknown tool, listing only the tools this run may use."""
+        if self.toolset.tool_filter is None:
+            return None
+        tool = self._tools_by_name.get(call["name"])
+        if tool is not None and (
+            not isinstance(tool, MCPTool) or self.toolset.allows(tool, tool_runtime.context)
+        ):
+            return None
+        names = [
+            n
+            for n, t in self._tools_by_name.items()
+            if not isinstance(t, MCPTool) or self.toolset.allows(t, tool_runtime.context)
+        ]
+        content = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+            requested_tool=call["name"], available_tools=", ".join(names)
+        )
+        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
+
     async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
         """In a checkpointed run with several calls, each call runs as its own LangGraph task
         (``mcp_tool_call``): its questions get their own interrupt (all surface together and are
         resumed by id), its stored rounds are its own, and a call that finished is replayed from
-        the checkpoint instead of running again when the node runs again."""
+        the checkpoint instead of running again when the node runs again. A call the
+        ``tool_filter`` refuses is refused inside its task, so the tasks keep their order
+        whatever the filter says on a later run."""
         batch = _BATCH.get()
         if batch is None:
+            if (refused := self._refused(call, tool_runtime)) is not None:
+                return refused
             return await super()._arun_one(call, input_type, tool_runtime)
         # Enrolled and started before the first await: tasks start in call order, so their ids
         # (and the results stored under them) are stable from one run of the node to the next.
@@ -232,6 +299,8 @@ class MCPToolNode(ToolNode):
         # The call now runs in its own task: its interrupts and stored rounds must use that
         # task's config (scratchpad, namespace), not the node's.
         runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
+        if (refused := self._refused(call, runtime)) is not None:
+            return refused
         return await super()._arun_one(call, input_type, runtime)
 
     def _func(
@@ -240,8 +309,62 @@ class MCPToolNode(ToolNode):
         config: RunnableConfig,
         runtime: Runtime,
     ) -> Any:
-        raise NotImplementedError(
-            f"MCPToolNode {self.name!r} runs only asynchronously because MCP sessions are async: "
-            "use `await graph.ainvoke(...)` or `async for chunk in graph.astream(...)` "
-            "instead of `invoke` / `stream`."
-        )
+        """Synchronous runs: ``ToolNode``'s own sync path (sync ``wrap_tool_call`` included); each
+        tool's call runs on the package's own event loop. In a checkpointed run with several
+        calls, each call runs as its own task, scheduled in call order from this thread."""
+        try:
+            run_sync(self._sync_tools, pool=self.pool)
+        except MCPConnectionError:
+            if not self._mcp_tools:
+                raise
+        tool_calls, input_type = self._parse_input(input)
+        if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
+            return super()._func(input, config, runtime)
+        futures = [
+            _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime))
+            for call, tool_runtime in zip(
+                tool_calls, self._tool_runtimes(input, config, runtime), strict=True
+            )
+        ]
+        outputs: list[Any] = []
+        outcomes: list[BaseException | None] = []
+        for future in futures:
+            try:
+                outputs.append(future.result())
+                outcomes.append(None)
+            except BaseException as exc:  # settled: raised below, after every call settled
+                outputs.append(None)
+                outcomes.append(exc)
+        failure = _first_failure(outcomes)
+        if failure is not None:
+            raise failure
+        return self._combine_tool_outputs(outputs, input_type)
+
+    def _tool_runtimes(
+        self, input: list[AnyMessage] | dict[str, Any] | BaseModel, config: RunnableConfig, runtime: Runtime
+    ) -> list[ToolRuntime]:
+        """One ``ToolRuntime`` per call, as ``ToolNode._func`` builds them."""
+        tool_calls, _ = self._parse_input(input)
+        return [
+            ToolRuntime(
+                state=cast(Any, self._extract_state(input, cfg)),
+                tool_call_id=call["id"],
+                config=cfg,
+                context=runtime.context,
+                store=runtime.store,
+                stream_writer=runtime.stream_writer,
+                tools=list(self.tools_by_name.values()),
+                execution_info=runtime.execution_info,
+                server_info=runtime.server_info,
+            )
+            for call, cfg in zip(tool_calls, get_config_list(config, len(tool_calls)), strict=False)
+        ]
+
+    def _run_in_task(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+        runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
+        return self._run_one(call, input_type, runtime)
+
+    def _run_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+        if (refused := self._refused(call, tool_runtime)) is not None:
+            return refused
+        return super()._run_one(call, input_type, tool_runtime)

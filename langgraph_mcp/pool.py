@@ -23,7 +23,7 @@ from langgraph_mcp._sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import MCPConnectionError
 
-__all__ = ["MCPPool", "OnConnectionError", "ServerConnection"]
+__all__ = ["MCPPool", "OnConnectionError", "ServerConnection", "pool_for"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -203,3 +203,18 @@ class MCPPool:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def pool_for(
+    connections: Any,
+    *,
+    on_connection_error: OnConnectionError = "raise",
+    default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+) -> tuple[MCPPool, bool]:
+    """``connections`` if it is an :class:`MCPPool` (shared: its owner closes it), else a new
+    pool over them; and whether the caller owns (must close) the pool."""
+    if isinstance(connections, MCPPool):
+        return connections, False
+    return MCPPool(
+        connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+    ), True

@@ -23,10 +23,13 @@ Call contract (``await tool.ainvoke(tool_call)``):
 The call itself runs in ``_call.py``.
 """
 
+import contextvars
+import json
 import logging
 import weakref
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
+from typing import Any, cast
 
 import mcp_types as types
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
@@ -34,11 +37,15 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.prebuilt import ToolRuntime
+from langgraph.prebuilt.tool_node import ToolInvocationError
+from langgraph.types import Command
 from pydantic import PrivateAttr
 
+from langgraph_mcp._approval import DECISIONS, EDIT_NOTICE, Approved, ask_approval
 from langgraph_mcp._call import run_call
 from langgraph_mcp._schema import ArgumentChecker
 from langgraph_mcp._session import ServerConnection
+from langgraph_mcp._sync import run_sync
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
 from langgraph_mcp.content import convert_result, error_text
 from langgraph_mcp.errors import (
@@ -48,11 +55,24 @@ from langgraph_mcp.errors import (
     MCPTimeoutError,
     MCPToolCallError,
 )
+from langgraph_mcp.options import (
+    MissingValue,
+    ResultToState,
+    ToolOptions,
+    describe_source,
+    resolve_source,
+)
 from langgraph_mcp.pool import MCPPool
 
-__all__ = ["MCPTool", "RUNTIME_ARG", "build_tool", "load_mcp_tools"]
+__all__ = ["RAISE_KINDS", "RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
+
+RAISE_KINDS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "langgraph_mcp_raise_kinds", default=frozenset()
+)
+"""Failure kinds raised as :class:`MCPToolCallError` instead of returned as messages, in this
+context (``MCPMiddleware(raise_errors=...)`` sets it, so an outer retry middleware sees them)."""
 
 RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
@@ -92,8 +112,51 @@ class MCPTool(StructuredTool):
     """Seconds one call may take; ``None`` uses the server's ``timeout``."""
 
     _connection: ServerConnection = PrivateAttr()
+    _pool: MCPPool | None = PrivateAttr(default=None)
     _mcp_tool: types.Tool = PrivateAttr()
     _checker: ArgumentChecker = PrivateAttr()
+    _options: ToolOptions = PrivateAttr(default_factory=ToolOptions)
+    _approval: Sequence[str] = PrivateAttr(default=())
+    _messages_key: str = PrivateAttr(default="messages")
+
+    @property
+    def options(self) -> ToolOptions:
+        """How this tool is called from the graph (see :mod:`langgraph_mcp.options`)."""
+        return self._options
+
+    @property
+    def needs_approval(self) -> bool:
+        """Does each call wait for a person's approval?"""
+        return bool(self._approval)
+
+    def with_options(
+        self,
+        options: ToolOptions | None = None,
+        *,
+        approval: Sequence[str] = (),
+        messages_key: str = "messages",
+    ) -> "MCPTool":
+        """A copy of this tool called with ``options``: hidden arguments leave the model's schema
+        and are filled at call time, ``headers`` / ``meta`` go with each call, ``result`` maps a
+        successful result to a ``Command`` (its ``ToolMessage`` under ``messages_key``).
+        ``approval`` lists the decisions a person may take before each call (empty: no
+        approval is asked)."""
+        options = options or ToolOptions()
+        unknown = [d for d in approval if d not in DECISIONS]
+        if unknown:
+            raise ValueError(f"unknown approval decision(s) {unknown}; choose from {list(DECISIONS)}")
+        schema = _model_schema(self._mcp_tool.input_schema)
+        if options.hidden:
+            properties = {k: v for k, v in schema["properties"].items() if k not in options.hidden}
+            schema = {**schema, "properties": properties}
+            if isinstance(schema.get("required"), list):
+                schema["required"] = [r for r in schema["required"] if r not in options.hidden]
+        bound = self.model_copy(update={"args_schema": schema})
+        bound._options = options
+        bound._approval = tuple(approval)
+        bound._messages_key = messages_key
+        bound._checker = ArgumentChecker(self.server, self.name, self.mcp_name, schema)
+        return bound
 
     # -- LangChain plumbing ---------------------------------------------
 
@@ -108,12 +171,10 @@ class MCPTool(StructuredTool):
         runtime = arguments.pop(RUNTIME_ARG, None)
         return (), {"arguments": arguments, "runtime": runtime, "tool_call_id": tool_call_id}
 
-    def _run(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(
-            f"MCP tool {self.name!r} (server {self.server!r}) can only be called asynchronously: "
-            "MCP sessions are async. Use `await tool.ainvoke(...)`, or run the graph with "
-            "`await graph.ainvoke(...)` / `graph.astream(...)`."
-        )
+    def _run(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> Any:
+        """Synchronous use: the call runs on the package's own event loop (see ``_sync.py``)."""
+        kwargs.pop("run_manager", None)
+        return run_sync(lambda: self._arun(*args, config=config, **kwargs), pool=self._pool)
 
     async def _arun(
         self,
@@ -126,19 +187,67 @@ class MCPTool(StructuredTool):
         arguments: dict[str, Any] = kwargs["arguments"]
         tool_call_id: str | None = kwargs["tool_call_id"]
         runtime: ToolRuntime | None = kwargs["runtime"]
+        options = self._options
+        for hidden in options.hidden:
+            arguments.pop(hidden, None)  # the model may not choose a hidden argument
         self._checker.check(arguments)
+        try:
+            hidden_values = await self._hidden_values(runtime)
+        except MissingValue as exc:
+            return self._failure(str(exc), tool_call_id, kind="hidden_argument")
+        edited = False
+        if self._approval:
+            try:
+                outcome = ask_approval(
+                    server=self.server,
+                    mcp_tool=self.mcp_name,
+                    name=self.name,
+                    description=self.description,
+                    annotations=(self.metadata or {}).get("mcp", {}).get("annotations", {}),
+                    arguments=arguments,
+                    tool_call_id=tool_call_id,
+                    allowed=self._approval,
+                    check=self._check_edit,
+                )
+            except MCPToolCallError as exc:
+                return self._failure(str(exc), tool_call_id, kind=exc.kind)
+            if not isinstance(outcome, Approved):
+                return outcome, None
+            if outcome.edited:
+                edited = True
+                arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
+        result = await self._send(arguments, hidden_values, runtime, tool_call_id)
+        return _with_edit_notice(result, arguments, self._messages_key) if edited else result
+
+    async def _send(
+        self,
+        arguments: dict[str, Any],
+        hidden_values: dict[str, Any],
+        runtime: ToolRuntime | None,
+        tool_call_id: str | None,
+    ) -> Any:
+        """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content)."""
+        options = self._options
+        arguments = {**arguments, **hidden_values}
         timeout, limit = self._timeout()
         server, name = self.server, self.mcp_name
         try:
-            result = await run_call(
-                self._connection,
-                mcp_name=name,
-                tool_name=self.name,
-                arguments=arguments,
-                timeout=timeout,
-                runtime=runtime,
-                tool_call_id=tool_call_id,
-            )
+            async with self._session_for(runtime) as connection:
+                result = await run_call(
+                    connection,
+                    mcp_name=name,
+                    tool_name=self.name,
+                    arguments=arguments,
+                    timeout=timeout,
+                    runtime=runtime,
+                    tool_call_id=tool_call_id,
+                    meta=options.meta(runtime) if options.meta is not None and runtime is not None else None,
+                    headers=(
+                        options.headers(runtime)
+                        if options.headers is not None and runtime is not None
+                        else None
+                    ),
+                )
         except MCPConnectionError as exc:
             return self._failure(f"{exc} The call's outcome is unknown.", tool_call_id, kind="connection")
         except MCPTimeoutError as exc:
@@ -169,9 +278,60 @@ class MCPTool(StructuredTool):
                 else None
             )
             return self._failure(error_text(result), tool_call_id, artifact=artifact)
-        return convert_result(result, self._connection.config.output_handling)
+        content, converted = convert_result(result, self._connection.config.output_handling)
+        if options.result is None or tool_call_id is None:
+            return content, converted
+        message = ToolMessage(
+            content=cast(Any, content), artifact=converted, name=self.name, tool_call_id=tool_call_id
+        )
+        try:
+            if isinstance(options.result, ResultToState):
+                return options.result.command(message, self._messages_key), None
+            assert runtime is not None, "a tool call id without a runtime"
+            return options.result(message, runtime), None
+        except MissingValue as exc:
+            return self._failure(
+                f"MCP tool {self.name!r} (server {server!r}) returned a result its state mapping "
+                f"cannot use: {exc}",
+                tool_call_id,
+                kind="result_mapping",
+                artifact=converted,
+            )
 
     # -- helpers -------------------------------------------------------------
+
+    def _check_edit(self, arguments: dict[str, Any]) -> None:
+        """Edited arguments must fit the model-facing schema (``ValueError`` otherwise)."""
+        try:
+            self._checker.check({k: v for k, v in arguments.items() if k not in self._options.hidden})
+        except ToolInvocationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '<args>'}: {e['msg']}" for e in exc.source.errors()
+            )
+            raise ValueError(f"the edited arguments do not fit tool {self.name!r}: {problems}") from None
+
+    async def _hidden_values(self, runtime: ToolRuntime | None) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for argument, source in self._options.hidden.items():
+            where = f"hidden argument {argument!r} of MCP tool {self.name!r} (server {self.server!r})"
+            if runtime is None:
+                raise MissingValue(
+                    f"{where} comes from {describe_source(source)}, but the tool runs outside a graph"
+                )
+            try:
+                values[argument] = await resolve_source(source, runtime)
+            except MissingValue as exc:
+                raise MissingValue(f"{where} comes from {describe_source(source)}: {exc}") from None
+        return values
+
+    def _session_for(self, runtime: ToolRuntime | None) -> AbstractAsyncContextManager[ServerConnection]:
+        """The shared connection, or, for a ``session_scope="thread"`` server, this
+        conversation's own, held in use for the whole call."""
+        if self._pool is None or self._connection.config.session_scope != "thread":
+            return nullcontext(self._connection)
+        configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
+        thread_id = configurable.get("thread_id")
+        return self._pool.using(self.server, None if thread_id is None else str(thread_id))
 
     def _timeout(self) -> tuple[float | None, str]:
         """The limit for one call and how to name it: the tool's own ``timeout``, else what the
@@ -183,12 +343,35 @@ class MCPTool(StructuredTool):
     def _failure(
         self, text: str, tool_call_id: str | None, *, kind: str = "tool_error", artifact: Any = None
     ) -> tuple[ToolMessage, None]:
-        if tool_call_id is None:
+        if tool_call_id is None or kind in RAISE_KINDS.get():
             raise MCPToolCallError(text, kind=kind)
         message = ToolMessage(
             content=text, name=self.name, tool_call_id=tool_call_id, status="error", artifact=artifact
         )
         return message, None
+
+
+def _with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str) -> Any:
+    """``result`` with :data:`EDIT_NOTICE` before its content, so the model knows what ran."""
+    notice = EDIT_NOTICE.format(args=json.dumps(arguments, ensure_ascii=False, default=str))
+
+    def noted(content: Any) -> Any:
+        if isinstance(content, str):
+            return f"{notice}\n\n{content}"
+        return [{"type": "text", "text": notice}, *content]
+
+    content, artifact = result
+    if isinstance(content, ToolMessage):
+        return content.model_copy(update={"content": noted(content.content)}), artifact
+    if isinstance(content, Command) and isinstance(content.update, dict):
+        messages = [
+            m.model_copy(update={"content": noted(m.content)}) if isinstance(m, ToolMessage) else m
+            for m in content.update.get(messages_key, [])
+        ]
+        return Command(
+            update={**content.update, messages_key: messages}, goto=content.goto, graph=content.graph
+        ), artifact
+    return noted(content), artifact
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:
@@ -205,7 +388,7 @@ def _metadata(entry: CatalogEntry) -> dict[str, Any]:
     return {"mcp": info}
 
 
-def build_tool(entry: CatalogEntry, connection: ServerConnection) -> MCPTool:
+def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool | None = None) -> MCPTool:
     """The LangChain tool for one catalog entry, bound to its server's connection."""
     tool = entry.tool
     description = tool.description or tool.title or f"{tool.name} (MCP tool on server {entry.server!r})"
@@ -221,6 +404,7 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection) -> MCPTool:
         mcp_name=tool.name,
     )
     built._connection = connection
+    built._pool = pool
     built._mcp_tool = tool
     built._checker = ArgumentChecker(entry.server, entry.name, tool.name, tool.input_schema)
     return built
@@ -262,7 +446,7 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         ):
             tools.append(old)
         else:
-            tools.append(build_tool(entry, pool.connection(entry.server)))
+            tools.append(build_tool(entry, pool.connection(entry.server), pool))
     # Cached only while every server answered: a missing one is tried again next time.
     per_pool[key] = (version if len(listings) == len(pool.servers) else None, tools)
     return tools

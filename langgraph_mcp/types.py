@@ -27,9 +27,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 __all__ = [
+    "APPROVAL_INTERRUPT_TYPE",
     "ELICITATION_INTERRUPT_TYPE",
     "SAMPLING_INTERRUPT_TYPE",
     "ElicitationHandler",
+    "MCPApprovalActionRequest",
+    "MCPApprovalDecision",
+    "MCPApprovalInterrupt",
+    "MCPApprovalReviewConfig",
     "MCPCallInfo",
     "MCPElicitationAccept",
     "MCPElicitationCancel",
@@ -147,6 +152,67 @@ ElicitationHandler: TypeAlias = Callable[
     [MCPElicitationRequest, MCPCallInfo], Awaitable[MCPElicitationResponse]
 ]
 """An ``elicitation=`` policy: an async function that answers one request itself (no interrupt)."""
+
+
+# -- approval --------------------------------------------------------------------------------
+
+APPROVAL_INTERRUPT_TYPE = "tool_approval"
+
+
+class MCPApprovalActionRequest(TypedDict):
+    name: str
+    args: dict[str, Any]
+    description: str
+
+
+class MCPApprovalReviewConfig(TypedDict):
+    action_name: str
+    allowed_decisions: list[str]
+
+
+class MCPApprovalInterrupt(TypedDict):
+    """The interrupt value that asks a person to approve one MCP tool call before it runs.
+
+    The top-level fields are those of langchain's ``ToolApprovalRequest``
+    (``HumanInTheLoopMiddleware(interrupt_mode="per_call")``); ``action_requests`` and
+    ``review_configs`` are those of its ``HITLRequest`` (batched mode), with this one call.
+    A UI written for either works unchanged. Answer with one decision
+    (:class:`MCPApprovalDecision`) or with ``{"decisions": [<one decision>]}``.
+    """
+
+    type: Literal["tool_approval"]
+    tool_call_id: str | None
+    name: str
+    """The tool's exposed name."""
+    args: dict[str, Any]
+    """The arguments the model chose (hidden arguments are not shown)."""
+    description: str
+    server: str
+    mcp_tool: str
+    """The tool's name on its server."""
+    annotations: dict[str, Any]
+    key: str
+    """Names this question; a decision that carries another ``key`` is not applied to it."""
+    allowed_decisions: list[str]
+    action_requests: list[MCPApprovalActionRequest]
+    review_configs: list[MCPApprovalReviewConfig]
+
+
+class MCPApprovalDecision(TypedDict):
+    """A decision, as in ``HumanInTheLoopMiddleware``:
+
+    * ``{"type": "approve"}``: run the call as the model chose it;
+    * ``{"type": "edit", "edited_action": {"name": <same tool>, "args": {...}}}``: run it with
+      these arguments instead (checked against the tool's schema);
+    * ``{"type": "reject", "message"?: str}``: do not run it; the model gets an error
+      ``ToolMessage`` (with the reason, if given);
+    * ``{"type": "respond", "message": str}``: do not run it; the model gets ``message`` as the
+      tool's result (only when allowed).
+    """
+
+    type: Literal["approve", "edit", "reject", "respond"]
+    edited_action: NotRequired[dict[str, Any]]
+    message: NotRequired[str]
 
 
 # -- stream events ----------------------------------------------------------------------------

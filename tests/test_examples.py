@@ -57,3 +57,12 @@ def test_elicitation_example_on_a_terminal() -> None:
     assert "Book a suite room in Lisbon for 2 nights from 2027-09-01?" in done.stdout
     assert "call_cancel: order A-1002 cancelled" in done.stdout
     assert "call_trip: no trip to Lisbon" in done.stdout
+
+
+def test_agent_example_runs_synchronously_with_approval_and_hidden_arguments() -> None:
+    done = _run_example("agent.py")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "approval asked: write_note {'text': 'buy flour'}" in out  # the forged title is gone
+    assert "[write_note] saved 'ada' (success)" in out  # the title came from the context
+    assert "found in state: ['groceries', 'trip', 'ideas']" in out

@@ -367,12 +367,6 @@ async def test_shared_pool_is_left_open() -> None:
         assert out["messages"][0].content == "2"
 
 
-async def test_sync_invoke_says_to_use_ainvoke() -> None:
-    async with MCPToolNode({"demo": {"server": demo.build_server(counters=demo.Counters())}}) as node:
-        with pytest.raises(NotImplementedError, match=r"runs only asynchronously.*ainvoke"):
-            node.invoke({"messages": [ai(("add", {"a": 1, "b": 1}, "c1"))]}, runtime_config())
-
-
 async def test_unreachable_servers_fail_the_run_clearly() -> None:
     async with MCPToolNode({"gone": {"command": "/nonexistent/server"}}) as node:
         with pytest.raises(Exception, match="command '/nonexistent/server' not found"):

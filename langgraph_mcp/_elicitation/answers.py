@@ -28,6 +28,7 @@ from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [
     "STALE",
+    "question_key",
     "call_scope",
     "check_response",
     "elicitation_request",
@@ -51,6 +52,10 @@ def call_scope(server: str, tool_name: str | None, tool_call_id: str | None) -> 
 def _key(base: str, scope: str, question: Mapping[str, Any]) -> str:
     text = json.dumps([scope, question], sort_keys=True, default=str)
     return f"{base}#{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+question_key = _key
+"""``<base>#<digest of the call scope and the question>``: the key of one question."""
 
 
 def elicitation_request(
@@ -169,8 +174,12 @@ def resume_type(requests: list[MCPElicitationRequest]) -> Any:
     keys = {r["key"] for r in requests}
 
     def validate(value: Any) -> dict[str, Any]:
-        if isinstance(value, Mapping) and "responses" not in value and "action" in value:
-            return STALE  # a sampling decision, stored for a request that is no longer asked here
+        if (
+            isinstance(value, Mapping)
+            and "responses" not in value
+            and ("action" in value or "type" in value or "decisions" in value)
+        ):
+            return STALE  # a sampling or approval decision, stored for a question no longer asked here
         if not isinstance(value, Mapping) or not isinstance(value.get("responses"), Mapping):
             raise ValueError('the resume value must be {"responses": {<request key>: <response>}}')
         responses = value["responses"]
@@ -201,6 +210,8 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
     def validate(value: Any) -> dict[str, Any]:
         if isinstance(value, Mapping) and (
             "responses" in value
+            or ("type" in value and "action" not in value)
+            or "decisions" in value
             or ("key" in value and value["key"] != key and _QUESTION_KEY.search(str(value["key"])))
         ):
             return STALE

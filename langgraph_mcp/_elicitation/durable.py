@@ -17,6 +17,7 @@ from typing import Any
 from langgraph.func import task
 
 from langgraph_mcp._compat import graph_configurable, is_checkpointed, is_resuming
+from langgraph_mcp._sync import bridged
 from langgraph_mcp.errors import (
     MCPConnectionError,
     MCPProtocolError,
@@ -62,9 +63,13 @@ class Journal:
 
     @classmethod
     def open(cls, key: str) -> Journal | None:
-        """The journal of the call ``key``, or ``None`` outside a checkpointed graph task."""
+        """The journal of the call ``key``, or ``None`` outside a checkpointed graph task, and
+        in a synchronous run: there a stored round would be a second task waiting for a worker
+        thread that the call's own task may be holding (with more calls than workers, none
+        could finish). A resumed synchronous call sends its rounds again instead; the answers
+        it was given are stored with its interrupts and reused."""
         conf = graph_configurable()
-        if not is_checkpointed(conf):
+        if not is_checkpointed(conf) or bridged():
             return None
         return cls(key, resuming=is_resuming(conf))
 

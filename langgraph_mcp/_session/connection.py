@@ -70,6 +70,9 @@ _PYTHON_LEVELS = {
     "emergency": logging.CRITICAL + 10,
 }
 _CLOSE_GRACE = 2.0
+_TRANSPORT_HEADERS = frozenset(
+    {"accept", "connection", "content-length", "content-type", "host", "last-event-id", "transfer-encoding"}
+)
 
 
 def _client_info() -> types.Implementation:
@@ -116,6 +119,7 @@ class ServerConnection:
         self._tools: list[types.Tool] | None = None
         self._by_name: dict[str, types.Tool] = {}
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
+        self._warned_headers: set[str] = set()
 
     def __repr__(self) -> str:
         where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"
@@ -415,6 +419,8 @@ class ServerConnection:
             MCPServerError: the server answered with a JSON-RPC error.
             MCPProtocolError: the answer broke the protocol or the tool's ``outputSchema``.
         """
+        if headers:
+            headers = self._own_headers(headers)
         session = await self._session()
         client = session.client
         assert client is not None
@@ -442,6 +448,25 @@ class ServerConnection:
             if isinstance(result, types.CallToolResult) and not result.is_error:
                 self._check_output(name, result)
             return result
+
+    def _own_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """Per-call headers without the ones the protocol and the transport set themselves
+        (dropped, with one warning per name)."""
+        kept: dict[str, str] = {}
+        for name, value in headers.items():
+            lowered = name.lower()
+            if lowered.startswith("mcp-") or lowered in _TRANSPORT_HEADERS:
+                if lowered not in self._warned_headers:
+                    self._warned_headers.add(lowered)
+                    logger.warning(
+                        "MCP server %r: the per-call header %r is set by the protocol or the transport; "
+                        "it is not sent",
+                        self.name,
+                        name,
+                    )
+                continue
+            kept[name] = value
+        return kept
 
     async def _send(
         self,

@@ -1,0 +1,167 @@
+"""Asking a person to approve one MCP tool call before it is sent.
+
+The question is an ``interrupt()`` raised in the call's own frame, so it is as durable as the
+call's elicitation questions: the decision is stored in the checkpoint and a run resumed in any
+process gets it back. The question carries a ``key`` (a digest of the call and its arguments);
+a stored decision that names another key, or an answer to another kind of question, is not
+applied to this one. A decision is remembered for the rest of the graph task's execution, so a
+call that runs again within it (a retry middleware) is not asked about twice.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any
+
+from langchain_core.messages import ToolMessage
+from pydantic import AfterValidator, WithJsonSchema
+
+from langgraph_mcp._compat import graph_configurable, in_graph, task_id
+from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, question_key
+from langgraph_mcp.errors import MCPToolCallError
+from langgraph_mcp.types import MCPApprovalInterrupt
+
+__all__ = ["DECISIONS", "EDIT_NOTICE", "Approved", "ask_approval"]
+
+DECISIONS = ("approve", "edit", "reject", "respond")
+EDIT_NOTICE = (
+    "Note: before this call ran, a person changed its arguments to {args}. The result below is "
+    "for those arguments, not for the ones you chose; this was intended, do not call again with "
+    "the original ones."
+)
+"""Put before the result of an edited call, so the model knows what ran."""
+_MEMORY = 4096
+_decided: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+"""(graph task id, question key) -> decision, for the task's execution (bounded)."""
+
+
+class Approved:
+    """The person's go-ahead: run the call with ``arguments`` (edited or as the model chose)."""
+
+    def __init__(self, arguments: dict[str, Any], edited: bool) -> None:
+        self.arguments = arguments
+        self.edited = edited
+
+
+def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[dict[str, Any]], None]) -> Any:
+    def validate(value: Any) -> dict[str, Any]:
+        if isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
+            decisions = value["decisions"]
+            if len(decisions) != 1:
+                raise ValueError(f"one decision is expected for tool {name!r}, got {len(decisions)}")
+            value = decisions[0]
+        if isinstance(value, Mapping) and ("responses" in value or "action" in value):
+            return STALE  # an answer to an elicitation or sampling question
+        if not isinstance(value, Mapping) or value.get("type") not in DECISIONS:
+            raise ValueError(
+                f"the decision for tool {name!r} must be an object with 'type' one of {list(allowed)}"
+            )
+        if value.get("key", key) != key:
+            return STALE  # decided for another call
+        kind = value["type"]
+        if kind not in allowed:
+            raise ValueError(f"decision {kind!r} is not allowed for tool {name!r}; allowed: {list(allowed)}")
+        if kind == "edit":
+            action = value.get("edited_action")
+            if not isinstance(action, Mapping) or not isinstance(action.get("args"), Mapping):
+                raise ValueError("an 'edit' decision needs 'edited_action': {'name': ..., 'args': {...}}")
+            if action.get("name", name) != name:
+                raise ValueError(f"an edit may change the arguments of {name!r}, not the tool")
+            check(dict(action["args"]))
+        if kind == "respond" and not isinstance(value.get("message"), str):
+            raise ValueError("a 'respond' decision needs 'message' (the text the model gets)")
+        if "message" in value and not isinstance(value["message"], str):
+            raise ValueError("'message' must be a string")
+        return dict(value)
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "type": {"enum": list(allowed)},
+            "edited_action": {
+                "type": "object",
+                "properties": {"name": {"const": name}, "args": {"type": "object"}},
+                "required": ["args"],
+            },
+            "message": {"type": "string"},
+            "key": {"const": key},
+        },
+        "required": ["type"],
+    }
+    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+
+
+def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any) -> dict[str, Any]:
+    from langgraph.types import interrupt
+
+    task = task_id(graph_configurable())
+    remembered = _decided.get((task, key)) if task is not None else None
+    if remembered is not None:
+        return remembered
+    while is_stale(decision := interrupt(payload, response_schema=schema)):
+        pass
+    if task is not None:
+        _decided[(task, key)] = decision
+        while len(_decided) > _MEMORY:
+            _decided.popitem(last=False)
+    return dict(decision)
+
+
+def ask_approval(
+    *,
+    server: str,
+    mcp_tool: str,
+    name: str,
+    description: str,
+    annotations: Mapping[str, Any],
+    arguments: dict[str, Any],
+    tool_call_id: str | None,
+    allowed: Sequence[str],
+    check: Callable[[dict[str, Any]], None],
+) -> Approved | ToolMessage:
+    """Ask a person (an interrupt) whether the call may run; the arguments to run it with, or the
+    message the model gets instead. ``check`` raises ``ValueError`` for edited arguments that do
+    not fit the tool (the answer is then refused and the question stays pending).
+
+    Raises:
+        MCPToolCallError: not inside a LangGraph graph, so nobody can be asked.
+        GraphInterrupt: the question (the call continues when the run resumes).
+    """
+    if not in_graph(graph_configurable()):
+        raise MCPToolCallError(
+            f"MCP tool {name!r} (server {server!r}) needs a person's approval, but it is not running "
+            "inside a LangGraph graph, so nobody can be asked. Run it in a graph with a checkpointer.",
+            kind="approval",
+        )
+    key = question_key("approval", call_scope(server, name, tool_call_id), {"args": arguments})
+    payload: MCPApprovalInterrupt = {
+        "type": "tool_approval",
+        "tool_call_id": tool_call_id,
+        "name": name,
+        "args": arguments,
+        "description": description,
+        "server": server,
+        "mcp_tool": mcp_tool,
+        "annotations": dict(annotations),
+        "key": key,
+        "allowed_decisions": list(allowed),
+        "action_requests": [{"name": name, "args": arguments, "description": description}],
+        "review_configs": [{"action_name": name, "allowed_decisions": list(allowed)}],
+    }
+    decision = _decide(key, payload, _resume_type(key, name, allowed, check))
+    kind = decision["type"]
+    if kind == "approve":
+        return Approved(arguments, edited=False)
+    if kind == "edit":
+        return Approved(dict(decision["edited_action"]["args"]), edited=True)
+    if kind == "respond":
+        return ToolMessage(content=decision["message"], name=name, tool_call_id=tool_call_id or "")
+    reason = decision.get("message")
+    content = (
+        f"User rejected the tool call for `{name}` with reason: {reason}"
+        if reason
+        else f"User rejected the tool call for `{name}` with id {tool_call_id}. The tool was not "
+        "executed. Do not retry this tool call unless the user explicitly requests it."
+    )
+    return ToolMessage(content=content, name=name, tool_call_id=tool_call_id or "", status="error")

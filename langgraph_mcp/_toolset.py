@@ -1,0 +1,146 @@
+"""The MCP tools one node or middleware offers, bound to its options, and which of them one run
+may use.
+
+:class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
+(:func:`~langgraph_mcp.tools.load_mcp_tools`), binds each to its
+:class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing, and applies
+the per-run ``tool_filter``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from langgraph_mcp.options import (
+    ApprovalPolicy,
+    ToolFilter,
+    ToolOptions,
+    is_destructive,
+    merge_options,
+)
+from langgraph_mcp.pool import MCPPool
+from langgraph_mcp.tools import MCPTool, load_mcp_tools
+
+__all__ = ["DEFAULT_DECISIONS", "ToolSet"]
+
+logger = logging.getLogger("langgraph_mcp.tools")
+
+DEFAULT_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject")
+
+
+class ToolSet:
+    """The bound MCP tools of one node or middleware.
+
+    Raises at construction (``ValueError``) for options that name no configured server or an
+    unknown approval policy.
+    """
+
+    def __init__(
+        self,
+        pool: MCPPool,
+        *,
+        tool_options: Mapping[str, ToolOptions] | None = None,
+        server_options: Mapping[str, ToolOptions] | None = None,
+        approval: ApprovalPolicy = None,
+        approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        tool_filter: ToolFilter | None = None,
+        messages_key: str = "messages",
+        reserved: Collection[str] = (),
+    ) -> None:
+        self.pool = pool
+        self.tool_options = dict(tool_options or {})
+        self.server_options = dict(server_options or {})
+        unknown = sorted(set(self.server_options) - set(pool.servers))
+        if unknown:
+            raise ValueError(
+                f"server_options names no configured MCP server: {unknown}; configured: {list(pool.servers)}"
+            )
+        if not (
+            approval is None
+            or isinstance(approval, bool)
+            or approval == "destructive"
+            or (
+                not isinstance(approval, str | bytes)
+                and isinstance(approval, Collection)
+                and all(isinstance(n, str) for n in approval)
+            )
+        ):
+            raise ValueError(
+                "approval must be 'destructive', a collection of tool names, True (every tool), False "
+                f"or None; got {approval!r}"
+            )
+        if not approval_decisions:
+            raise ValueError("approval_decisions must allow at least one decision")
+        self.approval = approval
+        self.approval_decisions = tuple(approval_decisions)
+        self.tool_filter = tool_filter
+        self.messages_key = messages_key
+        self.reserved = frozenset(reserved)
+        self._source: list[MCPTool] | None = None
+        self._bound: list[MCPTool] = []
+        self._by_name: dict[str, MCPTool] = {}
+        self._warned: set[str] = set()
+
+    async def tools(self) -> list[MCPTool]:
+        """Every MCP tool, bound; the same objects until a listing changes.
+
+        Raises:
+            MCPConnectionError: per the pool's ``on_connection_error``.
+        """
+        source = await load_mcp_tools(self.pool, reserved=self.reserved)
+        if source is not self._source:
+            bound = [self._bind(tool) for tool in source]
+            names = {t.name for t in bound}
+            for name in sorted(set(self.tool_options) - names - self._warned):
+                self._warned.add(name)
+                logger.warning(
+                    "tool_options names %r, which no reachable MCP server offers (tools: %s)",
+                    name,
+                    sorted(names),
+                )
+            # Swapped whole: runs already in flight keep a consistent view.
+            self._source, self._bound, self._by_name = source, bound, {t.name: t for t in bound}
+        return self._bound
+
+    @property
+    def known(self) -> list[MCPTool]:
+        """The tools of the last listing (no I/O)."""
+        return self._bound
+
+    def get(self, name: str) -> MCPTool | None:
+        """The bound tool exposed as ``name`` in the last listing."""
+        return self._by_name.get(name)
+
+    def allows(self, tool: MCPTool, context: Any) -> bool:
+        """May a run with this context see and call ``tool``?"""
+        return self.tool_filter is None or bool(self.tool_filter(tool, context))
+
+    def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
+        return [t for t in tools if self.allows(t, context)]
+
+    def _bind(self, tool: MCPTool) -> MCPTool:
+        server = self.server_options.get(tool.server)
+        if server is not None and server.hidden:
+            # A server's hidden arguments go only to the tools that declare them.
+            declared = set(tool.args)
+            server = dataclasses.replace(
+                server, hidden={k: v for k, v in server.hidden.items() if k in declared}
+            )
+        options = merge_options(server, self.tool_options.get(tool.name))
+        return tool.with_options(
+            options,
+            approval=self.approval_decisions if self._needs_approval(tool, options) else (),
+            messages_key=self.messages_key,
+        )
+
+    def _needs_approval(self, tool: MCPTool, options: ToolOptions) -> bool:
+        if options.approval is not None:
+            return options.approval
+        if self.approval is None or isinstance(self.approval, bool):
+            return bool(self.approval)
+        if self.approval == "destructive":
+            return is_destructive(tool)
+        return tool.name in self.approval

@@ -1,0 +1,215 @@
+"""``MCPMiddleware``: MCP tools for ``langchain.agents.create_agent``.
+
+``create_agent`` builds its own ``ToolNode`` and takes no custom node, so the MCP tools reach it
+as dynamic tools: the middleware adds them to each model request (connecting on the first one,
+so nothing is awaited at import or build time) and runs the model's calls to them through the
+agent's own tool node, which hands each call the full ``ToolRuntime``. Everything
+``MCPToolNode`` does per call happens here too: elicitation interrupts (each call is its own
+task in ``create_agent``, so parallel questions surface together), progress and log events,
+timeouts and error messages, hidden arguments, per-call headers and ``_meta``, results into
+state, approval, and the per-run ``tool_filter`` (applied to the model's tool list and again
+when a call arrives).
+
+It composes with langchain's own middleware: ``HumanInTheLoopMiddleware`` sees the MCP tool
+calls by name; ``ToolCallLimitMiddleware`` counts them; ``ToolRetryMiddleware`` (before or after
+it) retries the failure kinds listed in ``raise_errors`` (those are raised as
+:class:`~langgraph_mcp.MCPToolCallError` instead of returned as error messages, so the retry
+middleware sees them); summarisation leaves the tools alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
+from langgraph.types import Command
+
+from langgraph_mcp._sync import run_sync
+from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
+from langgraph_mcp.errors import MCPConnectionError
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.pool import OnConnectionError, pool_for
+from langgraph_mcp.tools import RAISE_KINDS, MCPTool
+
+__all__ = ["MCPMiddleware"]
+
+_KINDS = frozenset(
+    {"connection", "timeout", "protocol", "tool_error", "elicitation", "sampling", "hidden_argument"}
+)
+
+
+class MCPMiddleware(AgentMiddleware):
+    """Gives a ``create_agent`` agent the tools of MCP servers.
+
+    Args:
+        connections: An :class:`~langgraph_mcp.MCPPool` to share, or anything
+            :func:`~langgraph_mcp.load_connections` accepts (the middleware then owns a pool;
+            close it with :meth:`aclose`).
+        tool_options, server_options, approval, approval_decisions, tool_filter: as for
+            :class:`~langgraph_mcp.MCPToolNode` (see :mod:`langgraph_mcp.options`).
+        raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
+            ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
+            returned as error ``ToolMessage`` s, for a ``ToolRetryMiddleware``
+            (``retry_on=(MCPToolCallError,)``).
+        state_schema: Extra agent state (e.g. the keys a ``ResultToState`` updates).
+        name: The middleware's name (two MCP middlewares in one agent need different names).
+        on_connection_error, default_timeout: for a pool the middleware creates.
+
+    A server that cannot be reached when the model is called leaves its tools out (they come
+    back once it answers); with every server down and ``on_connection_error="raise"`` the model
+    call fails with :class:`~langgraph_mcp.MCPConnectionError`.
+    """
+
+    def __init__(
+        self,
+        connections: Any,
+        *,
+        tool_options: Mapping[str, ToolOptions] | None = None,
+        server_options: Mapping[str, ToolOptions] | None = None,
+        approval: ApprovalPolicy = None,
+        approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        tool_filter: ToolFilter | None = None,
+        raise_errors: Collection[str] = (),
+        state_schema: type[Any] | None = None,
+        name: str | None = None,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        super().__init__()
+        unknown = sorted(set(raise_errors) - _KINDS)
+        if unknown:
+            raise ValueError(f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(_KINDS)}")
+        self.pool, self._owns_pool = pool_for(
+            connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+        )
+        self.toolset = ToolSet(
+            self.pool,
+            tool_options=tool_options,
+            server_options=server_options,
+            approval=approval,
+            approval_decisions=approval_decisions,
+            tool_filter=tool_filter,
+            messages_key="messages",
+        )
+        self.tools: Sequence[BaseTool] = []
+        self.raise_errors = frozenset(raise_errors)
+        if state_schema is not None:
+            self.state_schema = state_schema
+        self._name = name or type(self).__name__
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def get_tools(self, context: Any = None) -> list[MCPTool]:
+        """The MCP tools a run with this ``context`` may use (connects on first use)."""
+        return self.toolset.allowed(await self.toolset.tools(), context)
+
+    async def start(self) -> None:
+        """Connect every server now and list their tools."""
+        await self.toolset.tools()
+
+    async def aclose(self) -> None:
+        """Close the middleware's own pool (a shared pool is left to its owner)."""
+        if self._owns_pool:
+            await self.pool.aclose()
+
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code."""
+        if self._owns_pool:
+            self.pool.close()
+
+    # -- the model's side --------------------------------------------------------------------
+
+    async def _current(self) -> list[MCPTool]:
+        try:
+            return await self.toolset.tools()
+        except MCPConnectionError:
+            if not self.toolset.known:
+                raise
+            return self.toolset.known  # serve the last known tools; their calls report the error
+
+    def _with_tools(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
+        taken = {t.name if isinstance(t, BaseTool) else None for t in request.tools}
+        allowed = [t for t in self.toolset.allowed(tools, request.runtime.context) if t.name not in taken]
+        return request.override(tools=[*request.tools, *allowed])
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        """Offers the MCP tools this run may use to the model."""
+        return await handler(self._with_tools(request, await self._current()))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse:
+        """Synchronous agents: the tools are listed on the package's own event loop."""
+        return handler(self._with_tools(request, run_sync(self._current, pool=self.pool)))
+
+    # -- the tools' side ---------------------------------------------------------------------
+
+    def _route(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage | None:
+        """The request to run with the MCP tool, a refusal, or ``None`` (not an MCP tool)."""
+        if request.tool is not None and not isinstance(request.tool, MCPTool):
+            return None
+        name = request.tool_call["name"]
+        tool = self.toolset.get(name)
+        if tool is None:
+            return None
+        context = request.runtime.context
+        if not self.toolset.allows(tool, context):
+            names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]
+            return ToolMessage(
+                INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+                    requested_tool=name, available_tools=", ".join(names)
+                ),
+                name=name,
+                tool_call_id=request.tool_call["id"],
+                status="error",
+            )
+        return request.override(tool=tool)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Runs a call to an MCP tool (other calls pass through unchanged)."""
+        if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
+            # E.g. a run resumed in a new process: the tools were listed by the old one.
+            await self._current()
+        routed = self._route(request)
+        if routed is None:
+            return await handler(request)
+        if isinstance(routed, ToolMessage):
+            return routed
+        token = RAISE_KINDS.set(self.raise_errors)
+        try:
+            return await handler(routed)
+        finally:
+            RAISE_KINDS.reset(token)
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Synchronous agents: the call runs on the package's own event loop."""
+        if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
+            run_sync(self._current, pool=self.pool)
+        routed = self._route(request)
+        if routed is None:
+            return handler(request)
+        if isinstance(routed, ToolMessage):
+            return routed
+        token = RAISE_KINDS.set(self.raise_errors)
+        try:
+            return handler(routed)
+        finally:
+            RAISE_KINDS.reset(token)

@@ -1,0 +1,288 @@
+"""How MCP tools meet the graph: hidden arguments, per-call headers and ``_meta``, results into
+state, approval, and which tools a run may use.
+
+These options belong to the graph, not to the server, so they are given where the tools are
+used (:class:`~langgraph_mcp.MCPToolNode`, :class:`~langgraph_mcp.MCPMiddleware`,
+:func:`~langgraph_mcp.create_mcp_agent`), per server (``server_options``) and per tool
+(``tool_options``, by the tool's exposed name). A tool's options are its server's with the
+tool's own laid over them (``hidden`` is merged key by key).
+
+Hidden arguments
+    ``ToolOptions(hidden={"user_id": FromContext("user_id")})``: the argument is removed from
+    the schema the model sees (and from ``required``); a value the model passes anyway is
+    dropped; at call time it is filled from the source. A source that has no value (no such
+    key in the state, context, store or config) makes the call an error ``ToolMessage`` that
+    names the argument and the source; the server is not contacted. A server's hidden
+    arguments go only to its tools that declare them; a tool's own are always sent.
+
+Results into state
+    ``ToolOptions(result=ResultToState(update={"cart": "items"}, goto="checkout"))``: a
+    successful result becomes ``Command(update={"cart": <structuredContent["items"]>,
+    "messages": [<the ToolMessage>]}, goto="checkout")``. An error result stays a plain error
+    ``ToolMessage``.
+
+Approval
+    ``approval="destructive"`` on a node or middleware asks a person before every tool that
+    may be destructive by its MCP annotations; a collection of names asks before those
+    tools; ``ToolOptions(approval=True | False)`` decides for one tool or server. The
+    question is an interrupt (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`) compatible
+    with langchain's ``HumanInTheLoopMiddleware``; the answer is one of its decisions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt import ToolRuntime
+from langgraph.types import Command
+
+if TYPE_CHECKING:
+    from langgraph_mcp.tools import MCPTool
+
+__all__ = [
+    "ApprovalPolicy",
+    "ArgumentSource",
+    "FromConfig",
+    "FromContext",
+    "FromState",
+    "FromStore",
+    "MissingValue",
+    "ResultMapping",
+    "ResultToState",
+    "ToolFilter",
+    "ToolOptions",
+    "is_destructive",
+    "merge_options",
+]
+
+
+class MissingValue(LookupError):
+    """A hidden argument's source has no value for this call."""
+
+
+def _lookup(container: Any, path: str, what: str) -> Any:
+    """``container[a][b]`` (or attributes) along the dotted ``path``."""
+    value = container
+    for part in path.split(".") if path else ():
+        if isinstance(value, Mapping):
+            if part not in value:
+                raise MissingValue(f"{what} has no {path!r}")
+            value = value[part]
+        elif dataclasses.is_dataclass(value) or hasattr(value, "__dict__") or hasattr(value, "__slots__"):
+            if not hasattr(value, part):
+                raise MissingValue(f"{what} has no {path!r}")
+            value = getattr(value, part)
+        else:
+            raise MissingValue(f"{what} has no {path!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class FromState:
+    """The value at ``key`` (dotted for nested values) in the graph state."""
+
+    key: str
+
+    def describe(self) -> str:
+        return f"the graph state's {self.key!r}"
+
+    async def resolve(self, runtime: ToolRuntime) -> Any:
+        return _lookup(runtime.state, self.key, "the graph state")
+
+
+@dataclass(frozen=True)
+class FromContext:
+    """The value at ``key`` (an attribute or a key; dotted for nested values) of the run's
+    context (``graph.invoke(..., context=...)``)."""
+
+    key: str
+
+    def describe(self) -> str:
+        return f"the run context's {self.key!r}"
+
+    async def resolve(self, runtime: ToolRuntime) -> Any:
+        if runtime.context is None:
+            raise MissingValue("the run has no context")
+        return _lookup(runtime.context, self.key, "the run context")
+
+
+@dataclass(frozen=True)
+class FromConfig:
+    """The value at ``key`` of the run's ``config["configurable"]`` (``thread_id``, a user id
+    set by LangGraph server's auth, ...)."""
+
+    key: str
+
+    def describe(self) -> str:
+        return f"config['configurable'][{self.key!r}]"
+
+    async def resolve(self, runtime: ToolRuntime) -> Any:
+        configurable = (runtime.config or {}).get("configurable") or {}
+        if self.key not in configurable:
+            raise MissingValue(f"config['configurable'] has no {self.key!r}")
+        return configurable[self.key]
+
+
+@dataclass(frozen=True)
+class FromStore:
+    """An item of the LangGraph store: ``store.get(namespace, key)``'s value, or its ``field``
+    (dotted). ``namespace`` entries in ``{braces}`` are filled from the run context (an
+    attribute or key of that name), e.g. ``("users", "{user_id}")``."""
+
+    namespace: tuple[str, ...]
+    key: str
+    field: str | None = None
+
+    def describe(self) -> str:
+        where = f"store item {'/'.join(self.namespace)}/{self.key}"
+        return f"{where} field {self.field!r}" if self.field else where
+
+    async def resolve(self, runtime: ToolRuntime) -> Any:
+        if runtime.store is None:
+            raise MissingValue("the graph has no store")
+        namespace = tuple(self._fill(part, runtime) for part in self.namespace)
+        key = self._fill(self.key, runtime)
+        item = await runtime.store.aget(namespace, key)
+        if item is None:
+            raise MissingValue(f"the store has no item {'/'.join(namespace)}/{key}")
+        return _lookup(item.value, self.field or "", "the store item")
+
+    @staticmethod
+    def _fill(part: str, runtime: ToolRuntime) -> str:
+        if part.startswith("{") and part.endswith("}"):
+            if runtime.context is None:
+                raise MissingValue("the run has no context")
+            return str(_lookup(runtime.context, part[1:-1], "the run context"))
+        return part
+
+
+ArgumentSource: TypeAlias = FromState | FromContext | FromConfig | FromStore | Callable[[ToolRuntime], Any]
+"""Where a hidden argument comes from: one of the ``From*`` sources, or a function of the
+``ToolRuntime`` (sync or async) that returns the value or raises :class:`MissingValue`."""
+
+
+async def resolve_source(source: ArgumentSource, runtime: ToolRuntime) -> Any:
+    """The value of ``source`` for this call.
+
+    Raises:
+        MissingValue: the source has no value.
+    """
+    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
+        return await source.resolve(runtime)
+    value = source(runtime)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def describe_source(source: ArgumentSource) -> str:
+    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
+        return source.describe()
+    return f"{getattr(source, '__qualname__', type(source).__name__)}(runtime)"
+
+
+@dataclass(frozen=True)
+class ResultToState:
+    """A successful result as a ``Command`` that updates the graph state.
+
+    ``update`` maps a state key to where its value comes from: a dotted path into the result's
+    ``structuredContent`` (``""`` for all of it), or a function of the ``ToolMessage`` (its
+    ``artifact`` holds the structured content). The ``ToolMessage`` itself is added under the
+    node's messages key. ``goto`` is passed to the ``Command``; ``graph=Command.PARENT`` sends
+    the update to the parent graph. A path the result does not have makes the call an error
+    ``ToolMessage`` (no update).
+    """
+
+    update: Mapping[str, str | Callable[[ToolMessage], Any]] = field(default_factory=dict)
+    goto: str | Sequence[str] = ()
+    graph: str | None = None
+
+    def command(self, message: ToolMessage, messages_key: str) -> Command[Any]:
+        """The ``Command`` for ``message`` (a successful result).
+
+        Raises:
+            MissingValue: a path the result does not have.
+        """
+        artifact = message.artifact if isinstance(message.artifact, Mapping) else {}
+        structured = artifact.get("structured_content")
+        update: dict[str, Any] = {}
+        for key, source in self.update.items():
+            if callable(source):
+                update[key] = source(message)
+                continue
+            if structured is None:
+                raise MissingValue(f"the result has no structured content for state key {key!r}")
+            update[key] = _lookup(structured, source, "the result's structured content")
+        update[messages_key] = [message]
+        return Command(update=update, goto=self.goto, graph=self.graph)
+
+
+ResultMapping: TypeAlias = ResultToState | Callable[[ToolMessage, ToolRuntime], Command[Any] | ToolMessage]
+"""A :class:`ResultToState`, or a function of the successful ``ToolMessage`` and the
+``ToolRuntime`` that returns a ``Command`` (which must carry that message) or a message."""
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    """How one tool (or every tool of a server) is called from the graph.
+
+    Attributes:
+        hidden: MCP argument name -> :data:`ArgumentSource`. Removed from the model's schema,
+            filled at call time; a value from the model is dropped.
+        headers: A function of the ``ToolRuntime`` returning HTTP headers for this call only
+            (HTTP servers; e.g. the signed-in user's token from the context). Sent with the
+            ``tools/call`` request, next to the configured headers.
+        meta: A function of the ``ToolRuntime`` returning ``_meta`` entries for this call.
+        result: What a successful result does to the graph state (:class:`ResultToState` or
+            a function); ``None``: only a ``ToolMessage``.
+        approval: ``True``: ask a person before each call; ``False``: never; ``None``: the
+            node's ``approval`` setting decides.
+    """
+
+    hidden: Mapping[str, ArgumentSource] = field(default_factory=dict)
+    headers: Callable[[ToolRuntime], Mapping[str, str]] | None = None
+    meta: Callable[[ToolRuntime], Mapping[str, Any]] | None = None
+    result: ResultMapping | None = None
+    approval: bool | None = None
+
+
+def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOptions:
+    """``own`` laid over ``base``: each field that ``own`` sets wins; ``hidden`` is merged."""
+    if base is None:
+        return own or ToolOptions()
+    if own is None:
+        return base
+    return ToolOptions(
+        hidden={**base.hidden, **own.hidden},
+        headers=own.headers or base.headers,
+        meta=own.meta or base.meta,
+        result=own.result if own.result is not None else base.result,
+        approval=own.approval if own.approval is not None else base.approval,
+    )
+
+
+ApprovalPolicy: TypeAlias = Literal["destructive"] | Collection[str] | bool | None
+"""Which tools need a person's approval: ``"destructive"`` (by MCP annotations, see
+:func:`is_destructive`), a collection of exposed tool names, ``True`` (every tool), or
+``False`` / ``None`` (none, unless a tool's :class:`ToolOptions` says so)."""
+
+ToolFilter: TypeAlias = Callable[[Any, Any], bool]
+"""A per-run predicate: ``(tool, runtime_context) -> may this run see and call the tool``;
+``tool`` is the :class:`~langgraph_mcp.MCPTool`."""
+
+
+def is_destructive(tool: MCPTool) -> bool:
+    """May the tool make destructive changes, by its MCP annotations and their spec defaults?
+
+    A tool is destructive unless it says ``readOnlyHint: true`` or ``destructiveHint: false``
+    (a tool without annotations may be destructive, as the MCP specification says).
+    """
+    annotations = tool.metadata.get("mcp", {}).get("annotations", {}) if tool.metadata else {}
+    if annotations.get("readOnlyHint") is True:
+        return False
+    return annotations.get("destructiveHint") is not False
