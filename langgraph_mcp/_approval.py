@@ -4,12 +4,13 @@ The question is an ``interrupt()`` raised in the call's own frame, so it is as d
 call's elicitation questions: the decision is stored in the checkpoint and a run resumed in any
 process gets it back. The question carries a ``key`` (a digest of the call and its arguments);
 a stored decision that names another key, or an answer to another kind of question, is not
-applied to this one. A decision is remembered for the rest of the graph task's execution, so a
-call that runs again within it (a retry middleware) is not asked about twice.
+applied to this one. A call's decision is remembered for the rest of that execution of its graph
+task, so the same call running again within it (a retry middleware) is not asked twice.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
-from langgraph_mcp._compat import graph_configurable, in_graph, task_id
+from langgraph_mcp._compat import graph_configurable, in_graph, task_scratchpad
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, question_key
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.types import MCPApprovalInterrupt
@@ -31,9 +32,12 @@ EDIT_NOTICE = (
     "the original ones."
 )
 """Put before the result of an edited call, so the model knows what ran."""
-_MEMORY = 4096
-_decided: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
-"""(graph task id, question key) -> decision, for the task's execution (bounded)."""
+_MEMORY = 256
+_decided: OrderedDict[int, tuple[object, dict[str, dict[str, Any]]]] = OrderedDict()
+"""id(scratchpad) -> (scratchpad, {question key: decision}): the decisions taken in one execution
+of a graph task (its scratchpad is new each time the task runs, resumes included), kept so that
+a call that runs again within that execution (a retry middleware) is not asked twice. Bounded."""
+_decided_lock = threading.Lock()  # synchronous runs decide on worker threads
 
 
 class Approved:
@@ -92,19 +96,26 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
 
 
-def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any) -> dict[str, Any]:
+def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any, remember: bool) -> dict[str, Any]:
     from langgraph.types import interrupt
 
-    task = task_id(graph_configurable())
-    remembered = _decided.get((task, key)) if task is not None else None
-    if remembered is not None:
-        return remembered
+    scratchpad = task_scratchpad(graph_configurable()) if remember else None
+    if scratchpad is not None:
+        with _decided_lock:
+            entry = _decided.get(id(scratchpad))
+            if entry is not None and entry[0] is scratchpad and key in entry[1]:
+                return dict(entry[1][key])
     while is_stale(decision := interrupt(payload, response_schema=schema)):
         pass
-    if task is not None:
-        _decided[(task, key)] = decision
-        while len(_decided) > _MEMORY:
-            _decided.popitem(last=False)
+    if scratchpad is not None:
+        with _decided_lock:
+            entry = _decided.get(id(scratchpad))
+            if entry is None or entry[0] is not scratchpad:
+                entry = _decided[id(scratchpad)] = (scratchpad, {})
+            entry[1][key] = dict(decision)
+            _decided.move_to_end(id(scratchpad))
+            while len(_decided) > _MEMORY:
+                _decided.popitem(last=False)
     return dict(decision)
 
 
@@ -149,7 +160,11 @@ def ask_approval(
         "action_requests": [{"name": name, "args": arguments, "description": description}],
         "review_configs": [{"action_name": name, "allowed_decisions": list(allowed)}],
     }
-    decision = _decide(key, payload, _resume_type(key, name, allowed, check))
+    # Only a call with an id is remembered: two calls without one that ask the same are two
+    # questions.
+    decision = _decide(
+        key, payload, _resume_type(key, name, allowed, check), remember=tool_call_id is not None
+    )
     kind = decision["type"]
     if kind == "approve":
         return Approved(arguments, edited=False)

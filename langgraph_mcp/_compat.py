@@ -18,7 +18,6 @@ from langgraph._internal._constants import (
     CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_SCRATCHPAD,
-    CONFIG_KEY_TASK_ID,
 )
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
@@ -43,7 +42,7 @@ __all__ = [
     "is_checkpointed",
     "is_resuming",
     "recording_spawns",
-    "task_id",
+    "task_scratchpad",
 ]
 
 default_handle_tool_errors = _default_handle_tool_errors
@@ -107,9 +106,10 @@ def is_checkpointed(conf: Mapping[str, Any] | None) -> bool:
     )
 
 
-def task_id(conf: Mapping[str, Any] | None) -> str | None:
-    """The id of the running graph task (unique to one execution of it), if any."""
-    return None if conf is None else conf.get(CONFIG_KEY_TASK_ID)
+def task_scratchpad(conf: Mapping[str, Any] | None) -> object | None:
+    """The running graph task's scratchpad: a new object each time the task runs (a resumed
+    run included), the same one while it runs."""
+    return None if conf is None else conf.get(CONFIG_KEY_SCRATCHPAD)
 
 
 def is_resuming(conf: Mapping[str, Any] | None) -> bool:

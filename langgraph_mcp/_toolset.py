@@ -14,6 +14,8 @@ import logging
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from langchain_core.messages import ToolMessage
+
 from langgraph_mcp.options import (
     ApprovalPolicy,
     ToolFilter,
@@ -113,6 +115,22 @@ class ToolSet:
     def get(self, name: str) -> MCPTool | None:
         """The bound tool exposed as ``name`` in the last listing."""
         return self._by_name.get(name)
+
+    def outage(self, name: str, tool_call_id: str | None) -> ToolMessage | None:
+        """For a call to ``name``, a tool no reachable server offers: while some server cannot be
+        reached (it may be that tool's server), an error message saying so, instead of calling
+        the tool unknown; ``None`` when every server answered."""
+        down = self.pool.unreachable()
+        if not down:
+            return None
+        servers = ", ".join(repr(s) for s in down)
+        return ToolMessage(
+            f"Error: {name} cannot be called now: MCP server(s) {servers} could not be reached, and no "
+            "reachable server offers it. Try again later.",
+            name=name,
+            tool_call_id=tool_call_id or "",
+            status="error",
+        )
 
     def allows(self, tool: MCPTool, context: Any) -> bool:
         """May a run with this context see and call ``tool``?"""

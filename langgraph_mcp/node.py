@@ -204,6 +204,11 @@ class MCPToolNode(ToolNode):
         if self._owns_pool:
             await self.pool.aclose()
 
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code."""
+        if self._owns_pool:
+            self.pool.close()
+
     async def __aenter__(self) -> MCPToolNode:
         return self
 
@@ -245,10 +250,13 @@ class MCPToolNode(ToolNode):
 
     def _refused(self, call: ToolCall, tool_runtime: ToolRuntime) -> ToolMessage | None:
         """``ToolNode``'s invalid-tool message for an MCP tool this run may not use, or (with a
-        ``tool_filter``) for an unknown tool, listing only the tools this run may use."""
+        ``tool_filter``) for an unknown tool, listing only the tools this run may use; for an
+        unknown tool while a server is unreachable, an error saying that instead."""
+        tool = self._tools_by_name.get(call["name"])
+        if tool is None and (outage := self.toolset.outage(call["name"], call["id"])) is not None:
+            return outage
         if self.toolset.tool_filter is None:
             return None
-        tool = self._tools_by_name.get(call["name"])
         if tool is not None and (
             not isinstance(tool, MCPTool) or self.toolset.allows(tool, tool_runtime.context)
         ):

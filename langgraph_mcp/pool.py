@@ -160,6 +160,11 @@ class MCPPool:
                     logger.warning("%s\nIts tools are left out until it can be reached.", failure)
         return listings
 
+    def unreachable(self) -> dict[str, BaseException]:
+        """The servers whose tools could not be listed the last time tools were collected, with
+        the error (empty when every server answered)."""
+        return dict(self._reported)
+
     def tools_version(self) -> tuple[tuple[int, int], ...]:
         """Changes whenever any server's listing may have changed."""
         return tuple((c.tools_version, c.connects) for c in self.connections.values())

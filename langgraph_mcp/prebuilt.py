@@ -27,8 +27,10 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from langgraph_mcp._toolset import DEFAULT_DECISIONS
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.middleware import MCPMiddleware
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.pool import OnConnectionError
 
 __all__ = ["create_mcp_agent", "route_tool_calls"]
 
@@ -46,6 +48,8 @@ def create_mcp_agent(
     approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
     tool_filter: ToolFilter | None = None,
     raise_errors: Collection[str] = (),
+    on_connection_error: OnConnectionError = "raise",
+    default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     **agent_kwargs: Any,
 ) -> Any:
     """An agent (``create_agent``'s compiled graph) whose tools are the MCP servers' tools, plus
@@ -68,6 +72,8 @@ def create_mcp_agent(
         approval_decisions=approval_decisions,
         tool_filter=tool_filter,
         raise_errors=raise_errors,
+        on_connection_error=on_connection_error,
+        default_timeout=default_timeout,
     )
     agent = create_agent(
         model,

@@ -360,17 +360,31 @@ def _with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str)
             return f"{notice}\n\n{content}"
         return [{"type": "text", "text": notice}, *content]
 
+    def noted_messages(messages: Any) -> Any:
+        if not isinstance(messages, list):
+            return messages
+        return [
+            m.model_copy(update={"content": noted(m.content)}) if isinstance(m, ToolMessage) else m
+            for m in messages
+        ]
+
     content, artifact = result
     if isinstance(content, ToolMessage):
         return content.model_copy(update={"content": noted(content.content)}), artifact
-    if isinstance(content, Command) and isinstance(content.update, dict):
-        messages = [
-            m.model_copy(update={"content": noted(m.content)}) if isinstance(m, ToolMessage) else m
-            for m in content.update.get(messages_key, [])
-        ]
-        return Command(
-            update={**content.update, messages_key: messages}, goto=content.goto, graph=content.graph
-        ), artifact
+    if isinstance(content, Command):
+        update = content.update
+        if isinstance(update, dict) and messages_key in update:
+            update = {**update, messages_key: noted_messages(update[messages_key])}
+        elif isinstance(update, list | tuple):
+            update = [
+                (item[0], noted_messages(item[1]))
+                if isinstance(item, tuple) and len(item) == 2 and item[0] == messages_key
+                else item
+                for item in update
+            ]
+        else:
+            return result  # nothing the notice can be put on
+        return Command(update=update, goto=content.goto, graph=content.graph, resume=content.resume), artifact
     return noted(content), artifact
 
 

@@ -64,5 +64,10 @@ def test_agent_example_runs_synchronously_with_approval_and_hidden_arguments() -
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "approval asked: write_note {'text': 'buy flour'}" in out  # the forged title is gone
-    assert "[write_note] saved 'ada' (success)" in out  # the title came from the context
+    # The person's edit ran (the model is told so), with the title from the context.
+    assert (
+        '[write_note] Note: before this call ran, a person changed its arguments to {"text": "buy oat milk"}'
+        in out
+    )
+    assert "saved 'ada' (success)" in out
     assert "found in state: ['groceries', 'trip', 'ideas']" in out

@@ -431,3 +431,71 @@ def test_answers_of_one_kind_are_never_applied_to_another_kind_of_question() -> 
     for decision in ({"type": "approve"}, {"decisions": [{"type": "reject"}]}):
         assert is_stale(elicitation.validate_python(decision))
         assert is_stale(sampling.validate_python(decision))
+
+
+async def test_two_approvals_in_one_task_keep_their_own_decisions() -> None:
+    from langgraph.graph import MessagesState
+
+    async with MCPToolNode(shop(), approval=["delete_item"]) as node:
+        tool = {t.name: t for t in await node.get_tools()}["delete_item"]
+
+        async def both(state: MessagesState) -> dict[str, Any]:
+            first = await tool.ainvoke(
+                {"name": "delete_item", "args": {"item": "a"}, "id": "c1", "type": "tool_call"}
+            )
+            second = await tool.ainvoke(
+                {"name": "delete_item", "args": {"item": "b"}, "id": "c2", "type": "tool_call"}
+            )
+            return {"messages": [first, second]}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("both", both)
+        builder.add_edge(START, "both")
+        graph = builder.compile(checkpointer=InMemorySaver())
+        out = await graph.ainvoke({"messages": []}, thread())
+        assert [i.value["args"] for i in out["__interrupt__"]] == [{"item": "a"}]
+        out = await graph.ainvoke(Command(resume={"type": "approve"}), thread())
+        assert [i.value["args"] for i in out["__interrupt__"]] == [{"item": "b"}]
+        out = await graph.ainvoke(Command(resume={"type": "reject"}), thread())
+    got = tool_results(out)
+    assert got["c1"] == "deleted a"
+    assert got["c2"].startswith("User rejected the tool call for `delete_item`")
+
+
+async def test_a_resumed_call_whose_server_is_down_is_not_called_unknown() -> None:
+    from tests.conftest_servers import stdio_params
+
+    saver = InMemorySaver()
+    up = {"ask": stdio_params("asker"), "shop": {"server": shopfront.build_server()}}
+    async with MCPToolNode(up) as node:
+        out = await tool_graph(node, checkpointer=saver).ainvoke(
+            {"messages": [ai(("pick_options", {}, "c1"), ("list_items", {}, "c2"))]}, thread()
+        )
+        assert [i.value["tool_call_id"] for i in out["__interrupt__"]] == ["c1"]
+    # As in a new process where the asking server does not start.
+    down = {"ask": {"command": "/nonexistent/asker"}, "shop": {"server": shopfront.build_server()}}
+    async with MCPToolNode(down) as node:
+        request = out["__interrupt__"][0].value["requests"][0]
+        out = await tool_graph(node, checkpointer=saver).ainvoke(
+            Command(resume={"responses": {request["key"]: {"action": "decline"}}}),
+            thread(),
+        )
+    message = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}["c1"]
+    assert message.status == "error"
+    assert "cannot be called now: MCP server(s) 'ask' could not be reached" in message.content
+
+
+def test_the_edit_notice_goes_on_the_tool_message_of_any_command_shape() -> None:
+    from langgraph_mcp.tools import _with_edit_notice
+
+    message = ToolMessage("result", tool_call_id="c1")
+    as_list, _ = _with_edit_notice(
+        (Command(update=[("messages", [message]), ("cart", [1])]), None), {"a": 1}, "messages"
+    )
+    assert as_list.update[0][1][0].content.endswith("\n\nresult") and as_list.update[1] == ("cart", [1])
+    as_dict, _ = _with_edit_notice((Command(update={"messages": [message]}, goto="x"), None), {}, "messages")
+    assert (
+        as_dict.update["messages"][0].content.startswith("Note: before this call ran") and as_dict.goto == "x"
+    )
+    untouched = (Command(update={"cart": 1}), None)
+    assert _with_edit_notice(untouched, {}, "messages") is untouched

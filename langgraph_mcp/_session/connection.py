@@ -452,6 +452,15 @@ class ServerConnection:
     def _own_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         """Per-call headers without the ones the protocol and the transport set themselves
         (dropped, with one warning per name)."""
+        if self.config.transport not in ("http", "sse"):
+            if "<stdio>" not in self._warned_headers:
+                self._warned_headers.add("<stdio>")
+                logger.warning(
+                    "MCP server %r speaks %s: per-call headers are sent over HTTP only; ignored",
+                    self.name,
+                    self.config.transport,
+                )
+            return {}
         kept: dict[str, str] = {}
         for name, value in headers.items():
             lowered = name.lower()
