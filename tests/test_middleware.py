@@ -250,3 +250,17 @@ async def test_a_retried_call_is_approved_once(tmp_path: Path) -> None:
         out = await agent.ainvoke(Command(resume={"type": "approve"}), thread())
     assert "__interrupt__" not in out  # the retry after the crash was not asked about again
     assert marker.exists() and results(out)["c1"].content == "steady"
+
+
+async def test_a_call_over_its_time_limit_is_an_error_message_and_the_agent_goes_on() -> None:
+    from tests.servers import demo
+
+    model = ScriptModel(turns=[[("sleep", {"seconds": 5}, "c1"), ("add", {"a": 1, "b": 2}, "c2")]])
+    demo_server = {"server": demo.build_server(counters=demo.Counters()), "tool_timeouts": {"sleep": 0.3}}
+    async with MCPPool({"demo": demo_server}) as pool:
+        agent = create_agent(model, middleware=[MCPMiddleware(pool)], checkpointer=InMemorySaver())
+        out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
+    got = results(out)
+    assert got["c1"].status == "error" and "timed out after 0.3s" in got["c1"].content
+    assert got["c2"].content == "3"
+    assert out["messages"][-1].text.startswith("sleep: MCP tool 'sleep'")
