@@ -281,13 +281,15 @@ class MCPTool(StructuredTool):
         content, converted = convert_result(result, self._connection.config.output_handling)
         if options.result is None or tool_call_id is None:
             return content, converted
+        if runtime is None and not isinstance(options.result, ResultToState):
+            return content, converted  # a result function needs the graph's runtime
         message = ToolMessage(
             content=cast(Any, content), artifact=converted, name=self.name, tool_call_id=tool_call_id
         )
         try:
             if isinstance(options.result, ResultToState):
                 return options.result.command(message, self._messages_key), None
-            assert runtime is not None, "a tool call id without a runtime"
+            assert runtime is not None
             return options.result(message, runtime), None
         except MissingValue as exc:
             return self._failure(

@@ -499,3 +499,13 @@ def test_the_edit_notice_goes_on_the_tool_message_of_any_command_shape() -> None
     )
     untouched = (Command(update={"cart": 1}), None)
     assert _with_edit_notice(untouched, {}, "messages") is untouched
+
+
+async def test_a_result_function_outside_a_graph_leaves_the_plain_result() -> None:
+    def to_state(message: ToolMessage, runtime: Any) -> Command[Any]:
+        raise AssertionError("not called without a graph runtime")
+
+    async with MCPToolNode(shop(), tool_options={"list_items": ToolOptions(result=to_state)}) as node:
+        tool = {t.name: t for t in await node.get_tools()}["list_items"]
+        message = await tool.ainvoke({"name": "list_items", "args": {}, "id": "c1", "type": "tool_call"})
+    assert isinstance(message, ToolMessage) and "apple" in str(message.content)
