@@ -35,6 +35,7 @@ __all__ = [
     "INPUT_ROUNDS_MAX",
     "STATE_ONLY_BACKOFF",
     "call_headers",
+    "concurrency_limited",
     "default_handle_tool_errors",
     "graph_configurable",
     "in_graph",
@@ -89,6 +90,14 @@ def graph_configurable() -> Mapping[str, Any] | None:
         return get_config().get("configurable") or {}
     except RuntimeError:
         return None
+
+
+def concurrency_limited() -> bool:
+    """Does the running graph run limit how many tasks run at once (``max_concurrency``)?"""
+    try:
+        return get_config().get("max_concurrency") is not None
+    except RuntimeError:
+        return False
 
 
 def in_graph(conf: Mapping[str, Any] | None) -> bool:

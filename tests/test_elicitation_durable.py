@@ -184,3 +184,24 @@ def test_results_stay_with_their_call_when_resumed_in_a_new_process(tmp_path: Pa
     assert second["results"] == EXPECTED
     # Both MCP calls had finished before the interrupt: they are replayed, nothing is asked again.
     assert second["asked"] == []
+
+
+async def test_more_asking_calls_than_max_concurrency_do_not_hang() -> None:
+    # A stored round would be a second task waiting for a slot its own call's task holds.
+    calls = [("delete_item", {"item": f"i{n}"}, f"c{n}") for n in range(4)]
+    config = {**thread(), "max_concurrency": 2}
+    async with MCPToolNode({"ask": stdio_params("asker")}) as node:
+        graph = tool_graph(node)
+        out = await asyncio.wait_for(graph.ainvoke({"messages": [ai(*calls)]}, config), 60)
+        assert sorted(i.value["tool_call_id"] for i in out["__interrupt__"]) == [c[2] for c in calls]
+        resume = {
+            i.id: {
+                "responses": {
+                    r["key"]: {"action": "accept", "content": {"ok": True}} for r in i.value["requests"]
+                }
+            }
+            for i in out["__interrupt__"]
+        }
+        out = await asyncio.wait_for(graph.ainvoke(Command(resume=resume), config), 60)
+    assert all(str(v).startswith("deleted i") for v in tool_results(out).values())
+    assert len(tool_results(out)) == 4

@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.func import task
 
-from langgraph_mcp._compat import graph_configurable, is_checkpointed, is_resuming
+from langgraph_mcp._compat import concurrency_limited, graph_configurable, is_checkpointed, is_resuming
 from langgraph_mcp._sync import bridged
 from langgraph_mcp.errors import (
     MCPConnectionError,
@@ -64,12 +64,13 @@ class Journal:
     @classmethod
     def open(cls, key: str) -> Journal | None:
         """The journal of the call ``key``, or ``None`` outside a checkpointed graph task, and
-        in a synchronous run: there a stored round would be a second task waiting for a worker
-        thread that the call's own task may be holding (with more calls than workers, none
-        could finish). A resumed synchronous call sends its rounds again instead; the answers
-        it was given are stored with its interrupts and reused."""
+        where a stored round would be a second task waiting for a slot that the call's own task
+        may be holding, so that with more calls than slots none could finish: in a synchronous
+        run (worker threads) and in a run with ``max_concurrency``. A resumed call then sends its
+        rounds again instead; the answers it was given are stored with its interrupts and
+        reused."""
         conf = graph_configurable()
-        if not is_checkpointed(conf) or bridged():
+        if not is_checkpointed(conf) or bridged() or concurrency_limited():
             return None
         return cls(key, resuming=is_resuming(conf))
 
