@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from langgraph_mcp.options import (
     ApprovalPolicy,
@@ -115,6 +116,18 @@ class ToolSet:
     def get(self, name: str) -> MCPTool | None:
         """The bound tool exposed as ``name`` in the last listing."""
         return self._by_name.get(name)
+
+    @staticmethod
+    def invalid(name: str, tool_call_id: str | None, available: Sequence[str]) -> ToolMessage:
+        """``ToolNode``'s message for a call to a tool it does not have, listing ``available``."""
+        return ToolMessage(
+            INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+                requested_tool=name, available_tools=", ".join(available)
+            ),
+            name=name,
+            tool_call_id=tool_call_id or "",
+            status="error",
+        )
 
     def outage(self, name: str, tool_call_id: str | None) -> ToolMessage | None:
         """For a call to ``name``, a tool no reachable server offers: while some server cannot be

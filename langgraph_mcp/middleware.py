@@ -26,7 +26,6 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 from langgraph.types import Command
 
 from langgraph_mcp._sync import run_sync
@@ -34,7 +33,7 @@ from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
-from langgraph_mcp.pool import OnConnectionError, pool_for
+from langgraph_mcp.pool import OnConnectionError, PoolHolder
 from langgraph_mcp.tools import RAISE_KINDS, MCPTool
 
 __all__ = ["MCPMiddleware"]
@@ -44,7 +43,7 @@ _KINDS = frozenset(
 )
 
 
-class MCPMiddleware(AgentMiddleware):
+class MCPMiddleware(PoolHolder, AgentMiddleware):
     """Gives a ``create_agent`` agent the tools of MCP servers.
 
     Args:
@@ -85,9 +84,7 @@ class MCPMiddleware(AgentMiddleware):
         unknown = sorted(set(raise_errors) - _KINDS)
         if unknown:
             raise ValueError(f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(_KINDS)}")
-        self.pool, self._owns_pool = pool_for(
-            connections, on_connection_error=on_connection_error, default_timeout=default_timeout
-        )
+        self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
         self.toolset = ToolSet(
             self.pool,
             tool_options=tool_options,
@@ -114,16 +111,6 @@ class MCPMiddleware(AgentMiddleware):
     async def start(self) -> None:
         """Connect every server now and list their tools."""
         await self.toolset.tools()
-
-    async def aclose(self) -> None:
-        """Close the middleware's own pool (a shared pool is left to its owner)."""
-        if self._owns_pool:
-            await self.pool.aclose()
-
-    def close(self) -> None:
-        """:meth:`aclose` from synchronous code."""
-        if self._owns_pool:
-            self.pool.close()
 
     # -- the model's side --------------------------------------------------------------------
 
@@ -166,14 +153,7 @@ class MCPMiddleware(AgentMiddleware):
         context = request.runtime.context
         if not self.toolset.allows(tool, context):
             names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]
-            return ToolMessage(
-                INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
-                    requested_tool=name, available_tools=", ".join(names)
-                ),
-                name=name,
-                tool_call_id=request.tool_call["id"],
-                status="error",
-            )
+            return self.toolset.invalid(name, request.tool_call["id"], names)
         return request.override(tool=tool)
 
     async def awrap_tool_call(

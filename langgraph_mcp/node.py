@@ -37,7 +37,6 @@ from langgraph.errors import GraphInterrupt
 from langgraph.func import task
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import (
-    INVALID_TOOL_NAME_ERROR_TEMPLATE,
     AsyncToolCallWrapper,
     ToolCallWrapper,
 )
@@ -50,7 +49,7 @@ from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
-from langgraph_mcp.pool import OnConnectionError, pool_for
+from langgraph_mcp.pool import OnConnectionError, PoolHolder
 from langgraph_mcp.tools import MCPTool
 
 __all__ = ["MCPToolNode"]
@@ -104,7 +103,7 @@ _tool_call_task: Any = task(name="mcp_tool_call")(_run_tool_call)  # type: ignor
 _tool_call_task_sync: Any = task(name="mcp_tool_call")(cast(Any, _run_tool_call_sync))
 
 
-class MCPToolNode(ToolNode):
+class MCPToolNode(PoolHolder, ToolNode):
     """A drop-in ``ToolNode`` whose tools live on MCP servers.
 
     Args:
@@ -161,9 +160,7 @@ class MCPToolNode(ToolNode):
             wrap_tool_call=wrap_tool_call,
             awrap_tool_call=awrap_tool_call,
         )
-        self.pool, self._owns_pool = pool_for(
-            connections, on_connection_error=on_connection_error, default_timeout=default_timeout
-        )
+        self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
         self._local_tools = dict(self._tools_by_name)
         self._local_injected = dict(self._injected_args)
         self._mcp_tools: list[MCPTool] = []
@@ -194,26 +191,6 @@ class MCPToolNode(ToolNode):
     async def start(self) -> None:
         """Connect every server now (concurrently) and register their tools."""
         await self._sync_tools()
-
-    async def drain(self, timeout: float) -> bool:
-        """See :meth:`MCPPool.drain` (the node's pool, shared or not)."""
-        return await self.pool.drain(timeout)
-
-    async def aclose(self) -> None:
-        """Close the node's own pool (a shared pool is left to its owner)."""
-        if self._owns_pool:
-            await self.pool.aclose()
-
-    def close(self) -> None:
-        """:meth:`aclose` from synchronous code."""
-        if self._owns_pool:
-            self.pool.close()
-
-    async def __aenter__(self) -> MCPToolNode:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     async def _sync_tools(self) -> None:
         tools = await self.toolset.tools()
@@ -266,10 +243,7 @@ class MCPToolNode(ToolNode):
             for n, t in self._tools_by_name.items()
             if not isinstance(t, MCPTool) or self.toolset.allows(t, tool_runtime.context)
         ]
-        content = INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
-            requested_tool=call["name"], available_tools=", ".join(names)
-        )
-        return ToolMessage(content, name=call["name"], tool_call_id=call["id"], status="error")
+        return self.toolset.invalid(call["name"], call["id"], names)
 
     async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
         """In a checkpointed run with several calls, each call runs as its own LangGraph task

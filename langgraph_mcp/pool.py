@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 
 import mcp_types as types
 
@@ -23,7 +23,7 @@ from langgraph_mcp._sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import MCPConnectionError
 
-__all__ = ["MCPPool", "OnConnectionError", "ServerConnection", "pool_for"]
+__all__ = ["MCPPool", "OnConnectionError", "PoolHolder", "ServerConnection"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -210,16 +210,44 @@ class MCPPool:
         await self.aclose()
 
 
-def pool_for(
-    connections: Any,
-    *,
-    on_connection_error: OnConnectionError = "raise",
-    default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
-) -> tuple[MCPPool, bool]:
-    """``connections`` if it is an :class:`MCPPool` (shared: its owner closes it), else a new
-    pool over them; and whether the caller owns (must close) the pool."""
-    if isinstance(connections, MCPPool):
-        return connections, False
-    return MCPPool(
-        connections, on_connection_error=on_connection_error, default_timeout=default_timeout
-    ), True
+class PoolHolder:
+    """What ``MCPToolNode`` and ``MCPMiddleware`` share: a pool, either their own (made from
+    connections; they close it) or a shared :class:`MCPPool` (left to its owner)."""
+
+    pool: MCPPool
+    _owns_pool: bool
+
+    def _hold_pool(
+        self,
+        connections: Any,
+        *,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        if isinstance(connections, MCPPool):
+            self.pool, self._owns_pool = connections, False
+        else:
+            self.pool = MCPPool(
+                connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+            )
+            self._owns_pool = True
+
+    async def drain(self, timeout: float) -> bool:
+        """See :meth:`MCPPool.drain` (the pool, shared or not)."""
+        return await self.pool.drain(timeout)
+
+    async def aclose(self) -> None:
+        """Close an own pool (a shared pool is left to its owner)."""
+        if self._owns_pool:
+            await self.pool.aclose()
+
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code."""
+        if self._owns_pool:
+            self.pool.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
