@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -264,3 +265,27 @@ async def test_a_call_over_its_time_limit_is_an_error_message_and_the_agent_goes
     assert got["c1"].status == "error" and "timed out after 0.3s" in got["c1"].content
     assert got["c2"].content == "3"
     assert out["messages"][-1].text.startswith("sleep: MCP tool 'sleep'")
+
+
+async def test_a_server_down_at_the_first_turn_joins_the_agent_once_it_is_up() -> None:
+    from tests.conftest_servers import serve_in_loop
+    from tests.helpers import free_port
+    from tests.servers import other
+
+    port = free_port()
+    config = {"shop": {"server": shopfront.build_server()}, "late": f"http://127.0.0.1:{port}/mcp"}
+    model = ScriptModel(turns=[[("echo", {"text": "hi"}, "c1")]])
+    async with MCPMiddleware(config, on_connection_error="warn") as mcp:
+        agent = create_agent(model, middleware=[mcp], checkpointer=InMemorySaver())
+        out = await agent.ainvoke({"messages": [("user", "go")]}, thread("down"))
+        assert "echo" not in model.seen[-2]
+        assert "'late' could not be reached" in results(out)["c1"].content
+        async with serve_in_loop(other.build_server(), port=port):
+            # Connects are retried after a back-off (1 s, doubling): a later turn sees the server.
+            for attempt in range(60):
+                out = await agent.ainvoke({"messages": [("user", "go")]}, thread(f"up{attempt}"))
+                if results(out)["c1"].content == "other:hi":
+                    break
+                await asyncio.sleep(0.1)
+    assert "echo" in model.seen[-2]
+    assert results(out)["c1"].content == "other:hi"

@@ -217,7 +217,7 @@ async def test_destructive_policy_follows_the_annotations() -> None:
     async with MCPToolNode(shop(), approval="destructive") as node:
         needs = {t.name for t in await node.get_tools() if getattr(t, "needs_approval", False)}
     # read-only and destructiveHint=false tools run freely; no annotations means "may destroy".
-    assert needs == {"delete_item", "unannotated", "request_info", "progress_work", "flaky"}
+    assert needs == {"delete_item", "unannotated", "request_info", "confirm_info", "progress_work", "flaky"}
 
 
 async def test_approve_edit_reject_and_respond() -> None:
@@ -509,3 +509,68 @@ async def test_a_result_function_outside_a_graph_leaves_the_plain_result() -> No
         tool = {t.name: t for t in await node.get_tools()}["list_items"]
         message = await tool.ainvoke({"name": "list_items", "args": {}, "id": "c1", "type": "tool_call"})
     assert isinstance(message, ToolMessage) and "apple" in str(message.content)
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_headers_and_meta_reach_a_call_that_asks_a_person(protocol: str) -> None:
+    # 2026-07-28: the answer goes in a second request (rounds); 2025-11-25: the request is held
+    # open while the person answers. Both must carry the call's headers and _meta.
+    options = ToolOptions(
+        headers=lambda rt: {"Authorization": f"Bearer {rt.context.token}"},
+        meta=lambda rt: {"example.com/user": rt.context.user_id},
+    )
+    async with (
+        serve_in_loop(shopfront.build_server(), "http") as url,
+        MCPToolNode({"shop": {"url": url, "protocol": protocol}}, server_options={"shop": options}) as node,
+    ):
+        graph = shop_graph(node)
+        users = ("ann", "ben")
+
+        async def ask(user: str) -> Any:
+            return await graph.ainvoke(
+                {"messages": [ai(("confirm_info", {"item": user}, f"c-{user}"))]},
+                thread(user),
+                context=Ctx(user_id=user, token=f"tok-{user}"),
+            )
+
+        asked = await asyncio.gather(*(ask(u) for u in users))
+
+        async def answer(user: str, out: Any) -> Any:
+            (pending,) = out["__interrupt__"]
+            key = pending.value["requests"][0]["key"]
+            resume = {"responses": {key: {"action": "accept", "content": {"ok": True}}}}
+            return await graph.ainvoke(
+                Command(resume=resume), thread(user), context=Ctx(user_id=user, token=f"tok-{user}")
+            )
+
+        done = await asyncio.gather(*(answer(u, o) for u, o in zip(users, asked, strict=True)))
+    for user, out in zip(users, done, strict=True):
+        assert json_content(out["messages"][-1]) == {
+            "meta": {"example.com/user": user},
+            "authorization": f"Bearer tok-{user}",
+            "tenant": None,
+            "ok": True,
+        }
+
+
+async def test_approval_then_a_question_in_one_call_each_get_their_own_answer() -> None:
+    from tests.conftest_servers import stdio_params
+
+    for protocol in ("auto", "legacy"):
+        config = {"shop": {**stdio_params("shopfront"), "protocol": protocol}}
+        async with MCPToolNode(config, approval=["confirm_info"]) as node:
+            graph = tool_graph(node)
+            cfg = thread(protocol)
+            out = await graph.ainvoke({"messages": [ai(("confirm_info", {"item": "x"}, "c1"))]}, cfg)
+            assert out["__interrupt__"][0].value["type"] == "tool_approval"
+            edit = {"type": "edit", "edited_action": {"args": {"item": "y"}}}
+            out = await graph.ainvoke(Command(resume=edit), cfg)
+            (question,) = out["__interrupt__"]
+            assert question.value["type"] == "mcp_elicitation"
+            assert question.value["requests"][0]["message"] == "Confirm y?"
+            key = question.value["requests"][0]["key"]
+            out = await graph.ainvoke(
+                Command(resume={"responses": {key: {"action": "accept", "content": {"ok": True}}}}), cfg
+            )
+        message = out["messages"][-1]
+        assert json.loads(message.content.partition("\n\n")[2])["ok"] is True, protocol

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +181,30 @@ async def test_each_conversation_gets_its_own_session_of_a_stateful_server(pid_d
         assert len([p for p in spawned_pids(pid_dir) if pid_alive(p)]) == 3
         assert await turn("ann", "soup") == ["soup"]  # a fresh session: the old state is gone
     assert not any(pid_alive(p) for p in spawned_pids(pid_dir))
+
+
+async def test_a_conversations_server_that_dies_comes_back_with_fresh_state(pid_dir: Path) -> None:
+    from graphs.scripted import ScriptedChatModel
+
+    server = {**stdio_params("stateful", env={"DEMO_PID_DIR": str(pid_dir)}), "session_scope": "thread"}
+    async with MCPPool({"mem": server}) as pool:
+        agent = create_mcp_agent(ScriptedChatModel(), pool, checkpointer=InMemorySaver())
+
+        async def turn(thread_id: str, line: str) -> Any:
+            out = await agent.ainvoke({"messages": [HumanMessage(line)]}, thread(thread_id))
+            return out["messages"][-2]
+
+        first = await turn("ann", 'remember {"item": "tea"}')
+        assert first.artifact["structured_content"]["result"] == ["tea"]
+        own = (await turn("ann", "pid")).artifact["structured_content"]["result"]
+        os.kill(own, signal.SIGKILL)  # ann's own server process dies between turns
+        again = await turn("ann", 'remember {"item": "cake"}')
+        if again.status == "error":
+            # The call raced the death (sent before the session saw it go): its outcome is
+            # unknown, and it says so; the next call starts the server again.
+            assert "connection was lost" in again.text, again.text
+            again = await turn("ann", 'remember {"item": "cake"}')
+        assert again.artifact["structured_content"]["result"] == ["cake"]  # a new process
+        assert (await turn("ann", "pid")).artifact["structured_content"]["result"] != own
+        other = await turn("bob", 'remember {"item": "jam"}')
+        assert other.artifact["structured_content"]["result"] == ["jam"]

@@ -191,3 +191,17 @@ async def test_a_sync_node_in_an_async_graph_may_invoke_an_asking_tool(protocol:
         assert out["__interrupt__"][0].value["type"] == "mcp_elicitation"
         out = await graph.ainvoke(answer(out), thread())
     assert out["messages"][-1].content.startswith("deleted z")
+
+
+def test_a_server_that_dies_between_sync_runs_is_started_again(tmp_path: Path) -> None:
+    marker = tmp_path / "crashed"
+    node = MCPToolNode({"shop": stdio_params("shopfront")})
+    graph = tool_graph(node)
+    try:
+        out = graph.invoke({"messages": [ai(("flaky", {"marker": str(marker)}, "c1"))]}, thread("a"))
+        message = out["messages"][-1]
+        assert message.status == "error" and "connection" in message.content  # it died mid-call
+        out = graph.invoke({"messages": [ai(("flaky", {"marker": str(marker)}, "c2"))]}, thread("b"))
+    finally:
+        node.close()
+    assert out["messages"][-1].content == "steady"

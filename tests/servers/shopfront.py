@@ -8,6 +8,8 @@ results, annotations for approval.
   a write that says it is not destructive; ``unannotated(item)``: no annotations at all.
 - ``request_info()``: the call's ``_meta`` (without the protocol's own keys) and its
   ``authorization`` / ``x-tenant`` HTTP headers.
+- ``confirm_info(item)``: asks ``Confirm <item>?`` first, then answers like ``request_info``
+  (plus ``ok``): headers and ``_meta`` of the request that carried the answer.
 - ``progress_work(steps)``: reports ``steps`` progress notifications, then answers.
 - ``flaky(marker)``: kills its own process the first time (then ``steady``).
 
@@ -17,20 +19,25 @@ Environment: ``DEMO_PID_DIR`` (write a file named after the PID at startup).
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 if not __package__:  # run as a plain script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, MCPServer, Resolve
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
 from tests.servers._runner import run_cli
+from tests.servers.asker import Confirm
 from tests.servers.demo import write_pid_file
 
 ITEMS = ["apple", "pear", "plum"]
+
+
+async def ask_confirm(item: str) -> Elicit[Confirm]:
+    return Elicit(f"Confirm {item}?", Confirm)
 
 
 class Who(BaseModel):
@@ -96,6 +103,13 @@ def build_server(name: str = "shopfront") -> MCPServer:
             "authorization": headers.get("authorization"),
             "tenant": headers.get("x-tenant"),
         }
+
+    @srv.tool()
+    async def confirm_info(
+        item: str, answer: Annotated[ElicitationResult[Confirm], Resolve(ask_confirm)], ctx: Context
+    ) -> dict[str, Any]:
+        """Ask ``Confirm <item>?``, then what ``request_info`` says, with the answer."""
+        return {**request_info(ctx), "ok": isinstance(answer, AcceptedElicitation) and answer.data.ok}
 
     @srv.tool()
     async def progress_work(steps: int, ctx: Context) -> str:
