@@ -19,7 +19,7 @@ from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.elicitation import accept
 from tests.clock import run_dilated
 from tests.conftest_servers import serve_in_loop
-from tests.helpers import ai, call, thread, tool_graph, tool_results, tools_by_name
+from tests.helpers import ai, call, free_port, thread, tool_graph, tool_results, tools_by_name
 from tests.servers import asker, demo
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
@@ -100,3 +100,48 @@ def test_the_configured_limit_still_fires() -> None:
     assert out["status"] == "error"
     assert "timed out after 400s (server 'demo' timeout)" in out["content"]
     assert out["after"] == "2"
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_a_restarted_http_server_gets_a_new_session(protocol: str) -> None:
+    """A streamable-HTTP server that restarted no longer knows the session id (2025-11-25 answers
+    404 "Session not found"): the next call opens a new session and succeeds, and so does every
+    call after it. A call sent with the stale id never ran, so it is sent again on the new one."""
+    port = free_port()
+    config = {"url": f"http://127.0.0.1:{port}/mcp", "protocol": protocol}
+    async with MCPPool({"demo": config}) as pool:
+        async with serve_in_loop(demo.build_server(counters=demo.Counters()), port=port):
+            tools = await tools_by_name(pool)
+            first = await call(tools["add"], {"a": 1, "b": 2})
+            assert (first.status, first.content) == ("success", "3")
+        counters = demo.Counters()
+        async with serve_in_loop(demo.build_server(counters=counters), port=port):
+            after = [await call(tools["add"], {"a": i, "b": 1}, f"c{i}") for i in range(3)]
+            assert [(m.status, m.content) for m in after] == [
+                ("success", "1"),
+                ("success", "2"),
+                ("success", "3"),
+            ]
+            assert counters.calls == 3
+            expected = 2 if protocol == "legacy" else 1
+            assert pool.connection("demo").connects == expected
+
+
+async def test_a_question_after_its_http_server_restarted_is_asked_and_answered() -> None:
+    """2025-11-25 over HTTP: the server restarts between two calls; the next call, which asks a
+    person, goes out on a new session, and its resume (sent on that session) finishes it."""
+    port = free_port()
+    config = {"url": f"http://127.0.0.1:{port}/mcp", "protocol": "legacy"}
+    calls: list[str] = []
+    async with MCPToolNode({"asker": config}) as node:
+        graph = tool_graph(node)
+        async with serve_in_loop(asker.build_server(counters=asker.Counters(), calls_log=calls), port=port):
+            out = await graph.ainvoke({"messages": [ai(("stats", {}, "c0"))]}, thread("t0"))
+            assert "__interrupt__" not in out
+        async with serve_in_loop(asker.build_server(counters=asker.Counters(), calls_log=calls), port=port):
+            out = await graph.ainvoke({"messages": [ai(("delete_item", {"item": "a"}, "c1"))]}, thread())
+            (pending,) = out["__interrupt__"]
+            yes = {r["key"]: accept({"ok": True}) for r in pending.value["requests"]}
+            out = await graph.ainvoke(Command(resume={pending.id: {"responses": yes}}), thread())
+            assert tool_results(out) == {"c1": "deleted a ()"}
+        assert node.pool.connection("asker").connects == 2

@@ -81,6 +81,15 @@ def _client_info() -> types.Implementation:
     return types.Implementation(name=CLIENT_NAME, version=__version__)
 
 
+class _SessionExpired(Exception):
+    """A request was rejected because the server no longer knows the session: it never ran."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
 class ServerConnection:
     """One server's long-lived session, its tool listing, and the calls sent over it.
 
@@ -327,6 +336,17 @@ class ServerConnection:
         Raises:
             MCPConnectionError: the server could not be reached or did not answer.
         """
+        try:
+            return await self._list_tools()
+        except _SessionExpired:
+            # The server rejected the listing unread (it no longer knows the session): once more,
+            # on a new session.
+            try:
+                return await self._list_tools()
+            except _SessionExpired as exc:
+                raise MCPConnectionError(self.name, f"tools/list failed: {exc.message}") from None
+
+    async def _list_tools(self) -> list[types.Tool]:
         session = await self._session()
         # Read once: a session on another loop's thread may drop the cache at any moment.
         if (cached := self._tools) is not None:
@@ -350,6 +370,8 @@ class ServerConnection:
             except (MCPError, TimeoutError, OSError, *_TRANSPORT_ERRORS) as exc:
                 if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                     session.end()
+                if isinstance(exc, MCPError) and session.expired and exc.code == types.INVALID_REQUEST:
+                    raise _SessionExpired(exc.code, exc.error.message) from exc
                 raise MCPConnectionError(
                     self.name, f"tools/list failed: {describe(exc)}" + session.stderr_hint()
                 ) from exc
@@ -435,10 +457,19 @@ class ServerConnection:
                 _meta=cast(types.RequestParamsMeta, dict(meta)) if meta else None,
             )
         )
-        resent = False
+        resent = renewed = False
         while True:
             try:
                 result = await self._send(session, client, request, clock, sink, exclusive, progress, headers)
+            except _SessionExpired as exc:
+                if renewed:
+                    raise MCPServerError(self.name, exc.code, exc.message) from None
+                # The server rejected the request unread: send it once more, on a new session.
+                renewed = True
+                session = await self._session()
+                client = session.client
+                assert client is not None
+                continue
             except MCPServerError as exc:
                 if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
                     raise
@@ -509,6 +540,8 @@ class ServerConnection:
                 session.end()
                 await session.settle_stderr()
                 raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
+            if session.expired and exc.code == types.INVALID_REQUEST:
+                raise _SessionExpired(exc.code, exc.error.message) from exc
             raise MCPServerError(self.name, exc.code, exc.error.message, exc.error.data) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()

@@ -62,6 +62,9 @@ class Session:
         self.stderr: StderrTap | None = None
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
+        self.expired = False
+        """The server said it no longer knows this session (HTTP 404 to a request carrying its
+        id): requests it rejected for that reason never ran, and may be sent on a new session."""
         self._process: ServerProcess | None = None
         self._process_lock = threading.Lock()
 
@@ -80,6 +83,11 @@ class Session:
         """The transport ended or failed: stop using this session."""
         self.alive = False
         self.stop.set()
+
+    def expire(self) -> None:
+        """The server no longer knows this session: stop using it (the next use opens another)."""
+        self.expired = True
+        self.end()
 
     def stderr_hint(self) -> str:
         return self.stderr.hint() if self.stderr is not None else ""
@@ -200,6 +208,7 @@ class SessionOwner:
                     self._make_client,
                     on_end=session.end,
                     stderr=session.stderr,
+                    on_expired=lambda: self._expired(session),
                 )
                 session.client, session.transport = opened.client, opened.transport
                 session.hold_process(opened.process)
@@ -239,6 +248,15 @@ class SessionOwner:
                 process.close()
             if session.stderr is not None:
                 session.stderr.close()
+
+    def _expired(self, session: Session) -> None:
+        if not session.expired:
+            logger.info(
+                "MCP server %r no longer knows its session (HTTP 404; it restarted or expired it); "
+                "opening a new one",
+                self.name,
+            )
+        session.expire()
 
     def _connect_error(self, exc: BaseException, session: Session) -> MCPConnectionError:
         reason = describe(exc)

@@ -28,7 +28,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
+from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
@@ -208,11 +208,14 @@ async def open_client(
     *,
     on_end: Callable[[], None],
     stderr: StderrTap | None,
+    on_expired: Callable[[], None] | None = None,
 ) -> Opened:
     """Open ``config``'s transport and enter a ``Client`` on it (both closed by ``stack``).
 
     ``on_end`` is called when the transport's read stream ends; ``stderr`` (stdio only) receives
-    the child's stderr.
+    the child's stderr. ``on_expired`` (streamable HTTP) is called when the server answers a
+    request that carries a session id with HTTP 404: the server no longer knows the session (it
+    restarted, or expired it), and the spec says to open a new one.
     """
 
     def client_for(target: Any) -> Client:
@@ -246,10 +249,21 @@ async def open_client(
     if isinstance(config, SSEServerConfig):
         return Opened(await stack.enter_async_context(client_for(_sse(config))), "sse")
     assert isinstance(config, HTTPServerConfig)
+
+    async def session_gone(response: httpx2.Response) -> None:
+        if (
+            response.status_code == 404
+            and on_expired is not None
+            and response.request.method == "POST"
+            and MCP_SESSION_ID in response.request.headers
+        ):
+            on_expired()
+
     http = httpx2.AsyncClient(
         headers=dict(config.headers) or None,
         auth=config.auth,
         timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=None),
+        event_hooks={"response": [session_gone]},
     )
     await stack.enter_async_context(http)
     try:
