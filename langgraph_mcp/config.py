@@ -43,6 +43,7 @@ __all__ = [
     "HTTPServerConfig",
     "InProcessServerConfig",
     "OutputHandling",
+    "RestartPolicy",
     "SSEServerConfig",
     "ServerConfig",
     "StdioServerConfig",
@@ -94,6 +95,30 @@ class OutputHandling(BaseModel):
     resource_link: ContentRoute = "content"
 
 
+class RestartPolicy(BaseModel):
+    """How a server that cannot be started or reached is tried again.
+
+    A session that dies (a stdio server that exits, a lost HTTP connection) is replaced on its
+    next use: the server is started (or reached) again. After a failed attempt the next one waits
+    ``backoff`` seconds, then ``backoff * multiplier``, ... up to ``max_backoff``; within that wait
+    every use fails at once with the last error (no new attempt). After ``max_attempts`` failed
+    attempts in a row the server is given up: every use fails with an error saying so, without a
+    new attempt, until :meth:`MCPPool.retry <langgraph_mcp.MCPPool.retry>`. A successful connect
+    resets the count and the back-off.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int | None = Field(default=None, ge=1, strict=True)
+    """Failed attempts in a row before giving up (``None``: never give up)."""
+    backoff: float = Field(default=1.0, ge=0)
+    """Seconds to wait after the first failed attempt."""
+    multiplier: float = Field(default=2.0, ge=1)
+    """Each further wait is the previous one times this."""
+    max_backoff: float = Field(default=30.0, ge=0)
+    """The longest wait between two attempts."""
+
+
 class _ServerBase(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, arbitrary_types_allowed=True, hide_input_in_errors=True
@@ -103,6 +128,8 @@ class _ServerBase(BaseModel):
     """Seconds one ``tools/call`` may take (``None``: no limit). Unset: the pool's default."""
     connect_timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT, gt=0)
     """Seconds to start the server and finish the handshake."""
+    restart: RestartPolicy = Field(default_factory=RestartPolicy)
+    """How the server is tried again after it could not be started or reached."""
     tools: tuple[str, ...] | None = None
     """Only expose these MCP tool names (``None``: all)."""
     exclude_tools: tuple[str, ...] = ()

@@ -119,6 +119,20 @@ class MCPPool:
         """
         return self._threads.thread_ids(self.connection(server).name)
 
+    def retry(self, server: str | None = None) -> None:
+        """Try ``server`` (every server when ``None``) again at its next use: forget its back-off,
+        and its give-up after ``restart.max_attempts`` failed connects. Thread sessions included.
+
+        Raises:
+            KeyError: no server is called ``server``.
+        """
+        names = list(self.connections) if server is None else [self.connection(server).name]
+        for connection in [*self.connections.values(), *self._threads.connections()]:
+            if connection.name in names:
+                connection.retry()
+        for name in names:
+            self._reported.pop(name, None)
+
     async def start(self) -> None:
         """Connect every server now, concurrently; apply ``on_connection_error``."""
         await self.list_all_tools()

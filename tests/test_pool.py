@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from langgraph_mcp import MCPConnectionError, MCPPool, load_mcp_tools
+from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, load_mcp_tools
 from tests.conftest_servers import http_server_process, serve_in_loop, spawn_http_server, stdio_params
 from tests.helpers import call, pid_alive, server_stats, spawned_pids, tools_by_name
 from tests.servers import demo, other
@@ -689,3 +689,75 @@ def test_a_server_that_dies_under_one_loop_comes_back_there_and_the_other_loop_k
     finally:
         for loop in loops:
             loop.close()
+
+
+def _starter(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Path]:
+    """A stdio server that counts its starts in ``starts`` and exits at once unless ``ready``
+    exists, in which case it runs the demo server."""
+    starts, ready = tmp_path / "starts", tmp_path / "ready"
+    script = (
+        "import os, runpy, sys\n"
+        f"open({str(starts)!r}, 'a').write('x')\n"
+        f"if not os.path.exists({str(ready)!r}):\n"
+        "    sys.exit(3)\n"
+        "sys.argv = ['demo']\n"
+        "runpy.run_module('tests.servers.demo', run_name='__main__')\n"
+    )
+    params = stdio_params("demo")
+    config = {**params, "args": ["-c", script], "restart": restart}
+    return config, starts, ready
+
+
+async def _until_given_up(conn: Any) -> MCPConnectionError:
+    for _ in range(200):
+        try:
+            await conn.list_tools()
+        except MCPConnectionError as exc:
+            if "gave up" in str(exc):
+                return exc
+        await asyncio.sleep(0.02)
+    raise AssertionError("never gave up")
+
+
+async def test_restart_policy_gives_up_after_max_attempts_and_retry_tries_again(tmp_path: Path) -> None:
+    config, starts, ready = _starter(tmp_path, max_attempts=3, backoff=0.05, max_backoff=0.1)
+    async with MCPPool({"flaky": config}, on_connection_error="warn") as pool:
+        conn = pool.connection("flaky")
+        given_up = await _until_given_up(conn)
+        assert starts.read_text() == "xxx"
+        message = str(given_up)
+        assert message.startswith("MCP server 'flaky'")
+        assert "gave up after 3 failed attempts to connect (restart.max_attempts)" in message
+        assert "exited before completing the MCP handshake" in message  # the last failure
+        assert "pool.retry('flaky')" in message
+        for _ in range(3):  # given up: no new attempt, however often it is used
+            with pytest.raises(MCPConnectionError, match="gave up"):
+                await conn.list_tools()
+            await asyncio.sleep(0.12)
+        assert starts.read_text() == "xxx"
+        ready.touch()
+        pool.retry("flaky")
+        assert "add" in {t.name for t in await conn.list_tools()}
+        assert starts.read_text() == "xxxx"
+
+
+async def test_restart_policy_backoff_spaces_the_attempts(tmp_path: Path) -> None:
+    config, starts, ready = _starter(tmp_path, backoff=0.4, max_backoff=0.4)
+    async with MCPPool({"flaky": config}) as pool:
+        conn = pool.connection("flaky")
+        with pytest.raises(MCPConnectionError):
+            await conn.list_tools()
+        ready.touch()
+        with pytest.raises(MCPConnectionError, match="exited before completing"):
+            await conn.list_tools()  # within the back-off: the last error again, no attempt
+        assert starts.read_text() == "x"
+        await asyncio.sleep(0.45)
+        assert "add" in {t.name for t in await conn.list_tools()}
+        assert starts.read_text() == "xx"
+
+
+def test_restart_policy_is_validated() -> None:
+    with pytest.raises(MCPConfigError, match=r"'flaky'.*restart\.max_attempts"):
+        MCPPool({"flaky": {"command": "x", "restart": {"max_attempts": 0}}})
+    with pytest.raises(MCPConfigError, match=r"'flaky'.*restart\.attempts"):
+        MCPPool({"flaky": {"command": "x", "restart": {"attempts": 2}}})

@@ -186,6 +186,12 @@ class ServerConnection:
         """
         await self._session()
 
+    def retry(self) -> None:
+        """Forget the back-off and a give-up (see ``restart``) on every event loop: the next use
+        tries to connect at once."""
+        for scope in list(self._scopes.values()):
+            scope.owner.retry()
+
     async def client(self) -> Client:
         """The live SDK ``Client``, for anything this package does not wrap."""
         session = await self._session()

@@ -9,9 +9,11 @@ Owner tasks start with an empty ``contextvars`` context, so SDK callbacks that r
 session's own tasks never see (and never write into) the context of whichever graph run
 happened to open the session.
 
-Connecting is bounded by ``connect_timeout``. After a failed connect, further attempts wait
-(1 s, doubling up to 30 s); meanwhile the last error is raised again at once. A session that
-died is replaced on the next use, never re-sending the request that failed.
+Connecting is bounded by ``connect_timeout``. After a failed connect, further attempts wait as
+the server's ``restart`` policy says (by default 1 s, doubling up to 30 s); meanwhile the last
+error is raised again at once. After ``restart.max_attempts`` failed connects in a row the server
+is given up until :meth:`SessionOwner.retry`. A session that died is replaced on the next use,
+never re-sending the request that failed.
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ __all__ = ["Session", "SessionOwner"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
-RETRY_MIN, RETRY_MAX = 1.0, 30.0
 CLOSE_TIMEOUT = 15.0
 
 
@@ -123,7 +124,9 @@ class SessionOwner:
         self._alongside = alongside
         self._session: Session | None = None
         self._closing = False
-        self._retry_delay = RETRY_MIN
+        self._retry_delay = config.restart.backoff
+        self._failures = 0
+        self._given_up: MCPConnectionError | None = None
 
     @property
     def session(self) -> Session | None:
@@ -155,6 +158,8 @@ class SessionOwner:
         session = self._session
         if session is not None and session.alive:
             return session
+        if self._given_up is not None:
+            raise self._given_up
         if session is None or (session.ready.done() and not session.alive):
             failed = session is not None and session.ready.done() and session.ready.exception() is not None
             if failed and session is not None and time.monotonic() < session.retry_at:
@@ -188,12 +193,38 @@ class SessionOwner:
         session.ready.add_done_callback(lambda ready: self._after_connect(session, ready))
         return session
 
+    def retry(self) -> None:
+        """Forget the back-off and a give-up: the next use tries to connect at once."""
+        self._given_up = None
+        self._failures = 0
+        self._retry_delay = self.config.restart.backoff
+        if self._session is not None:
+            self._session.retry_at = 0.0
+
     def _after_connect(self, session: Session, ready: asyncio.Future[Client]) -> None:
-        if ready.cancelled() or ready.exception() is not None:
-            session.retry_at = time.monotonic() + self._retry_delay
-            self._retry_delay = min(self._retry_delay * 2, RETRY_MAX)
-        else:
-            self._retry_delay = RETRY_MIN
+        policy = self.config.restart
+        if not (ready.cancelled() or ready.exception() is not None):
+            self._retry_delay, self._failures = policy.backoff, 0
+            return
+        if self._closing:
+            return
+        self._failures += 1
+        session.retry_at = time.monotonic() + self._retry_delay
+        self._retry_delay = min(self._retry_delay * policy.multiplier, policy.max_backoff)
+        if policy.max_attempts is not None and self._failures >= policy.max_attempts:
+            failure = None if ready.cancelled() else ready.exception()
+            last = (
+                failure.reason
+                if isinstance(failure, MCPConnectionError)
+                else describe(failure or Exception())
+            )
+            self._given_up = MCPConnectionError(
+                self.name,
+                f"gave up after {self._failures} failed attempts to connect (restart.max_attempts); "
+                f"the last one: {last}\nFix the server, then call pool.retry({self.name!r}) (or restart "
+                "the process) to try again.",
+            )
+            logger.error("%s", self._given_up)
 
     async def _own(self, session: Session) -> None:
         try:
