@@ -3,10 +3,26 @@
 Names must match ``^[a-zA-Z0-9_-]{1,64}$`` (the strictest common provider
 rule). Each name is the server's ``prefix`` plus the MCP tool name with every
 other character replaced by ``_``; names over 64 characters are shortened with
-a stable hash suffix. Collisions are settled deterministically, in
-configuration order and then listing order: the first tool keeps its name,
-later ones are renamed ``<server>_<name>`` (then ``_2``, ``_3``, ...) with a
-warning. Names of local tools are reserved first.
+a stable hash suffix. Collisions are settled in configuration order, then
+listing order: the first tool keeps its name, later ones are renamed
+``<server>_<name>`` (then ``_2``, ``_3``, ...) with a warning. Names of local
+tools are reserved first.
+
+A name never depends on which servers happen to be reachable, so a call the
+model made (and a checkpoint kept) can never be routed to another server's
+tool of the same name:
+
+* a server that cannot be reached keeps its names reserved when they are
+  known: from its last listing in this process, or its ``tools`` allow-list;
+* while an earlier server's names are unknown (never listed, no allow-list),
+  a later server's tool gets the plain name only if that server could not
+  have it (it has a ``prefix`` the name does not start with); otherwise it is
+  exposed as ``<server>_<name>``;
+* a tool keeps the name it was given before (``previous``) while that name
+  is free, so names do not change when a server comes back.
+
+For names that never change, give servers distinct ``prefix`` values or
+``tools`` allow-lists.
 """
 
 from __future__ import annotations
@@ -53,48 +69,107 @@ def build_catalog(
     configs: Mapping[str, ServerConfig],
     *,
     reserved: Collection[str] = (),
+    remembered: Mapping[str, Collection[str]] | None = None,
+    previous: Mapping[tuple[str, str], str] | None = None,
 ) -> list[CatalogEntry]:
     """Filter each server's tools and give every kept tool a unique safe name.
 
-    ``listings`` must be in configuration order; ``reserved`` are names already
-    taken (local tools).
+    ``configs`` is in configuration order, which settles collisions; ``listings`` holds the
+    servers that answered (a configured server missing from it could not be reached).
+    ``reserved`` are names already taken (local tools); ``remembered[server]`` the MCP tool names
+    an unreachable server listed before; ``previous[(server, mcp_name)]`` the name a tool was
+    exposed under before (kept while it is free).
     """
+    remembered = remembered or {}
+    previous = previous or {}
     taken = set(reserved)
-    entries: list[CatalogEntry] = []
-    for server, tools in listings.items():
-        config = configs[server]
+    kept: list[tuple[str, types.Tool]] = []
+    # Names held by servers that could not be reached; None: that server's names are unknown.
+    held: dict[str, set[str] | None] = {}
+    for server, config in configs.items():
+        if server in listings:
+            kept.extend((server, tool) for tool in _filtered(server, listings[server], config))
+            continue
+        known = remembered.get(server)
+        if known is None and config.tools is not None:
+            known = config.tools
+        if known is None:
+            held[server] = None
+            continue
         allowed = set(config.tools) if config.tools is not None else None
         excluded = set(config.exclude_tools)
-        if allowed is not None:
-            missing = allowed - {t.name for t in tools}
-            if missing:
-                logger.warning(
-                    "MCP server %r has no tool(s) %s listed in its 'tools' filter",
-                    server,
-                    ", ".join(sorted(missing)),
-                )
-        seen: set[str] = set()
-        for tool in tools:
-            if tool.name in seen:
-                logger.warning("MCP server %r lists tool %r twice; using the first", server, tool.name)
-                continue
-            seen.add(tool.name)
-            if (allowed is not None and tool.name not in allowed) or tool.name in excluded:
-                continue
-            name = safe_tool_name((config.prefix or "") + tool.name)
-            if name in taken:
-                wanted = name
-                name = safe_tool_name(f"{server}_{wanted}")
-                n = 2
-                while name in taken:
-                    name = safe_tool_name(f"{server}_{wanted}_{n}")
-                    n += 1
-                logger.warning(
-                    "tool name %r of MCP server %r is already taken; exposing it as %r",
-                    wanted,
-                    server,
-                    name,
-                )
+        held[server] = {
+            safe_tool_name((config.prefix or "") + name)
+            for name in known
+            if (allowed is None or name in allowed) and name not in excluded
+        }
+    for reserved_names in held.values():
+        taken |= reserved_names or set()
+    order = list(configs)
+    names: dict[int, str] = {}
+    # Names given before stay, while free (a server that came back does not rename the others).
+    for i, (server, tool) in enumerate(kept):
+        name = previous.get((server, tool.name))
+        if name is not None and name not in taken:
             taken.add(name)
-            entries.append(CatalogEntry(server=server, tool=tool, name=name))
-    return entries
+            names[i] = name
+    for i, (server, tool) in enumerate(kept):
+        if i in names:
+            continue
+        config = configs[server]
+        wanted = safe_tool_name((config.prefix or "") + tool.name)
+        unknown_before = [
+            other
+            for other in order[: order.index(server)]
+            if other in held and held[other] is None and _could_have(configs[other], wanted)
+        ]
+        name = wanted
+        if name in taken or unknown_before:
+            name = safe_tool_name(f"{server}_{wanted}")
+            n = 2
+            while name in taken:
+                name = safe_tool_name(f"{server}_{wanted}_{n}")
+                n += 1
+            if unknown_before:
+                _warn(
+                    f"MCP server(s) {', '.join(map(repr, unknown_before))} could not be reached and may "
+                    f"also offer {wanted!r}; exposing the tool of MCP server {server!r} as {name!r}",
+                )
+            else:
+                _warn(
+                    f"tool name {wanted!r} of MCP server {server!r} is already taken; exposing it as {name!r}"
+                )
+        taken.add(name)
+        names[i] = name
+    return [CatalogEntry(server=server, tool=tool, name=names[i]) for i, (server, tool) in enumerate(kept)]
+
+
+def _filtered(server: str, tools: list[types.Tool], config: ServerConfig) -> list[types.Tool]:
+    """The tools of one listing that are exposed: allow-list, exclusions, first of duplicates."""
+    allowed = set(config.tools) if config.tools is not None else None
+    excluded = set(config.exclude_tools)
+    if allowed is not None:
+        missing = allowed - {t.name for t in tools}
+        if missing:
+            listed = ", ".join(sorted(missing))
+            _warn(f"MCP server {server!r} has no tool(s) {listed} listed in its 'tools' filter")
+    seen: set[str] = set()
+    out: list[types.Tool] = []
+    for tool in tools:
+        if tool.name in seen:
+            _warn(f"MCP server {server!r} lists tool {tool.name!r} twice; using the first")
+            continue
+        seen.add(tool.name)
+        if (allowed is not None and tool.name not in allowed) or tool.name in excluded:
+            continue
+        out.append(tool)
+    return out
+
+
+def _could_have(config: ServerConfig, name: str) -> bool:
+    """Could a server with this configuration expose a tool as ``name``?"""
+    return config.prefix is None or name.startswith(safe_tool_name(config.prefix))
+
+
+def _warn(message: str) -> None:
+    logger.warning("%s", message)

@@ -78,6 +78,9 @@ class MCPPool:
             for name, cfg in self.servers.items()
         }
         self._reported: dict[str, BaseException] = {}
+        self.remembered: dict[str, tuple[str, ...]] = {}
+        """The MCP tool names each server offered the last time it was listed (kept while it
+        cannot be reached, so its names stay reserved)."""
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:
@@ -156,6 +159,7 @@ class MCPPool:
                 failures[name] = result
                 continue
             listings[name] = result
+            self.remembered[name] = tuple(t.name for t in result)
             self._reported.pop(name, None)
         if failures:
             if self.on_connection_error == "raise" and not listings:

@@ -450,7 +450,13 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         return cached[1]
     version = pool.tools_version()
     listings = await pool.list_all_tools()
-    entries = build_catalog(listings, pool.servers, reserved=reserved)
+    entries = build_catalog(
+        listings,
+        pool.servers,
+        reserved=reserved,
+        remembered=pool.remembered,
+        previous={(t.server, t.mcp_name): t.name for t in cached[1]} if cached else None,
+    )
     previous = {(t.server, t.mcp_name, t.name): t for t in cached[1]} if cached else {}
     tools = []
     for entry in entries:

@@ -123,3 +123,22 @@ def run_phase(scenario: str, phase: str, *args: str) -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def gated_demo(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Path]:
+    """A stdio server entry (with ``restart`` policy) that counts its starts in ``starts`` and
+    exits at once unless ``ready`` exists, in which case it runs the demo server: a server that
+    is down until the test brings it up. Returns ``(config, starts, ready)``."""
+    from tests.conftest_servers import stdio_params
+
+    starts, ready = tmp_path / "starts", tmp_path / "ready"
+    script = (
+        "import os, runpy, sys\n"
+        f"open({str(starts)!r}, 'a').write('x')\n"
+        f"if not os.path.exists({str(ready)!r}):\n"
+        "    sys.exit(3)\n"
+        "sys.argv = ['demo']\n"
+        "runpy.run_module('tests.servers.demo', run_name='__main__')\n"
+    )
+    config = {**stdio_params("demo"), "args": ["-c", script], "restart": restart}
+    return config, starts, ready

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
+from langchain_core.messages import ToolMessage
 
 import langgraph_mcp
-from langgraph_mcp import MCPPool, StdioServerConfig
+from langgraph_mcp import MCPPool, MCPToolNode, StdioServerConfig
 from langgraph_mcp.catalog import build_catalog, safe_tool_name
 from tests.conftest_servers import stdio_params
+from tests.helpers import ai, gated_demo, thread, tool_graph, tool_results
 from tests.servers.demo import LONG_TOOL_NAME, WEIRD_TOOL_NAME
 
 SAFE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -203,16 +206,59 @@ def test_sanitised_names_colliding_within_server() -> None:
     assert [n for _, _, n in got] == ["a_b", "s_a_b", "s_a_b_2"]
 
 
-def test_deterministic_and_independent_of_config_order() -> None:
+def test_configuration_order_settles_collisions_not_listing_order() -> None:
     listings = {"a": ["echo", "x.y"], "b": ["echo", "x/y"], "c": ["echo"]}
     configs = {s: cfg() for s in listings}
     first = names(listings, configs)
     assert names(listings, configs) == first
-    assert names(listings, dict(reversed(configs.items()))) == first
-    # Listing order is what defines who keeps the name.
-    swapped = names({"c": ["echo"], "b": ["echo", "x/y"], "a": ["echo", "x.y"]}, configs)
+    assert ("a", "echo", "echo") in first and ("b", "echo", "b_echo") in first
+    # The servers answered in another order: same names.
+    assert sorted(names(dict(reversed(listings.items())), configs)) == sorted(first)
+    # Configured in another order: the first configured server keeps the name.
+    swapped = names(listings, dict(reversed(configs.items())))
     assert ("c", "echo", "echo") in swapped
     assert ("a", "echo", "a_echo") in swapped
+
+
+# --- names do not depend on which servers are reachable -------------------------------------------
+
+
+def test_unreachable_unknown_server_makes_later_servers_qualify_their_names() -> None:
+    configs = {"a": cfg(), "b": cfg()}
+    got = names({"b": ["echo", "add"]}, configs)
+    assert got == [("b", "echo", "b_echo"), ("b", "add", "b_add")]
+    # a later server that is down does not matter to earlier ones
+    assert names({"a": ["echo"]}, configs) == [("a", "echo", "echo")]
+
+
+def test_unreachable_server_keeps_its_remembered_names() -> None:
+    configs = {"a": cfg(), "b": cfg()}
+    got = names({"b": ["echo", "add"]}, configs, remembered={"a": ["echo"]})
+    assert got == [("b", "echo", "b_echo"), ("b", "add", "add")]
+
+
+def test_allow_list_and_prefix_fix_names_without_a_listing() -> None:
+    got = names({"b": ["echo", "add"]}, {"a": cfg(tools=("echo",)), "b": cfg()})
+    assert got == [("b", "echo", "b_echo"), ("b", "add", "add")]
+    got = names({"b": ["echo", "a_x"]}, {"a": cfg(prefix="a_"), "b": cfg()})
+    assert got == [("b", "echo", "echo"), ("b", "a_x", "b_a_x")]
+
+
+def test_a_server_coming_back_does_not_rename_the_others() -> None:
+    configs = {"a": cfg(), "b": cfg()}
+    down = build_catalog({"b": [tool("echo"), tool("add")]}, configs)
+    previous = {(e.server, e.tool.name): e.name for e in down}
+    back = names({"a": ["echo", "add"], "b": ["echo", "add"]}, configs, previous=previous)
+    assert back == [
+        ("a", "echo", "echo"),
+        ("a", "add", "add"),
+        ("b", "echo", "b_echo"),
+        ("b", "add", "b_add"),
+    ]
+    # A name given before yields to nobody, but is never taken from a reserved (local) tool.
+    assert names({"b": ["add"]}, configs, previous={("b", "add"): "add"}, reserved={"add"}) == [
+        ("b", "add", "b_add")
+    ]
 
 
 def test_unique_names_across_many_servers() -> None:
@@ -274,3 +320,33 @@ async def test_load_mcp_tools_names_and_metadata() -> None:
     servers = [t.metadata["mcp"]["server"] for t in tools if t.metadata]
     assert servers == sorted(servers)
     assert set(servers) == {"demo", "other"}
+
+
+async def test_a_call_is_never_routed_to_another_server_while_its_own_is_down(tmp_path: Path) -> None:
+    """``a`` and ``other`` both offer ``echo``; ``a`` is configured first. While ``a`` is down
+    (never listed), ``other``'s echo is ``other_echo`` and a call to ``echo`` (as a checkpoint made
+    while ``a`` was up would hold) fails saying ``a`` could not be reached; once ``a`` is back,
+    ``echo`` reaches it and ``other_echo`` still reaches ``other``."""
+    gated, _, ready = gated_demo(tmp_path, backoff=0)
+    servers = {"a": gated, "other": stdio_params("other")}
+    async with MCPToolNode(servers, on_connection_error="warn") as node:
+        graph = tool_graph(node)
+        assert {t.name for t in await node.get_tools()} >= {"other_echo"}
+        assert "echo" not in {t.name for t in await node.get_tools()}
+        out = await graph.ainvoke(
+            {"messages": [ai(("echo", {"text": "hi"}, "c1"), ("other_echo", {"text": "yo"}, "c2"))]}, thread()
+        )
+        results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+        assert results["c1"].status == "error"
+        assert "'a' could not be reached" in results["c1"].content
+        assert (results["c2"].status, results["c2"].content) == ("success", "other:yo")
+        ready.touch()
+        node.pool.retry("a")
+        names = {t.name for t in await node.get_tools()}
+        assert {"echo", "other_echo"} <= names
+        out = await graph.ainvoke(
+            {"messages": [ai(("echo", {"text": "hi"}, "c3"), ("other_echo", {"text": "yo"}, "c4"))]},
+            thread("t2"),
+        )
+        assert tool_results(out) == {"c3": "hi", "c4": "other:yo"}
+        assert node.pool.connection("a").connects == 1

@@ -18,7 +18,7 @@ import pytest
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, load_mcp_tools
 from tests.conftest_servers import http_server_process, serve_in_loop, spawn_http_server, stdio_params
-from tests.helpers import call, pid_alive, server_stats, spawned_pids, tools_by_name
+from tests.helpers import call, gated_demo, pid_alive, server_stats, spawned_pids, tools_by_name
 from tests.servers import demo, other
 
 
@@ -691,23 +691,6 @@ def test_a_server_that_dies_under_one_loop_comes_back_there_and_the_other_loop_k
             loop.close()
 
 
-def _starter(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Path]:
-    """A stdio server that counts its starts in ``starts`` and exits at once unless ``ready``
-    exists, in which case it runs the demo server."""
-    starts, ready = tmp_path / "starts", tmp_path / "ready"
-    script = (
-        "import os, runpy, sys\n"
-        f"open({str(starts)!r}, 'a').write('x')\n"
-        f"if not os.path.exists({str(ready)!r}):\n"
-        "    sys.exit(3)\n"
-        "sys.argv = ['demo']\n"
-        "runpy.run_module('tests.servers.demo', run_name='__main__')\n"
-    )
-    params = stdio_params("demo")
-    config = {**params, "args": ["-c", script], "restart": restart}
-    return config, starts, ready
-
-
 async def _until_given_up(conn: Any) -> MCPConnectionError:
     for _ in range(200):
         try:
@@ -720,7 +703,7 @@ async def _until_given_up(conn: Any) -> MCPConnectionError:
 
 
 async def test_restart_policy_gives_up_after_max_attempts_and_retry_tries_again(tmp_path: Path) -> None:
-    config, starts, ready = _starter(tmp_path, max_attempts=3, backoff=0.05, max_backoff=0.1)
+    config, starts, ready = gated_demo(tmp_path, max_attempts=3, backoff=0.05, max_backoff=0.1)
     async with MCPPool({"flaky": config}, on_connection_error="warn") as pool:
         conn = pool.connection("flaky")
         given_up = await _until_given_up(conn)
@@ -742,7 +725,7 @@ async def test_restart_policy_gives_up_after_max_attempts_and_retry_tries_again(
 
 
 async def test_restart_policy_backoff_spaces_the_attempts(tmp_path: Path) -> None:
-    config, starts, ready = _starter(tmp_path, backoff=0.4, max_backoff=0.4)
+    config, starts, ready = gated_demo(tmp_path, backoff=0.4, max_backoff=0.4)
     async with MCPPool({"flaky": config}) as pool:
         conn = pool.connection("flaky")
         with pytest.raises(MCPConnectionError):
