@@ -130,6 +130,10 @@ class _ServerBase(BaseModel):
     """Seconds to start the server and finish the handshake."""
     restart: RestartPolicy = Field(default_factory=RestartPolicy)
     """How the server is tried again after it could not be started or reached."""
+    max_concurrent_calls: int | None = Field(default=None, ge=1, strict=True)
+    """At most this many tool calls in flight per session (``None``: no limit). Calls beyond it
+    queue, served round-robin across LangGraph threads so that no graph starves another; the wait
+    counts toward the call's timeout."""
     tools: tuple[str, ...] | None = None
     """Only expose these MCP tool names (``None``: all)."""
     exclude_tools: tuple[str, ...] = ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,14 @@ def gated_demo(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Pa
     )
     config = {**stdio_params("demo"), "args": ["-c", script], "restart": restart}
     return config, starts, ready
+
+
+async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds (checked every 20 ms), at most ``timeout`` seconds."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for a condition"
+        await asyncio.sleep(0.02)

@@ -12,7 +12,6 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPToolNo
 from langgraph_mcp.deploy import CONFIG_ENV, config_path, lifespan
 from langgraph_mcp.elicitation import accept, resume_elicitations
 from tests.conftest_servers import stdio_params
-from tests.helpers import ai, spawned_pids, thread, tool_graph
+from tests.helpers import ai, spawned_pids, thread, tool_graph, until
 from tests.helpers import pid_alive as alive
 from tests.langgraph_server import REPO_ROOT, DevServer, cmdline, langgraph_dev, wait_ready
 
@@ -87,13 +86,6 @@ async def test_lifespan_is_lazy_by_default_and_closes_every_owner_when_one_fails
             await pool.start()
             pids = spawned_pids(pid_dir)
     assert len(pids) == 1 and not alive(pids[0])
-
-
-async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 async def test_lifespan_lets_working_calls_finish_before_closing() -> None:

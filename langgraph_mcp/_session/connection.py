@@ -16,6 +16,7 @@ import threading
 import time
 import warnings
 from collections.abc import Awaitable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Literal, cast
 
 import anyio
@@ -24,6 +25,7 @@ import jsonschema
 import mcp_types as types
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.protocols import Validator
+from langchain_core.runnables.config import var_child_runnable_config
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
@@ -34,6 +36,7 @@ from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._compat import call_headers
 from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp._session.limits import FairLimiter
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
@@ -528,7 +531,7 @@ class ServerConnection:
         name = request.params.name
         lost = f"the connection was lost during the call to {name!r}"
         try:
-            async with clock.running():
+            async with clock.running(), self._slot():
                 while True:
                     async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
                         with call_headers(client.session, headers):
@@ -563,6 +566,17 @@ class ServerConnection:
             # The SDK cancelled the request because its transport failed under it.
             session.end()
             raise MCPConnectionError(self.name, lost) from None
+
+    def _slot(self) -> AbstractAsyncContextManager[None]:
+        """One of the session's ``max_concurrent_calls`` slots, queued fairly by LangGraph thread
+        (see ``limits.py``); nothing to hold without a limit."""
+        limiter = self.scope().limiter
+        if limiter is None:
+            return nullcontext()
+        config = var_child_runnable_config.get() or {}
+        configurable = config.get("configurable") or {}
+        key = configurable.get("thread_id") or config.get("run_id")
+        return limiter.slot(key)
 
     def _check_output(self, name: str, result: types.CallToolResult) -> None:
         tool = self.listed(name)
@@ -672,6 +686,8 @@ class LoopScope:
         )
         self.router = Router(connection.name, connection._fallback)
         self.tools_lock = asyncio.Lock()
+        limit = connection.config.max_concurrent_calls
+        self.limiter = FairLimiter(limit) if limit is not None else None
 
     async def aclose(self) -> None:
         """On this scope's loop: cancel its calls, let them say so, end the session."""

@@ -194,6 +194,26 @@ def build_server(name: str = "demo", counters: Counters | None = None) -> MCPSer
         await anyio.sleep(seconds)
         return f"slept quietly {seconds}"
 
+    load = {"now": 0, "peak": 0}
+    started: list[str] = []
+
+    @srv.tool()
+    async def gauge(tag: str, seconds: float = 0.1) -> str:
+        """Note ``tag`` as started, count the calls running at once, sleep, answer ``tag``."""
+        started.append(tag)
+        load["now"] += 1
+        load["peak"] = max(load["peak"], load["now"])
+        try:
+            await anyio.sleep(seconds)
+        finally:
+            load["now"] -= 1
+        return tag
+
+    @srv.tool()
+    def gauge_report() -> dict[str, Any]:
+        """The most ``gauge`` calls seen running at once, and the tags in the order they started."""
+        return {"peak": load["peak"], "started": list(started)}
+
     @srv.tool()
     async def rendezvous(n: int, wait: float = 5.0) -> str:
         """Wait until ``n`` rendezvous calls are running at once (``met n``), at most ``wait`` s."""
