@@ -14,6 +14,7 @@ from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
     OutputHandling,
+    RestartPolicy,
     ServerConfig,
     SSEServerConfig,
     StdioServerConfig,
@@ -38,6 +39,7 @@ from langgraph_mcp.options import (
     ResultToState,
     ToolOptions,
 )
+from langgraph_mcp.output import read_tool_output
 from langgraph_mcp.pool import MCPPool
 from langgraph_mcp.prebuilt import create_mcp_agent, route_tool_calls
 from langgraph_mcp.tools import MCPTool, load_mcp_tools
@@ -63,6 +65,7 @@ __all__ = [
     "MCPToolNode",
     "MissingValue",
     "OutputHandling",
+    "RestartPolicy",
     "ResultToState",
     "SSEServerConfig",
     "ServerConfig",
@@ -72,5 +75,6 @@ __all__ = [
     "create_mcp_agent",
     "load_connections",
     "load_mcp_tools",
+    "read_tool_output",
     "route_tool_calls",
 ]

@@ -93,6 +93,13 @@ class OutputHandling(BaseModel):
     audio: ContentRoute = "artifact"
     resource: ContentRoute = "artifact"
     resource_link: ContentRoute = "content"
+    max_chars: int | None = Field(default=None, ge=100, strict=True)
+    """At most this many characters of a result's (or an error's) text reach the model, followed
+    by a note saying it was cut (``None``: no limit). See :mod:`langgraph_mcp.output`."""
+    overflow: Literal["truncate", "artifact", "store"] = "truncate"
+    """What happens to the full text of a cut output: dropped (``truncate``), kept in the
+    ``ToolMessage`` artifact (``artifact``), or kept in the graph's store for the model to read
+    on with the ``read_tool_output`` tool (``store``)."""
 
 
 class RestartPolicy(BaseModel):
@@ -143,6 +150,9 @@ class _ServerBase(BaseModel):
     protocol: ProtocolMode = "auto"
     """``auto`` negotiates; ``legacy`` forces the 2025-11-25 handshake; a version pins it."""
     output_handling: OutputHandling = Field(default_factory=OutputHandling)
+    tool_output: dict[str, OutputHandling] = Field(default_factory=dict)
+    """Per-tool changes to ``output_handling``, by MCP tool name: the fields given replace the
+    server's (e.g. ``{"fetch": {"max_chars": 20000, "overflow": "store"}}``)."""
     tool_timeouts: dict[str, float | None] = Field(default_factory=dict)
     """Per-tool call timeouts in seconds, by MCP tool name (``None``: no limit)."""
     log_level: LoggingLevel | None = None
@@ -172,6 +182,14 @@ class _ServerBase(BaseModel):
     thread_session_ttl: float | None = Field(default=600.0, gt=0)
     """With ``session_scope: thread``: seconds a thread session may stay idle (no call in flight)
     before it is closed (``None``: never). The thread's next call opens a fresh session."""
+
+    def output_for(self, tool: str) -> OutputHandling:
+        """The output handling of MCP tool ``tool``: ``output_handling`` with ``tool_output[tool]``'s
+        fields over it."""
+        own = self.tool_output.get(tool)
+        if own is None:
+            return self.output_handling
+        return self.output_handling.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
 
     @field_validator("sampling_model")
     @classmethod

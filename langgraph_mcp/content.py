@@ -21,7 +21,8 @@ a string.
 it holds a block type it does not accept there, ``audio`` among them. Audio
 therefore goes to the artifact by default; routed to the content it travels as
 a ``file`` block with its audio MIME type. ``structuredContent`` always goes to the artifact; when no block
-reaches the content, its JSON is used as the content instead.
+reaches the content, its JSON is used as the content instead, with the data of any block routed
+to the artifact (an image's base64, also as a ``data:`` URI) replaced by a placeholder.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def convert_result(
             if kind != "text":
                 notes.append(_note(kind, block))
     if not content and result.structured_content is not None:
-        content.append({"type": "text", "text": json.dumps(result.structured_content, ensure_ascii=False)})
+        structured = _without_blobs(result.structured_content, routed)
+        content.append({"type": "text", "text": json.dumps(structured, ensure_ascii=False)})
     content.extend({"type": "text", "text": note} for note in notes)
     artifact: MCPToolArtifact = {"structured_content": result.structured_content, "content": routed}
     meta = {k: v for k, v in (result.meta or {}).items() if not k.startswith(_PROTOCOL_META)}
@@ -132,6 +134,31 @@ def convert_result(
     if not content:
         return "", artifact
     return content, artifact
+
+
+BLOB_PLACEHOLDER = "[binary data: in the artifact]"
+
+
+def _without_blobs(value: Any, routed: list[dict[str, Any]]) -> Any:
+    """``value`` (structured content) with every string that holds the data of a block routed to
+    the artifact (as is, or inside a ``data:`` URI) replaced by :data:`BLOB_PLACEHOLDER`: binary
+    content kept from the model never reaches it through the JSON fallback."""
+    blobs = {b["base64"] for b in routed if isinstance(b.get("base64"), str) and b["base64"]}
+    if not blobs:
+        return value
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            if item in blobs or (item.startswith("data:") and item.partition(",")[2] in blobs):
+                return BLOB_PLACEHOLDER
+            return item
+        if isinstance(item, dict):
+            return {k: clean(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [clean(v) for v in item]
+        return item
+
+    return clean(value)
 
 
 def error_text(result: types.CallToolResult) -> str:

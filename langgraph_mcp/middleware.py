@@ -33,6 +33,7 @@ from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.output import reader_tools
 from langgraph_mcp.pool import OnConnectionError, PoolHolder
 from langgraph_mcp.tools import RAISE_KINDS, MCPTool
 
@@ -94,7 +95,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             tool_filter=tool_filter,
             messages_key="messages",
         )
-        self.tools: Sequence[BaseTool] = []
+        self.tools: Sequence[BaseTool] = reader_tools(self.pool.servers)
+        """``read_tool_output`` when a server keeps cut outputs in the store (else none)."""
         self.raise_errors = frozenset(raise_errors)
         if state_schema is not None:
             self.state_schema = state_schema

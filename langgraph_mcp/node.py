@@ -49,6 +49,7 @@ from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.output import reader_tools
 from langgraph_mcp.pool import OnConnectionError, PoolHolder
 from langgraph_mcp.tools import MCPTool
 
@@ -161,6 +162,10 @@ class MCPToolNode(PoolHolder, ToolNode):
             awrap_tool_call=awrap_tool_call,
         )
         self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
+        for reader in reader_tools(self.pool.servers):  # servers keeping cut outputs in the store
+            if reader.name not in self._tools_by_name:
+                self._tools_by_name[reader.name] = reader
+                self._injected_args[reader.name] = injected_args(reader)
         self._local_tools = dict(self._tools_by_name)
         self._local_injected = dict(self._injected_args)
         self._mcp_tools: list[MCPTool] = []

@@ -47,6 +47,7 @@ from langgraph_mcp._schema import ArgumentChecker
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
+from langgraph_mcp.config import OutputHandling
 from langgraph_mcp.content import convert_result, error_text
 from langgraph_mcp.errors import (
     MCPConnectionError,
@@ -62,7 +63,9 @@ from langgraph_mcp.options import (
     describe_source,
     resolve_source,
 )
+from langgraph_mcp.output import READ_TOOL_NAME, cut_text, marker, store_output, with_marker
 from langgraph_mcp.pool import MCPPool
+from langgraph_mcp.types import MCPToolArtifact
 
 __all__ = ["RAISE_KINDS", "RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
 
@@ -277,8 +280,17 @@ class MCPTool(StructuredTool):
                 if result.structured_content is not None
                 else None
             )
-            return self._failure(error_text(result), tool_call_id, artifact=artifact)
-        content, converted = convert_result(result, self._connection.config.output_handling)
+            handling = self._connection.config.output_for(self.mcp_name)
+            text = error_text(result)
+            if handling.max_chars is not None:
+                cut, full, shown = cut_text(text, handling.max_chars)
+                if full is not None:
+                    text = f"{cut}\n{marker(shown, len(full))}"
+            return self._failure(text, tool_call_id, artifact=artifact)
+        handling = self._connection.config.output_for(self.mcp_name)
+        content, converted = convert_result(result, handling)
+        if handling.max_chars is not None:
+            content, converted = await self._limit(content, converted, handling, runtime, tool_call_id)
         if options.result is None or tool_call_id is None:
             return content, converted
         if runtime is None and not isinstance(options.result, ResultToState):
@@ -341,6 +353,48 @@ class MCPTool(StructuredTool):
         if self.timeout is not None:
             return self.timeout, "the tool's timeout"
         return self._connection.timeout_for(self.mcp_name)
+
+    async def _limit(
+        self,
+        content: str | list[dict[str, Any]],
+        artifact: MCPToolArtifact,
+        handling: OutputHandling,
+        runtime: ToolRuntime | None,
+        tool_call_id: str | None,
+    ) -> tuple[str | list[dict[str, Any]], MCPToolArtifact]:
+        """Cut the model's text to ``handling.max_chars``; keep the rest as ``overflow`` says."""
+        assert handling.max_chars is not None
+        cut, full, shown = cut_text(content, handling.max_chars)
+        if full is None:
+            return content, artifact
+        overflow, where = handling.overflow, ""
+        if overflow == "store":
+            stored = (
+                runtime is not None
+                and tool_call_id is not None
+                and await store_output(
+                    runtime,
+                    tool_call_id,
+                    full,
+                    server=self.server,
+                    tool=self.mcp_name,
+                    chunk=handling.max_chars,
+                )
+            )
+            if stored:
+                where = f"; read more with {READ_TOOL_NAME}(handle={tool_call_id!r}, offset={shown})"
+            else:
+                logger.warning(
+                    "MCP tool %r of server %r: overflow 'store' needs a graph with a store and a tool "
+                    "call id; the full output is kept in the artifact instead",
+                    self.mcp_name,
+                    self.server,
+                )
+                overflow = "artifact"
+        if overflow == "artifact":
+            artifact = {**artifact, "full_text": full}
+            where = "; the full output is kept for the application"
+        return cast(Any, with_marker(cut, marker(shown, len(full), where))), artifact
 
     def _failure(
         self, text: str, tool_call_id: str | None, *, kind: str = "tool_error", artifact: Any = None

@@ -256,3 +256,5 @@ class MCPToolArtifact(TypedDict):
     """Content blocks routed away from the model by ``output_handling``."""
     meta: NotRequired[dict[str, Any]]
     """The result's ``_meta``, when the server sent one."""
+    full_text: NotRequired[str]
+    """The whole text of an output cut by ``max_chars`` with ``overflow: "artifact"``."""

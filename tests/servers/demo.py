@@ -24,7 +24,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
     AudioContent,
     BlobResourceContents,
+    CallToolResult,
     EmbeddedResource,
+    ImageContent,
     ResourceLink,
     TextResourceContents,
     ToolAnnotations,
@@ -39,6 +41,7 @@ PNG_1X1 = (
     b"\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\xdacd`\xf8_\x0f\x00\x02\x87\x01\x80\xebG\xba\x92"
     b"\x00\x00\x00\x00IEND\xaeB`\x82"
 )
+PNG_1X1_B64 = base64.b64encode(PNG_1X1).decode("ascii")
 # A 44-byte header + 4 silent samples WAV (8 kHz, mono, 8 bit), base64.
 WAV_B64 = "UklGRigAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQQAAACAgICA"
 BLOB_BYTES = b"\x00\x01binary"
@@ -233,6 +236,17 @@ def build_server(name: str = "demo", counters: Counters | None = None) -> MCPSer
     def image() -> Image:
         """A 1x1 PNG."""
         return Image(data=PNG_1X1, format="png")
+
+    @srv.tool()
+    def photo_report() -> CallToolResult:
+        """A 1x1 PNG, whose structured content repeats the image's data (raw and as a data URI)."""
+        return CallToolResult(
+            content=[ImageContent(type="image", data=PNG_1X1_B64, mime_type="image/png")],
+            structured_content={
+                "photo": PNG_1X1_B64,
+                "preview": {"uri": f"data:image/png;base64,{PNG_1X1_B64}", "pixels": 1},
+            },
+        )
 
     @srv.tool()
     def audio() -> AudioContent:
