@@ -16,6 +16,9 @@ Scenarios:
   ``answer`` until no interrupt is left).
 - ``book``: one ``book`` call asking for dates, then a confirmation (``start``, ``resume``,
   ``confirm`` with ``<protocol> <state key>``: ``ASKER_STATE_KEY`` for the server, or ``""``).
+- ``sigkill``: three calls, one of which runs for minutes (``start <protocol>``, killed by the
+  test while it runs), then ``resume <protocol>`` continues the thread from its checkpoint (the
+  slow call is capped at 50 ms there).
 """
 
 from __future__ import annotations
@@ -109,7 +112,31 @@ async def book(phase: str, log: str, asked: list[Any], extra: list[str]) -> tupl
     return {"asker": server}, [], ("answer_book", None)
 
 
-SCENARIOS = {"siblings": siblings, "changed_question": changed_question, "parallel": parallel, "book": book}
+async def sigkill(
+    phase: str, log: str, asked: list[Any], extra: list[str]
+) -> tuple[dict[str, Any], Any, Any]:
+    env = {
+        "DEMO_EVENTS_FILE": log,
+        "DEMO_PID_DIR": str(Path(log).with_name(f"pids-{phase}")),
+        **({"DEMO_GAUGE_CAP": "0.05"} if phase == "resume" else {}),
+    }
+    Path(env["DEMO_PID_DIR"]).mkdir(exist_ok=True)
+    server = {**stdio_params("demo", env=env), "protocol": extra[0]}
+    calls = (
+        ("gauge", {"tag": "quick", "seconds": 0.0}, "c1"),
+        ("gauge", {"tag": "slow", "seconds": 120.0}, "c2"),
+        ("add", {"a": 2, "b": 3}, "c3"),
+    )
+    return {"demo": server}, [], {"messages": [ai(*calls)]} if phase == "start" else None
+
+
+SCENARIOS = {
+    "siblings": siblings,
+    "changed_question": changed_question,
+    "parallel": parallel,
+    "book": book,
+    "sigkill": sigkill,
+}
 
 BOOK_ANSWERS = {
     "Which dates for Oslo?": {"start": "2027-06-01", "nights": 2},

@@ -202,14 +202,17 @@ def build_server(name: str = "demo", counters: Counters | None = None) -> MCPSer
 
     @srv.tool()
     async def gauge(tag: str, seconds: float = 0.1) -> str:
-        """Note ``tag`` as started, count the calls running at once, sleep, answer ``tag``."""
+        """Note ``tag`` as started, count the calls running at once, sleep (at most
+        ``$DEMO_GAUGE_CAP`` seconds), answer ``tag``. Starts and ends go to ``$DEMO_EVENTS_FILE``."""
         started.append(tag)
+        record_event(f"gauge {tag} start")
         load["now"] += 1
         load["peak"] = max(load["peak"], load["now"])
         try:
-            await anyio.sleep(seconds)
+            await anyio.sleep(min(seconds, float(os.environ.get("DEMO_GAUGE_CAP", "inf"))))
         finally:
             load["now"] -= 1
+        record_event(f"gauge {tag} done")
         return tag
 
     @srv.tool()
