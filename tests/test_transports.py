@@ -10,6 +10,7 @@ limits can end a quiet request.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +19,18 @@ from langgraph.types import Command
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.elicitation import accept
 from tests.clock import run_dilated
-from tests.conftest_servers import serve_in_loop
-from tests.helpers import ai, call, free_port, thread, tool_graph, tool_results, tools_by_name
+from tests.conftest_servers import serve_in_loop, stdio_params
+from tests.helpers import (
+    ai,
+    call,
+    free_port,
+    spawned_pids,
+    thread,
+    tool_graph,
+    tool_results,
+    tools_by_name,
+    until,
+)
 from tests.servers import asker, demo
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
@@ -145,3 +156,38 @@ async def test_a_question_after_its_http_server_restarted_is_asked_and_answered(
             out = await graph.ainvoke(Command(resume={pending.id: {"responses": yes}}), thread())
             assert tool_results(out) == {"c1": "deleted a ()"}
         assert node.pool.connection("asker").connects == 2
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_a_call_running_when_its_http_server_goes_away_fails_and_the_next_one_works(
+    protocol: str,
+) -> None:
+    """The server stops (and comes back on the same port) while a call runs: that call becomes an
+    error result saying its outcome is unknown, never a hang; the next call succeeds."""
+    port = free_port()
+    config = {"url": f"http://127.0.0.1:{port}/mcp", "protocol": protocol, "timeout": 60.0}
+    async with MCPPool({"demo": config}) as pool:
+        async with serve_in_loop(demo.build_server(counters=demo.Counters()), port=port):
+            tools = await tools_by_name(pool)
+            running = asyncio.ensure_future(call(tools["quiet_sleep"], {"seconds": 30.0}))
+            await until(lambda: pool.connection("demo").working() > 0)
+        message = await asyncio.wait_for(running, 30)
+        assert message.status == "error"
+        assert "MCP server 'demo'" in message.content and "quiet_sleep" in message.content
+        async with serve_in_loop(demo.build_server(counters=demo.Counters()), port=port):
+            after = await call(tools["add"], {"a": 2, "b": 2}, "c2")
+            assert (after.status, after.content) == ("success", "4")
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_a_stdio_server_that_crashes_mid_call_is_restarted(protocol: str, tmp_path: Path) -> None:
+    config = {**stdio_params("demo", env={"DEMO_PID_DIR": str(tmp_path)}), "protocol": protocol}
+    async with MCPPool({"demo": config}) as pool:
+        tools = await tools_by_name(pool)
+        crashed = await call(tools["exit_process"])
+        assert crashed.status == "error"
+        assert "the connection was lost during the call to 'exit_process'" in crashed.content
+        after = await call(tools["add"], {"a": 2, "b": 2}, "c2")
+        assert (after.status, after.content) == ("success", "4")
+        assert pool.connection("demo").connects == 2
+        assert len(spawned_pids(tmp_path)) == 2
