@@ -1,27 +1,334 @@
-"""Tool arguments checked against the MCP ``inputSchema``, reported the way ``ToolNode`` does.
+"""Tool definitions from MCP servers, which are not trusted: vetted when listed, and tool
+arguments checked against their ``inputSchema``.
 
-LangChain does not validate a dict (JSON-schema) ``args_schema``, so an MCP tool checks its
-arguments itself, before the server is contacted. Violations become LangGraph's
+:func:`vet_tool` checks one entry of a ``tools/list`` result, as the server sent it, and leaves it
+out (with a warning naming the server, the tool and why) when a model could not be given it or
+this package could not call it: not a JSON object, no name, no ``inputSchema`` or one whose root
+is not ``"type": "object"``, a schema that is not valid JSON schema, a ``$ref`` that does not
+resolve within the schema itself, a schema too large or too deep once LangChain inlines its
+``$ref``s (as ``bind_tools`` does on every model call), or ``execution.taskSupport: "required"``.
+
+:class:`ArgumentChecker` checks a call's arguments before the server is contacted. LangChain does
+not validate a dict (JSON-schema) ``args_schema``, so violations become LangGraph's
 ``ToolInvocationError`` with pydantic-style details, using pydantic's wording where the two
-overlap (missing field, wrong type, extra field), so ``ToolNode`` reports them exactly as it
-reports bad arguments to a local tool.
+overlap (missing field, wrong type, extra field, pattern), so ``ToolNode`` reports them exactly
+as it reports bad arguments to a local tool.
+
+No reference in a server's schema is ever fetched or read: :data:`REGISTRY` refuses every URI
+that is not part of the schema itself (JSON schema's own metaschemas, bundled with
+``jsonschema``, excepted).
+
+:func:`model_schema` is the schema a model is given: descriptions and titles in it sanitised
+(see ``_sanitise.py``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
+import mcp_types as types
+import referencing.jsonschema
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
+from langchain_core.utils.json_schema import dereference_refs
 from langgraph.prebuilt.tool_node import ToolInvocationError
+from mcp.shared.inbound import find_invalid_x_mcp_header
+from pydantic import ValidationError as ModelValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
 
-__all__ = ["ArgumentChecker"]
+from langgraph_mcp._sanitise import sanitise_text
+
+__all__ = [
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_VALUES",
+    "REGISTRY",
+    "ArgumentChecker",
+    "UnusableSchema",
+    "model_schema",
+    "schema_problem",
+    "schema_validator",
+    "vet_tool",
+]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
+MAX_SCHEMA_VALUES = 50_000
+"""The most JSON values an ``inputSchema`` may hold once its ``$ref``s are inlined."""
+MAX_SCHEMA_DEPTH = 100
+"""The deepest an ``inputSchema`` may nest once its ``$ref``s are inlined."""
+_SHOWN = 300  # characters of a reason or a name put in a warning
+
+
+def _refuse(uri: str) -> Resource[Any]:
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+"""Resolves nothing beyond the schema itself: every other URI is refused, never fetched or read."""
+_RESOLVING: Registry[Any] = SPECIFICATIONS.combine(REGISTRY)  # what a validator resolves against
+
+
+def schema_validator(schema: dict[str, Any]) -> Validator:
+    """A validator for ``schema`` (its ``$schema`` dialect, else draft 2020-12) that resolves
+    ``$ref`` within the schema only.
+
+    Raises:
+        SchemaError: ``schema`` is not a valid JSON schema.
+    """
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema, registry=REGISTRY)
+
+
+# -- what a model is given -----------------------------------------------------------------------
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_SCHEMA_ONE = (
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+)
+
+
+def _sanitised(schema: Any, depth: int = 0) -> Any:
+    if not isinstance(schema, dict) or depth > MAX_SCHEMA_DEPTH:
+        return schema
+    out = dict(schema)
+    for key in ("description", "title"):
+        if isinstance(out.get(key), str):
+            out[key] = sanitise_text(out[key])
+    for key in _SCHEMA_MAPS:
+        if isinstance(out.get(key), dict):
+            out[key] = {name: _sanitised(sub, depth + 1) for name, sub in out[key].items()}
+    for key in _SCHEMA_LISTS:
+        if isinstance(out.get(key), list):
+            out[key] = [_sanitised(sub, depth + 1) for sub in out[key]]
+    for key in _SCHEMA_ONE:
+        if isinstance(out.get(key), dict):
+            out[key] = _sanitised(out[key], depth + 1)
+    if isinstance(out.get("dependencies"), dict):  # draft 7: a schema, or a list of names
+        out["dependencies"] = {name: _sanitised(sub, depth + 1) for name, sub in out["dependencies"].items()}
+    return out
+
+
+def model_schema(input_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema a model is given for a tool: its ``inputSchema`` with every description and
+    title in it sanitised, and ``"type": "object"`` and empty ``"properties"`` added when
+    missing. A new dict; ``input_schema`` is not changed."""
+    schema: dict[str, Any] = _sanitised(dict(input_schema))
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+# -- vetting a listed tool -----------------------------------------------------------------------
+
+
+class _LeftOut(Exception):
+    """Why a tool is left out of a listing."""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+_NOWHERE = object()
+
+
+def _inline_target(ref: str, schema: dict[str, Any]) -> Any:
+    """What LangChain's ``dereference_refs`` puts in place of ``{"$ref": ref}`` (a JSON
+    pointer into the schema), or ``_NOWHERE``."""
+    parts = ref.split("/")
+    if parts[0] != "#":
+        return _NOWHERE
+    node: Any = schema
+    for part in parts[1:]:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _NOWHERE
+    return node
+
+
+def _check_inlined_size(schema: dict[str, Any]) -> None:
+    """Walk ``schema`` the way LangChain inlines its local ``$ref``s (cycles cut, ``$defs`` copied
+    as they are), and stop as soon as it grows past :data:`MAX_SCHEMA_VALUES` values or
+    :data:`MAX_SCHEMA_DEPTH` levels: a few hundred bytes of ``$ref``s can otherwise inline to
+    gigabytes on every model call.
+
+    Raises:
+        _TooLarge: saying which limit it passed.
+    """
+    count = 0
+
+    def visit(node: Any, depth: int, active: frozenset[str], follow: bool) -> None:
+        nonlocal count
+        count += 1
+        if count > MAX_SCHEMA_VALUES:
+            raise _TooLarge(f"holds more than {MAX_SCHEMA_VALUES} values once its $refs are inlined")
+        if depth > MAX_SCHEMA_DEPTH:
+            raise _TooLarge(f"nests more than {MAX_SCHEMA_DEPTH} levels deep once its $refs are inlined")
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if follow and isinstance(ref, str) and ref not in active:
+                target = _inline_target(ref, schema)
+                if target is not _NOWHERE:
+                    visit(target, depth + 1, active | {ref}, follow)
+            for key, value in node.items():
+                if key != "$ref" or not follow:
+                    visit(value, depth + 1, active, follow and key != "$defs")
+        elif isinstance(node, list):
+            for item in node:
+                visit(item, depth + 1, active, follow)
+
+    visit(schema, 0, frozenset(), True)
+
+
+def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
+    """The first ``$ref`` (or ``$dynamicRef``/``$recursiveRef``) in ``schema`` that does not
+    resolve within it, as JSON schema resolves it (base URIs from ``$id``, anchors); nothing is
+    fetched."""
+    dialect = schema.get("$schema")
+    specification = referencing.jsonschema.specification_with(
+        dialect if isinstance(dialect, str) else "", default=referencing.jsonschema.DRAFT202012
+    )
+    root = specification.create_resource(schema)
+    pending = [(root, _RESOLVING.resolver_with_root(root))]
+    while pending:
+        resource, resolver = pending.pop()
+        contents = resource.contents
+        if isinstance(contents, dict):
+            for key in ("$ref", "$dynamicRef", "$recursiveRef"):
+                ref = contents.get(key)
+                if ref is None:
+                    continue
+                try:
+                    resolver.lookup(ref)
+                except Unresolvable:
+                    return str(ref)
+                except Exception:  # a URI urllib cannot even parse
+                    return str(ref)
+        pending.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    return None
+
+
+def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
+    """Why ``input_schema`` cannot be given to a model or used to check arguments, completing
+    "its inputSchema ..."; ``None`` when it can."""
+    schema = dict(input_schema)
+    if "$schema" in schema and not isinstance(schema["$schema"], str):
+        return 'has a "$schema" that is not a string'
+    try:
+        _check_inlined_size(model_schema(schema))
+    except _TooLarge as exc:
+        return str(exc)
+    try:
+        schema_validator(schema)
+    except SchemaError as exc:
+        where = ".".join(map(str, exc.absolute_path))
+        return _short_text(f"is not a valid JSON schema: {exc.message}" + (f" (at {where})" if where else ""))
+    except Exception as exc:
+        return _short_text(f"is not a usable JSON schema: {type(exc).__name__}: {exc}")
+    try:
+        ref = _unresolvable_ref(schema)
+    except Exception as exc:
+        return _short_text(f"has $refs that cannot be followed: {type(exc).__name__}: {exc}")
+    if ref is not None:
+        return _short_text(
+            f"has a $ref that does not resolve within the schema: {ref!r} (references are never fetched)"
+        )
+    try:
+        json.dumps(dereference_refs(model_schema(schema)), allow_nan=False)
+    except Exception as exc:
+        return _short_text(
+            f"cannot be turned into a tool definition for a model: {type(exc).__name__}: {exc}"
+        )
+    return None
+
+
+def _short_text(text: str) -> str:
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def _vetted(raw: object, modern: bool) -> types.Tool:
+    if not isinstance(raw, dict):
+        raise _LeftOut("it is not a JSON object")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise _LeftOut("it has no name")
+    if "inputSchema" not in raw:
+        raise _LeftOut("it has no inputSchema")
+    schema = raw["inputSchema"]
+    if not isinstance(schema, dict):
+        raise _LeftOut(f"its inputSchema is not a JSON object: {_short(schema)}")
+    if schema.get("type") != "object":
+        if "type" not in schema:
+            raise _LeftOut('its inputSchema has no "type": "object" at its root')
+        raise _LeftOut(f'its inputSchema has "type": {_short(schema["type"])} at its root, not "object"')
+    try:
+        tool = types.Tool.model_validate(raw, by_name=False)
+    except ModelValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        raise _LeftOut(_short_text(f"its {where} is not valid: {first['msg']}")) from None
+    if tool.execution is not None and tool.execution.task_support == "required":
+        raise _LeftOut(
+            'it requires task-augmented execution (execution.taskSupport: "required"), '
+            "which this client does not offer"
+        )
+    if modern and (header := find_invalid_x_mcp_header(schema)) is not None:
+        raise _LeftOut(_short_text(f"its inputSchema has an invalid x-mcp-header annotation: {header}"))
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise _LeftOut(f"its inputSchema {problem}")
+    return tool
+
+
+def vet_tool(server: str, raw: object, *, position: int, modern: bool = False) -> types.Tool | None:
+    """The tool ``raw`` defines (one entry of a ``tools/list`` result, as the server sent it), or
+    ``None`` with a warning naming ``server``, the tool (by name, else by its 0-based
+    ``position`` in the listing) and why, when it cannot be offered to a model or called (see
+    the module docstring). ``modern``: the session speaks 2026-07-28, where a tool with an
+    invalid ``x-mcp-header`` annotation must be left out too."""
+    try:
+        return _vetted(raw, modern)
+    except _LeftOut as exc:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        which = (
+            f"tool {_short(name)}"
+            if isinstance(name, str) and name
+            else f"tool #{position + 1} of its listing"
+        )
+        logger.warning("MCP server %r: %s is left out: %s", server, which, exc)
+        return None
+
+
+# -- checking arguments --------------------------------------------------------------------------
 
 _PYDANTIC_TYPE_ERRORS = {
     "integer": "int_type",
@@ -47,16 +354,18 @@ def _pydantic_type_error(expected: str, value: Any) -> str:
 
 
 def _custom(message: str) -> PydanticCustomError:
-    # Braces in a message would be read as format fields.
-    return PydanticCustomError("json_schema", message.replace("{", "{{").replace("}", "}}"))
+    # Given as context, not as the template: the message is shown exactly as written.
+    return PydanticCustomError("json_schema", "{message}", {"message": message})
 
 
 def _schema_errors(
-    validator: Validator, arguments: dict[str, Any], schema: dict[str, Any]
+    validator: Validator, arguments: dict[str, Any], schema: Mapping[str, Any]
 ) -> list[InitErrorDetails]:
     """JSON-schema violations as pydantic error details, using pydantic's wording where
-    the two overlap (missing field, wrong type, extra field) so messages match ``ToolNode``'s."""
-    order = {name: i for i, name in enumerate(schema.get("properties") or {})}
+    the two overlap (missing field, wrong type, extra field, pattern) so messages match
+    ``ToolNode``'s."""
+    properties = schema.get("properties")
+    order = {name: i for i, name in enumerate(properties if isinstance(properties, dict) else {})}
     found: list[InitErrorDetails] = []
     for error in validator.iter_errors(arguments):
         path = tuple(error.absolute_path)
@@ -72,14 +381,30 @@ def _schema_errors(
             local = error.schema if isinstance(error.schema, dict) else {}
             known = set(local.get("properties") or {})
             extras = [k for k in instance if k not in known]
-            if extras and not local.get("patternProperties"):
+            patterns = local.get("patternProperties")
+            if extras and not patterns:
                 for k in extras:
                     found.append(InitErrorDetails(type="extra_forbidden", loc=(*path, k), input=instance[k]))
+            elif extras and isinstance(patterns, dict):
+                unmatched = sorted(k for k in extras if not any(re.search(p, k) for p in patterns))
+                verb = "does" if len(unmatched) == 1 else "do"
+                regexes = ", ".join(f"'{p}'" for p in sorted(patterns))
+                text = f"{', '.join(map(repr, unmatched))} {verb} not match any of the regexes: {regexes}"
+                found.append(InitErrorDetails(type=_custom(text), loc=path, input=instance))
             else:
                 found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
         elif error.validator == "type" and error.validator_value in _PYDANTIC_TYPE_ERRORS:
             kind = _pydantic_type_error(error.validator_value, instance)
             found.append(InitErrorDetails(type=kind, loc=path, input=instance))
+        elif error.validator == "pattern" and isinstance(error.validator_value, str):
+            found.append(
+                InitErrorDetails(
+                    type="string_pattern_mismatch",
+                    loc=path,
+                    input=instance,
+                    ctx={"pattern": error.validator_value},
+                )
+            )
         else:
             found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
 
@@ -89,6 +414,21 @@ def _schema_errors(
         return first, ".".join(map(str, loc))
 
     return sorted(found, key=key)
+
+
+class UnusableSchema(ToolInvocationError):
+    """A tool's ``inputSchema`` cannot be used to check its arguments (a ``$ref`` that does not
+    resolve within the schema, ...): the tool cannot be called. ``reason`` says why."""
+
+    def __init__(self, tool_name: str, reason: str, arguments: dict[str, Any]) -> None:
+        self.reason = reason
+        detail = InitErrorDetails(
+            type=PydanticCustomError("unusable_schema", "{reason}", {"reason": reason}),
+            loc=(),
+            input=arguments,
+        )
+        source = ValidationError.from_exception_data(tool_name, [detail])
+        super().__init__(tool_name, source, arguments, source.errors())
 
 
 class ArgumentChecker:
@@ -103,28 +443,46 @@ class ArgumentChecker:
         self._compiled = False
 
     def check(self, arguments: dict[str, Any]) -> None:
-        """Raise ``ToolInvocationError`` when ``arguments`` break the schema.
+        """Raise ``ToolInvocationError`` when ``arguments`` break the schema, or its subclass
+        :class:`UnusableSchema` when the schema cannot be used to check them (a ``$ref`` that does
+        not resolve within it: references are never fetched). Raises nothing else.
 
-        An invalid schema is reported once, as a warning, and the arguments pass unchecked.
+        A schema that is not valid JSON schema is reported once, as a warning, and the arguments
+        pass unchecked (listed tools never have one: :func:`vet_tool` leaves them out).
         """
         if not self._compiled:
             self._compiled = True
             try:
-                cls = jsonschema.validators.validator_for(
-                    self.schema, default=jsonschema.Draft202012Validator
-                )
-                cls.check_schema(self.schema)
-                self._validator = cls(self.schema)
-            except SchemaError as exc:
+                self._validator = schema_validator(self.schema)
+            except Exception as exc:
                 logger.warning(
                     "MCP tool %r of server %r has an invalid inputSchema (%s); arguments are not checked",
                     self.mcp_name,
                     self.server,
-                    exc.message,
+                    exc.message if isinstance(exc, SchemaError) else f"{type(exc).__name__}: {exc}",
                 )
         if self._validator is None:
             return
-        errors = _schema_errors(self._validator, arguments, self.schema)
+        try:
+            errors = _schema_errors(self._validator, arguments, self.schema)
+        except Exception as exc:
+            raise UnusableSchema(self.tool_name, self._unusable(exc), arguments) from None
         if errors:
             source = ValidationError.from_exception_data(self.tool_name, errors)
             raise ToolInvocationError(self.tool_name, source, arguments, source.errors())
+
+    def _unusable(self, exc: Exception) -> str:
+        where = f"MCP tool {self.mcp_name!r} of server {self.server!r}"
+        if isinstance(exc, Unresolvable) or isinstance(exc.__cause__, Unresolvable):
+            try:
+                ref = _unresolvable_ref(self.schema)
+            except Exception:
+                ref = None
+            return _short_text(
+                f"{where} cannot be called: its inputSchema has a $ref that does not resolve within "
+                f"the schema{f' ({ref!r})' if ref else ''}; references are never fetched"
+            )
+        return _short_text(
+            f"{where} cannot be called: its arguments could not be checked against its inputSchema "
+            f"({type(exc).__name__}: {exc})"
+        )

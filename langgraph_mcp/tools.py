@@ -1,7 +1,9 @@
 """Each MCP tool as a LangChain ``BaseTool``.
 
 The model-facing schema is the MCP ``inputSchema`` (only ``"type": "object"``
-and an empty ``"properties"`` are added when the server omitted them). The
+and an empty ``"properties"`` are added when the server omitted them), with its
+descriptions and titles sanitised like the tool's description: no control,
+bidi or zero-width characters, at most 4096 characters each. The
 tool also takes a hidden ``ToolRuntime`` that ``ToolNode`` (or
 ``MCPToolNode``) injects under a private name, so an MCP argument that happens
 to be called ``runtime``, ``config`` or ``callbacks`` still reaches the server
@@ -43,7 +45,8 @@ from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, EDIT_NOTICE, Approved, ask_approval
 from langgraph_mcp._call import run_call
-from langgraph_mcp._schema import ArgumentChecker
+from langgraph_mcp._sanitise import sanitise_text
+from langgraph_mcp._schema import ArgumentChecker, UnusableSchema, model_schema
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
@@ -88,13 +91,6 @@ def _sync_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type
 
 async def _async_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type: ignore[assignment]
     raise NotImplementedError  # pragma: no cover - never called
-
-
-def _model_schema(input_schema: dict[str, Any]) -> dict[str, Any]:
-    schema = dict(input_schema)
-    schema.setdefault("type", "object")
-    schema.setdefault("properties", {})
-    return schema
 
 
 class MCPTool(StructuredTool):
@@ -145,7 +141,7 @@ class MCPTool(StructuredTool):
         unknown = [d for d in approval if d not in DECISIONS]
         if unknown:
             raise ValueError(f"unknown approval decision(s) {unknown}; choose from {list(DECISIONS)}")
-        schema = _model_schema(self._mcp_tool.input_schema)
+        schema = model_schema(self._mcp_tool.input_schema)
         if options.hidden:
             properties = {k: v for k, v in schema["properties"].items() if k not in options.hidden}
             schema = {**schema, "properties": properties}
@@ -190,7 +186,10 @@ class MCPTool(StructuredTool):
         options = self._options
         for hidden in options.hidden:
             arguments.pop(hidden, None)  # the model may not choose a hidden argument
-        self._checker.check(arguments)
+        try:
+            self._checker.check(arguments)
+        except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
+            return self._failure(exc.reason, tool_call_id, kind="protocol")
         try:
             hidden_values = await self._hidden_values(runtime)
         except MissingValue as exc:
@@ -407,11 +406,13 @@ def _metadata(entry: CatalogEntry) -> dict[str, Any]:
 def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool | None = None) -> MCPTool:
     """The LangChain tool for one catalog entry, bound to its server's connection."""
     tool = entry.tool
-    description = tool.description or tool.title or f"{tool.name} (MCP tool on server {entry.server!r})"
+    description = sanitise_text(
+        tool.description or tool.title or f"{tool.name} (MCP tool on server {entry.server!r})"
+    )
     built = MCPTool(
         name=entry.name,
         description=description,
-        args_schema=_model_schema(tool.input_schema),
+        args_schema=model_schema(tool.input_schema),
         func=_sync_signature,
         coroutine=_async_signature,
         response_format="content_and_artifact",
