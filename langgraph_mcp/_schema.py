@@ -150,12 +150,16 @@ class _TooLarge(Exception):
     pass
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
+def _short_text(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
+def _short(value: Any) -> str:
+    return _short_text(repr(value))
+
+
 _NOWHERE = object()
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
 def _inline_target(ref: str, schema: dict[str, Any]) -> Any:
@@ -209,32 +213,86 @@ def _check_inlined_size(schema: dict[str, Any]) -> None:
     visit(schema, 0, frozenset(), True)
 
 
-def _unresolvable_ref(schema: dict[str, Any]) -> str | None:
-    """The first ``$ref`` (or ``$dynamicRef``/``$recursiveRef``) in ``schema`` that does not
-    resolve within it, as JSON schema resolves it (base URIs from ``$id``, anchors); nothing is
-    fetched."""
-    dialect = schema.get("$schema")
-    specification = referencing.jsonschema.specification_with(
-        dialect if isinstance(dialect, str) else "", default=referencing.jsonschema.DRAFT202012
-    )
-    root = specification.create_resource(schema)
+def _unresolvable_refs(schema: dict[str, Any]) -> list[str]:
+    """The ``$ref``s (and ``$dynamicRef``/``$recursiveRef``s) in ``schema`` that do not resolve
+    within it, as JSON schema resolves them (base URIs from ``$id``, anchors), sorted; nothing
+    is fetched."""
+    root = _specification(schema).create_resource(schema)
     pending = [(root, _RESOLVING.resolver_with_root(root))]
+    found: set[str] = set()
     while pending:
         resource, resolver = pending.pop()
         contents = resource.contents
         if isinstance(contents, dict):
-            for key in ("$ref", "$dynamicRef", "$recursiveRef"):
+            for key in _REF_KEYWORDS:
                 ref = contents.get(key)
                 if ref is None:
                     continue
                 try:
                     resolver.lookup(ref)
-                except Unresolvable:
-                    return str(ref)
-                except Exception:  # a URI urllib cannot even parse
-                    return str(ref)
+                except Exception:  # Unresolvable, or a URI that cannot even be parsed
+                    found.add(str(ref))
         pending.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
-    return None
+    return sorted(found)
+
+
+_IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+
+
+def _ref_loop(schema: dict[str, Any]) -> list[str]:
+    """The ``$ref``s of a loop that leads back to where it started through keywords that apply
+    to the same value (``$ref``, ``allOf``, ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/
+    ``else``, ``dependentSchemas``), sorted (empty when there is none): checking any value
+    against it would never end. Call only on a schema whose references all resolve."""
+    specification = _specification(schema)
+    root = specification.create_resource(schema)
+    path: list[tuple[int, str | None]] = []  # (id of a schema, the $ref that led to it)
+    done: set[int] = set()
+
+    def visit(contents: Any, resolver: Any, via: str | None) -> list[str]:
+        if not isinstance(contents, dict) or id(contents) in done or len(path) > MAX_SCHEMA_DEPTH:
+            return []
+        path.append((id(contents), via))
+        for key in _REF_KEYWORDS:
+            ref = contents.get(key)
+            if isinstance(ref, str):
+                resolved = resolver.lookup(ref)
+                on_path = [i for i, (seen, _) in enumerate(path) if seen == id(resolved.contents)]
+                if on_path:
+                    return sorted({r for _, r in path[on_path[0] + 1 :] if r is not None} | {ref})
+                if loop := visit(resolved.contents, resolved.resolver, ref):
+                    return loop
+        subschemas = [sub for key in _IN_PLACE_ONE if isinstance(sub := contents.get(key), dict)]
+        for key in _IN_PLACE_LISTS:
+            if isinstance(contents.get(key), list):
+                subschemas.extend(contents[key])
+        if isinstance(contents.get("dependentSchemas"), dict):
+            subschemas.extend(contents["dependentSchemas"].values())
+        for sub in subschemas:
+            if isinstance(sub, dict):
+                inner = resolver.in_subresource(specification.create_resource(sub))
+                if loop := visit(sub, inner, None):
+                    return loop
+        path.pop()
+        done.add(id(contents))
+        return []
+
+    # From every schema in the document (under "properties", "items", ... too).
+    pending = [(root, _RESOLVING.resolver_with_root(root))]
+    while pending:
+        resource, resolver = pending.pop()
+        if loop := visit(resource.contents, resolver, None):
+            return loop
+        pending.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    return []
+
+
+def _specification(schema: dict[str, Any]) -> Any:
+    dialect = schema.get("$schema")
+    return referencing.jsonschema.specification_with(
+        dialect if isinstance(dialect, str) else "", default=referencing.jsonschema.DRAFT202012
+    )
 
 
 def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
@@ -255,12 +313,19 @@ def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
     except Exception as exc:
         return _short_text(f"is not a usable JSON schema: {type(exc).__name__}: {exc}")
     try:
-        ref = _unresolvable_ref(schema)
+        refs = _unresolvable_refs(schema)
+        loop = _ref_loop(schema) if not refs else []
     except Exception as exc:
         return _short_text(f"has $refs that cannot be followed: {type(exc).__name__}: {exc}")
-    if ref is not None:
+    if refs:
         return _short_text(
-            f"has a $ref that does not resolve within the schema: {ref!r} (references are never fetched)"
+            f"has {'a $ref that does' if len(refs) == 1 else '$refs that do'} not resolve within the schema: "
+            f"{', '.join(map(repr, refs))} (references are never fetched)"
+        )
+    if loop:
+        return _short_text(
+            "has $refs that lead back to where they start without going into the arguments: "
+            f"{', '.join(map(repr, loop))} (checking them would never end)"
         )
     try:
         json.dumps(dereference_refs(model_schema(schema)), allow_nan=False)
@@ -269,10 +334,6 @@ def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
             f"cannot be turned into a tool definition for a model: {type(exc).__name__}: {exc}"
         )
     return None
-
-
-def _short_text(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 def _vetted(raw: object, modern: bool) -> types.Tool:
@@ -393,7 +454,11 @@ def _schema_errors(
                 found.append(InitErrorDetails(type=_custom(text), loc=path, input=instance))
             else:
                 found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
-        elif error.validator == "type" and error.validator_value in _PYDANTIC_TYPE_ERRORS:
+        elif (
+            error.validator == "type"
+            and isinstance(error.validator_value, str)
+            and error.validator_value in _PYDANTIC_TYPE_ERRORS
+        ):
             kind = _pydantic_type_error(error.validator_value, instance)
             found.append(InitErrorDetails(type=kind, loc=path, input=instance))
         elif error.validator == "pattern" and isinstance(error.validator_value, str):
@@ -475,12 +540,13 @@ class ArgumentChecker:
         where = f"MCP tool {self.mcp_name!r} of server {self.server!r}"
         if isinstance(exc, Unresolvable) or isinstance(exc.__cause__, Unresolvable):
             try:
-                ref = _unresolvable_ref(self.schema)
+                refs = _unresolvable_refs(self.schema)
             except Exception:
-                ref = None
+                refs = []
+            named = f" ({', '.join(map(repr, refs))})" if refs else ""
             return _short_text(
                 f"{where} cannot be called: its inputSchema has a $ref that does not resolve within "
-                f"the schema{f' ({ref!r})' if ref else ''}; references are never fetched"
+                f"the schema{named}; references are never fetched"
             )
         return _short_text(
             f"{where} cannot be called: its arguments could not be checked against its inputSchema "

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+import unicodedata
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import mcp_types as types
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.prebuilt import ToolNode
@@ -20,6 +28,7 @@ from langgraph_mcp import MCPPool
 from langgraph_mcp._schema import ArgumentChecker, UnusableSchema, model_schema, vet_tool
 from langgraph_mcp.catalog import CatalogEntry
 from langgraph_mcp.tools import build_tool
+from tests.chat import ScriptModel
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import ai, call, tool_graph, tools_by_name
 from tests.hostile import FILE_SENTINEL, REMOTE_SENTINEL, ref_server, sentinel_file
@@ -277,6 +286,26 @@ def test_a_well_formed_tool_is_kept_as_listed(caplog: pytest.LogCaptureFixture) 
             " (references are never fetched)",
         ),
         (
+            {"name": "t", "inputSchema": {"type": "object", "$ref": "#"}},
+            "tool 't' is left out: its inputSchema has $refs that lead back to where they start without"
+            " going into the arguments: '#' (checking them would never end)",
+        ),
+        (
+            {
+                "name": "t",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"x": {"$ref": "#/$defs/a"}},
+                    "$defs": {
+                        "a": {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/b"}]},
+                        "b": {"$ref": "#/$defs/a"},
+                    },
+                },
+            },
+            "tool 't' is left out: its inputSchema has $refs that lead back to where they start without"
+            " going into the arguments: '#/$defs/a', '#/$defs/b' (checking them would never end)",
+        ),
+        (
             {"name": "t", "inputSchema": {"type": "object"}, "execution": {"taskSupport": "required"}},
             "tool 't' is left out: it requires task-augmented execution"
             ' (execution.taskSupport: "required"), which this client does not offer',
@@ -322,3 +351,190 @@ def test_what_is_kept_converts_for_a_model(caplog: pytest.LogCaptureFixture) -> 
     assert tool is not None
     built = build_tool(CatalogEntry(server="srv", tool=tool, name="t"), connection=None)
     assert convert_to_openai_tool(built)["function"]["name"] == "t"
+
+
+# -- properties over arbitrary schemas -----------------------------------------------------------
+
+NAMES = st.sampled_from(["a", "b", "x", "node", "$ref", "description", ""])
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
+    max_leaves=8,
+)
+REFS = [
+    "#",
+    "#/$defs/a",
+    "#/$defs/missing",
+    "#/properties/x",
+    "#/properties/x/items/0",
+    "#node",
+    "node.json",
+    "urn:example:node",
+    "http://127.0.0.1:9/schema.json",
+    "file:///etc/hostname",
+    "https://json-schema.org/draft/2020-12/schema",
+]
+leaf_schemas = st.booleans() | st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(
+            ["string", "integer", "number", "object", "array", "boolean", "null", "banana"]
+        )
+        | st.lists(st.sampled_from(["string", "null", "integer"]), max_size=2),
+        "pattern": st.sampled_from([r"^\d{5}$", "(", "a{2,}", r"\p{L}", ".*"]),
+        "minimum": st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False),
+        "maxLength": st.integers(-1, 4),
+        "multipleOf": st.sampled_from([0, 0.1, 3, 1e-300, 1e308]),
+        "enum": st.lists(json_values, max_size=3),
+        "const": json_values,
+        "format": st.sampled_from(["email", "date", "regex", "uri"]),
+        "$ref": st.sampled_from(REFS),
+        "$dynamicRef": st.sampled_from(["#meta", "#nope"]),
+        "$anchor": st.sampled_from(["node", "meta"]),
+        "$id": st.sampled_from(["node.json", "urn:example:node", "http://127.0.0.1:9/base/"]),
+        "description": st.text(max_size=20),
+        "default": json_values,
+    },
+)
+
+
+def _composite(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["object", "array"]),
+            "properties": st.dictionaries(NAMES, children, max_size=3),
+            "required": st.lists(NAMES, max_size=3) | st.text(max_size=3),
+            "additionalProperties": children,
+            "patternProperties": st.dictionaries(st.sampled_from(["^x", "(", r"\d+"]), children, max_size=2),
+            "items": children | st.lists(children, max_size=2),
+            "prefixItems": st.lists(children, max_size=2),
+            "anyOf": st.lists(children, max_size=3),
+            "allOf": st.lists(children, max_size=2),
+            "not": children,
+            "if": children,
+            "then": children,
+            "$defs": st.dictionaries(st.sampled_from(["a", "b"]), children, max_size=2),
+            "$ref": st.sampled_from(REFS),
+            "$schema": st.sampled_from(
+                [
+                    "https://json-schema.org/draft/2020-12/schema",
+                    "http://json-schema.org/draft-07/schema#",
+                    "x",
+                ]
+            )
+            | st.integers(),
+        },
+    )
+
+
+schemas = st.recursive(leaf_schemas, _composite, max_leaves=12)
+input_schemas = st.one_of(
+    schemas.filter(lambda s: isinstance(s, dict)).map(lambda s: {**s, "type": "object"}),
+    schemas.filter(lambda s: isinstance(s, dict)),
+)
+
+# Mostly valid schemas (with local references, cycles among them), so that many are kept.
+LOCAL_REFS = ["#", "#/$defs/a", "#/$defs/b", "#/properties/x", "#/$defs/a/properties/x"]
+TYPES = ["string", "integer", "number", "object", "array", "boolean", "null"]
+plausible_leaves = st.booleans() | st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(TYPES)
+        | st.lists(st.sampled_from(TYPES), min_size=1, max_size=2, unique=True),
+        "pattern": st.sampled_from([r"^\d{5}$", "a{2,}", ".*", "^[a-z]+$"]),
+        "minimum": st.integers(-5, 5),
+        "maxLength": st.integers(0, 4),
+        "multipleOf": st.sampled_from([0.1, 3, 1e-300, 1e308]),
+        "enum": st.lists(json_values, min_size=1, max_size=3),
+        "const": json_values,
+        "format": st.sampled_from(["email", "date", "uri"]),
+        "$ref": st.sampled_from(LOCAL_REFS),
+        "description": st.text(st.characters(exclude_categories=()), max_size=20),
+        "title": st.text(max_size=8),
+        "default": json_values,
+    },
+)
+
+
+def _plausible_composite(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(["object", "array"]),
+            "properties": st.dictionaries(NAMES, children, max_size=3),
+            "required": st.lists(NAMES, max_size=3, unique=True),
+            "additionalProperties": children,
+            "items": children,
+            "prefixItems": st.lists(children, min_size=1, max_size=2),
+            "anyOf": st.lists(children, min_size=1, max_size=3),
+            "allOf": st.lists(children, min_size=1, max_size=2),
+            "not": children,
+            "$defs": st.dictionaries(st.sampled_from(["a", "b"]), children, max_size=2),
+        },
+    )
+
+
+plausible_input_schemas = (
+    st.recursive(plausible_leaves, _plausible_composite, max_leaves=12)
+    .filter(lambda s: isinstance(s, dict))
+    .map(lambda s: {**s, "type": "object"})
+)
+arguments = st.dictionaries(NAMES, json_values, max_size=4)
+
+
+@contextmanager
+def _no_fetching() -> Iterator[None]:
+    """Fail if anything tried to open a URL meanwhile (recorded, not raised: a raise inside a
+    reference lookup would be swallowed and reported as an unresolvable reference)."""
+    opened: list[Any] = []
+    with patch("urllib.request.urlopen", lambda *args, **kwargs: opened.append(args) or _refused()):
+        yield
+    assert opened == []
+
+
+def _refused() -> Any:
+    raise OSError("no fetching in tests")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=input_schemas, args=arguments)
+def test_the_checker_raises_nothing_but_tool_invocation_errors(
+    schema: dict[str, Any], args: dict[str, Any]
+) -> None:
+    with _no_fetching(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            ArgumentChecker("srv", "t", "t", schema).check(args)
+        except ToolInvocationError as exc:
+            assert exc.message  # it can be shown
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    schema=st.one_of(plausible_input_schemas, input_schemas),
+    description=st.text(st.characters(exclude_categories=()), max_size=50),
+    args=arguments,
+)
+def test_every_tool_that_is_kept_can_be_bound_to_a_model_and_checked(
+    schema: dict[str, Any], description: str, args: dict[str, Any]
+) -> None:
+    raw = {"name": "t", "description": description, "inputSchema": schema}
+    with _no_fetching(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tool = vet_tool("srv", raw, position=0)
+        event("kept" if tool is not None else "left out")
+        if tool is None:
+            return
+        built = build_tool(CatalogEntry(server="srv", tool=tool, name="t"), connection=None)
+        spec = convert_to_openai_tool(built)
+        json.dumps(spec, allow_nan=False)
+        shown = spec["function"]["description"]
+        assert not any(unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in shown if c not in "\t\n")
+        ScriptModel().bind_tools([built])
+        try:
+            built._checker.check(args)
+        except UnusableSchema as exc:  # a kept tool's schema is always usable
+            raise AssertionError(exc.reason) from None
+        except ToolInvocationError:
+            pass
