@@ -24,6 +24,7 @@ that is not part of the schema itself (JSON schema's own metaschemas, bundled wi
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -84,8 +85,17 @@ def schema_validator(schema: dict[str, Any]) -> Validator:
         SchemaError: ``schema`` is not a valid JSON schema.
     """
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    cls.check_schema(schema)
+    for error in _metaschema_validator(cls).iter_errors(schema):  # cls.check_schema, kept warm
+        raise SchemaError.create_from(error)
     return cls(schema, registry=REGISTRY)
+
+
+@functools.cache
+def _metaschema_validator(cls: type[Validator]) -> Validator:
+    """What ``cls.check_schema`` checks a schema with, made once per dialect: made anew for each
+    schema, it takes most of the time a listing takes to check."""
+    meta = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
+    return meta(cls.META_SCHEMA, format_checker=meta.FORMAT_CHECKER)
 
 
 # -- what a model is given -----------------------------------------------------------------------
