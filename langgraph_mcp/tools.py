@@ -15,8 +15,10 @@ Call contract (``await tool.ainvoke(tool_call)``):
   ``ToolInvocationError`` before the server is contacted, with pydantic-style
   details, so ``ToolNode``'s ``handle_tool_errors`` treats them exactly like
   invalid arguments to a local tool;
-* a result with ``isError``, a timeout, a failed connection, a server error or
-  an invalid result becomes ``ToolMessage(status="error")`` with a message that
+* a result with ``isError``, a timeout, a failed connection, a server error,
+  an invalid result or an ``inputSchema`` that cannot check arguments (a ``$ref``
+  that does not resolve within it: only in a tool built by hand, listed tools
+  with one are left out) becomes ``ToolMessage(status="error")`` with a message that
   says what happened (or raises :class:`~langgraph_mcp.MCPToolCallError` when
   invoked without a tool call id); this is the one place where errors become
   messages;
