@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import mcp.client.stdio as _sdk_stdio
+import mcp_types as types
 from langgraph._internal._constants import (
     CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINTER,
@@ -27,6 +28,8 @@ from mcp.client._input_required import (
     _STATE_ONLY_BACKOFF_INITIAL_SECONDS,
     DEFAULT_INPUT_REQUIRED_MAX_ROUNDS,
 )
+from mcp.client.session import ClientSession
+from mcp.shared.dispatcher import CallOptions
 
 T = TypeVar("T")
 
@@ -34,6 +37,7 @@ __all__ = [
     "TOOL_NODE_MEMBERS",
     "INPUT_ROUNDS_MAX",
     "STATE_ONLY_BACKOFF",
+    "absorb_tool_listing",
     "call_headers",
     "concurrency_limited",
     "default_handle_tool_errors",
@@ -43,6 +47,7 @@ __all__ = [
     "is_checkpointed",
     "is_resuming",
     "recording_spawns",
+    "send_unchecked",
     "task_scratchpad",
 ]
 
@@ -214,3 +219,45 @@ def call_headers(session: Any, headers: Mapping[str, str] | None) -> Iterator[No
         yield
     finally:
         _call_headers.reset(token)
+
+
+# -- a request whose result is read as sent ----------------------------------------------------
+# ``ClientSession.send_request`` validates a whole result before returning it, so one malformed
+# tool loses a whole ``tools/list`` page. The page is read as sent instead, through the same
+# path ``send_request`` takes (``_stamp`` adds what the negotiated era requires, ``_dispatcher``
+# sends it), and its tools are checked one by one; the kept ones are then given back to the
+# session (``_absorb_tool_listing``), which derives the ``Mcp-Param-*`` headers of later calls
+# from them exactly as after its own ``list_tools``.
+
+SESSION_MEMBERS = ("_stamp", "_dispatcher", "_absorb_tool_listing")
+"""``ClientSession`` members used to read a listing as sent."""
+_missing_session = [
+    m
+    for m in SESSION_MEMBERS
+    if not hasattr(ClientSession, m) and m not in ClientSession.__init__.__code__.co_names
+]
+if _missing_session:  # pragma: no cover - only with an unsupported SDK
+    raise ImportError(
+        f"mcp's ClientSession has no {', '.join(_missing_session)}; this mcp version is not supported"
+    )
+
+
+async def send_unchecked(session: ClientSession, method: str, params: Mapping[str, Any] | None) -> Any:
+    """Send one request over ``session`` and return its result as the server sent it (parsed
+    JSON, not validated).
+
+    Raises:
+        MCPError: the server answered with an error, or the connection closed.
+    """
+    data: dict[str, Any] = {"method": method}
+    if params:
+        data["params"] = dict(params)
+    opts: CallOptions = {}
+    session._stamp(data, opts)
+    return await session._dispatcher.send_raw_request(method, data.get("params"), opts)
+
+
+def absorb_tool_listing(session: ClientSession, page: types.ListToolsResult, *, complete: bool) -> None:
+    """Tell ``session`` about a page of tools it did not list itself; ``complete``: the page is
+    the whole listing (so the session forgets tools not in it)."""
+    session._absorb_tool_listing(page, complete=complete)

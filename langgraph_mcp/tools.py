@@ -1,7 +1,9 @@
 """Each MCP tool as a LangChain ``BaseTool``.
 
 The model-facing schema is the MCP ``inputSchema`` (only ``"type": "object"``
-and an empty ``"properties"`` are added when the server omitted them). The
+and an empty ``"properties"`` are added when the server omitted them), with its
+descriptions and titles sanitised like the tool's description: no control,
+bidi or zero-width characters, at most 4096 characters each. The
 tool also takes a hidden ``ToolRuntime`` that ``ToolNode`` (or
 ``MCPToolNode``) injects under a private name, so an MCP argument that happens
 to be called ``runtime``, ``config`` or ``callbacks`` still reaches the server
@@ -13,8 +15,10 @@ Call contract (``await tool.ainvoke(tool_call)``):
   ``ToolInvocationError`` before the server is contacted, with pydantic-style
   details, so ``ToolNode``'s ``handle_tool_errors`` treats them exactly like
   invalid arguments to a local tool;
-* a result with ``isError``, a timeout, a failed connection, a server error or
-  an invalid result becomes ``ToolMessage(status="error")`` with a message that
+* a result with ``isError``, a timeout, a failed connection, a server error,
+  an invalid result or an ``inputSchema`` that cannot check arguments (a ``$ref``
+  that does not resolve within it: only in a tool built by hand, listed tools
+  with one are left out) becomes ``ToolMessage(status="error")`` with a message that
   says what happened (or raises :class:`~langgraph_mcp.MCPToolCallError` when
   invoked without a tool call id); this is the one place where errors become
   messages;
@@ -43,7 +47,8 @@ from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, EDIT_NOTICE, Approved, ask_approval
 from langgraph_mcp._call import run_call
-from langgraph_mcp._schema import ArgumentChecker
+from langgraph_mcp._sanitise import sanitise_text
+from langgraph_mcp._schema import ArgumentChecker, UnusableSchema, model_schema
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
@@ -91,13 +96,6 @@ def _sync_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type
 
 async def _async_signature(_langgraph_mcp_runtime: ToolRuntime = None) -> None:  # type: ignore[assignment]
     raise NotImplementedError  # pragma: no cover - never called
-
-
-def _model_schema(input_schema: dict[str, Any]) -> dict[str, Any]:
-    schema = dict(input_schema)
-    schema.setdefault("type", "object")
-    schema.setdefault("properties", {})
-    return schema
 
 
 class MCPTool(StructuredTool):
@@ -148,7 +146,7 @@ class MCPTool(StructuredTool):
         unknown = [d for d in approval if d not in DECISIONS]
         if unknown:
             raise ValueError(f"unknown approval decision(s) {unknown}; choose from {list(DECISIONS)}")
-        schema = _model_schema(self._mcp_tool.input_schema)
+        schema = model_schema(self._mcp_tool.input_schema)
         if options.hidden:
             properties = {k: v for k, v in schema["properties"].items() if k not in options.hidden}
             schema = {**schema, "properties": properties}
@@ -193,7 +191,10 @@ class MCPTool(StructuredTool):
         options = self._options
         for hidden in options.hidden:
             arguments.pop(hidden, None)  # the model may not choose a hidden argument
-        self._checker.check(arguments)
+        try:
+            self._checker.check(arguments)
+        except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
+            return self._failure(exc.reason, tool_call_id, kind="protocol")
         try:
             hidden_values = await self._hidden_values(runtime)
         except MissingValue as exc:
@@ -461,11 +462,13 @@ def _metadata(entry: CatalogEntry) -> dict[str, Any]:
 def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool | None = None) -> MCPTool:
     """The LangChain tool for one catalog entry, bound to its server's connection."""
     tool = entry.tool
-    description = tool.description or tool.title or f"{tool.name} (MCP tool on server {entry.server!r})"
+    description = sanitise_text(
+        tool.description or tool.title or f"{tool.name} (MCP tool on server {entry.server!r})"
+    )
     built = MCPTool(
         name=entry.name,
         description=description,
-        args_schema=_model_schema(tool.input_schema),
+        args_schema=model_schema(tool.input_schema),
         func=_sync_signature,
         coroutine=_async_signature,
         response_format="content_and_artifact",

@@ -9,6 +9,8 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 
 import langgraph_mcp
@@ -82,6 +84,16 @@ def test_long_names_differing_only_in_unsafe_chars_stay_distinct() -> None:
 )
 def test_output_always_provider_safe(name: str) -> None:
     assert SAFE.match(safe_tool_name(name))
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.text(st.characters(exclude_categories=()), max_size=120))
+def test_any_name_becomes_provider_safe_and_stable(name: str) -> None:
+    safe = safe_tool_name(name)
+    assert SAFE.fullmatch(safe)
+    assert safe_tool_name(name) == safe
+    if SAFE.fullmatch(name):
+        assert safe == name  # a safe name is kept as it is
 
 
 # --- filters and prefix -------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from typing import Any, Literal, cast
 
 import anyio
 import httpx2
-import jsonschema
 import mcp_types as types
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.protocols import Validator
@@ -34,7 +33,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
 
-from langgraph_mcp._compat import call_headers
+from langgraph_mcp._compat import absorb_tool_listing, call_headers, send_unchecked
+from langgraph_mcp._schema import schema_validator, vet_tool
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.limits import FairLimiter
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
@@ -342,8 +342,12 @@ class ServerConnection:
     async def list_tools(self) -> list[types.Tool]:
         """The server's tools (every page), cached until ``list_changed`` or a reconnect.
 
+        Each tool is checked on its own (``_schema.vet_tool``): one that cannot be offered to a
+        model or called is left out with a warning, and the others stay.
+
         Raises:
             MCPConnectionError: the server could not be reached or did not answer.
+            MCPProtocolError: an answer was not a ``tools/list`` result at all.
         """
         try:
             return await self._list_tools()
@@ -368,12 +372,29 @@ class ServerConnection:
             version = self.tools_version
             tools: list[types.Tool] = []
             cursor: str | None = None
+            entries = 0
             try:
                 for _ in range(_MAX_PAGES):
                     with anyio.fail_after(self.config.connect_timeout):
-                        page = await client.list_tools(cursor=cursor)
-                    tools.extend(page.tools)
-                    cursor = page.next_cursor
+                        # Read as sent, so that one malformed tool costs only itself.
+                        answer = await send_unchecked(
+                            client.session, "tools/list", {"cursor": cursor} if cursor else None
+                        )
+                    listed, next_cursor = self._tools_page(answer)
+                    page = [
+                        tool
+                        for i, raw in enumerate(listed)
+                        if (tool := vet_tool(self.name, raw, position=entries + i, modern=self.era == MODERN))
+                        is not None
+                    ]
+                    entries += len(listed)
+                    absorb_tool_listing(
+                        client.session,
+                        types.ListToolsResult(tools=page, next_cursor=next_cursor),
+                        complete=cursor is None and next_cursor is None,
+                    )
+                    tools.extend(page)
+                    cursor = next_cursor
                     if not cursor:
                         break
             except (MCPError, TimeoutError, OSError, *_TRANSPORT_ERRORS) as exc:
@@ -388,6 +409,16 @@ class ServerConnection:
                 self._tools = tools
                 self._by_name = {t.name: t for t in reversed(tools)}
             return tools
+
+    def _tools_page(self, answer: Any) -> tuple[list[Any], str | None]:
+        """A ``tools/list`` answer's tools (unchecked) and next cursor."""
+        tools = answer.get("tools") if isinstance(answer, dict) else None
+        cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
+        if not isinstance(tools, list):
+            raise MCPProtocolError(self.name, "its tools/list answer has no list of tools")
+        if cursor is not None and not isinstance(cursor, str):
+            raise MCPProtocolError(self.name, "its tools/list answer has a nextCursor that is not a string")
+        return tools, cursor
 
     def listed(self, name: str) -> types.Tool | None:
         """The tool called ``name`` in the last listing, if any."""
@@ -589,11 +620,7 @@ class ServerConnection:
         cached = self._validators.get(name)
         if cached is None or cached[0] is not tool:
             try:
-                cls = jsonschema.validators.validator_for(
-                    tool.output_schema, default=jsonschema.Draft202012Validator
-                )
-                cls.check_schema(tool.output_schema)
-                cached = (tool, cls(tool.output_schema))
+                cached = (tool, schema_validator(tool.output_schema))  # never fetches a $ref
             except SchemaError as exc:
                 logger.warning(
                     "MCP tool %r of server %r has an invalid outputSchema: %s", name, self.name, exc.message
