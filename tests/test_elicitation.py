@@ -501,3 +501,21 @@ def _held(node: MCPToolNode) -> bool:
     from langgraph_mcp._elicitation.held import _registry
 
     return bool(_registry.get(node.pool.connection("asker").scope()))
+
+
+def test_an_answer_is_checked_without_fetching_what_the_question_schema_names() -> None:
+    """A question whose schema ``$ref``s a URL: checking a person's answer never fetches it; the
+    answer is refused with a clear reason instead."""
+    from langgraph_mcp._elicitation.answers import check_response
+    from tests.hostile import ref_server
+
+    with ref_server() as remote:
+        request: Any = {
+            "key": "q#1",
+            "mode": "form",
+            "message": "Pick one",
+            "requested_schema": {"type": "object", "properties": {"choice": {"$ref": remote.url}}},
+        }
+        with pytest.raises(ValueError, match=r"response for 'q#1': the requested schema cannot be used"):
+            check_response(request, {"action": "accept", "content": {"choice": "x"}})
+        assert remote.hits == []

@@ -23,7 +23,9 @@ from typing import Annotated, Any
 import jsonschema
 import mcp_types as types
 from pydantic import AfterValidator, WithJsonSchema
+from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._schema import REGISTRY
 from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [
@@ -123,9 +125,12 @@ def check_response(request: MCPElicitationRequest, response: Any) -> types.Elici
     for name, prop in (schema.get("properties") or {}).items():
         if name not in filled and isinstance(prop, Mapping) and "default" in prop:
             filled[name] = prop["default"]
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(filled), key=lambda e: list(e.absolute_path)
-    )
+    try:
+        # The server's schema may name other documents: they are never fetched (REGISTRY refuses).
+        validator = jsonschema.Draft202012Validator(schema, registry=REGISTRY)
+        errors = sorted(validator.iter_errors(filled), key=lambda e: list(e.absolute_path))
+    except Unresolvable as exc:
+        raise ValueError(f"response for {key!r}: the requested schema cannot be used: {exc}") from None
     if errors:
         details = "; ".join(
             f"{'.'.join(map(str, e.absolute_path)) or '<content>'}: {e.message}" for e in errors
