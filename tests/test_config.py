@@ -494,3 +494,197 @@ def test_a_relative_cwd_in_a_config_file_is_relative_to_the_file(tmp_path: Path)
     }
     # A mapping has no folder of its own: its cwd is taken as written.
     assert getattr(load_connections(servers)["up"], "cwd", None) == ".."
+
+
+# --- what users get wrong -----------------------------------------------------------------------
+
+
+def test_args_given_as_one_string_is_refused_not_split() -> None:
+    err = config_error({"srv": {"command": "python", "args": "-m server"}})
+    assert (err.server, err.field) == ("srv", "args")
+    assert "a list" in err.reason
+    assert "-m server" not in err.reason and '"server"' not in err.reason  # not split, not echoed
+
+
+def test_args_string_never_echoes_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_KEY", SECRET)
+    for args in (f"--token={SECRET}", "--token=${LGMCP_KEY}"):
+        err = config_error({"srv": {"command": "python", "args": args}})
+        assert err.field == "args"
+        assert SECRET not in str(err)
+
+
+@pytest.mark.parametrize("order", ["command-first", "url-first"])
+def test_command_and_url_together_say_pick_one(order: str) -> None:
+    raw = {"command": "npx", "url": "https://h/mcp"}
+    if order == "url-first":
+        raw = {"url": "https://h/mcp", "command": "npx"}
+    err = config_error({"srv": raw})
+    assert err.server == "srv"
+    assert err.field in ("command", "url")
+    assert "stdio ('command') or HTTP ('url'), not both" in err.reason
+    assert "did you mean" not in err.reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "field", "belongs"),
+    [
+        ({"transport": "http", "url": "https://h", "command": "npx"}, "command", "stdio"),
+        ({"transport": "sse", "url": "https://h", "env": {"A": "b"}}, "env", "stdio"),
+        ({"transport": "stdio", "command": "npx", "url": "https://h"}, "url", "HTTP"),
+        ({"command": "npx", "headers": {"A": "b"}}, "headers", "HTTP"),
+    ],
+)
+def test_a_field_of_the_other_transport_is_named_as_such(
+    raw: dict[str, Any], field: str, belongs: str
+) -> None:
+    err = config_error({"srv": raw})
+    assert (err.server, err.field) == ("srv", field)
+    assert "unknown field" in err.reason
+    assert f"'{field}' belongs to {belongs} servers" in err.reason
+    assert "did you mean" not in err.reason
+
+
+# --- envFile ------------------------------------------------------------------------------------
+
+DOTENV = """\
+# a comment
+PLAIN=plain value
+export EXPORTED=yes
+DOUBLE="two words # not a comment"
+SINGLE='$HOME ${NOPE} \\n'
+ESCAPED="line1\\nline2 \\"quoted\\""
+INLINE=value # trailing comment
+EMPTY=
+  SPACED  =  padded
+MULTI="first
+second"
+"""
+
+
+def test_env_file_is_loaded_relative_to_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "server.env").write_text(DOTENV, encoding="utf-8")
+    path = tmp_path / "conf" / "mcp.json"
+    path.write_text(json.dumps({"servers": {"s": {"command": "x", "envFile": "server.env"}}}))
+    cfg = load_connections(path)["s"]
+    assert isinstance(cfg, StdioServerConfig)
+    assert cfg.env == {
+        "PLAIN": "plain value",
+        "EXPORTED": "yes",
+        "DOUBLE": "two words # not a comment",
+        "SINGLE": "$HOME ${NOPE} \\n",
+        "ESCAPED": 'line1\nline2 "quoted"',
+        "INLINE": "value",
+        "EMPTY": "",
+        "SPACED": "padded",
+        "MULTI": "first\nsecond",
+    }
+
+
+def test_env_file_in_a_mapping_is_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("A=1\n", encoding="utf-8")
+    cfg = load_connections({"s": {"command": "x", "envFile": ".env"}})["s"]
+    assert cfg.env == {"A": "1"}  # type: ignore[union-attr]
+
+
+def test_explicit_env_wins_over_env_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_V", "from-environment")
+    env_file = tmp_path / "a.env"
+    env_file.write_text("A=file\nB=file\n", encoding="utf-8")
+    raw = {"command": "x", "envFile": str(env_file), "env": {"B": "${LGMCP_V}", "C": "explicit"}}
+    cfg = load_connections({"s": raw})["s"]
+    assert cfg.env == {"A": "file", "B": "from-environment", "C": "explicit"}  # type: ignore[union-attr]
+
+
+def test_env_file_path_expands_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_DIR", str(tmp_path))
+    (tmp_path / "x.env").write_text("A=1\n", encoding="utf-8")
+    cfg = load_connections({"s": {"command": "x", "envFile": "${LGMCP_DIR}/x.env"}})["s"]
+    assert cfg.env == {"A": "1"}  # type: ignore[union-attr]
+
+
+def test_env_file_values_are_not_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_V", "expanded")
+    (tmp_path / "x.env").write_text("A=${LGMCP_V}\n", encoding="utf-8")
+    cfg = load_connections({"s": {"command": "x", "envFile": str(tmp_path / "x.env")}})["s"]
+    assert cfg.env == {"A": "${LGMCP_V}"}  # type: ignore[union-attr]
+
+
+def test_missing_env_file_names_server_field_and_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.env"
+    err = config_error({"srv": {"command": "x", "envFile": str(missing)}})
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert str(missing) in err.reason
+    assert "cannot read" in err.reason
+
+
+def test_unreadable_env_file(tmp_path: Path) -> None:
+    err = config_error({"srv": {"command": "x", "envFile": str(tmp_path)}})  # a folder
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert str(tmp_path) in err.reason
+
+
+def test_malformed_env_file_names_the_line_without_echoing_it(tmp_path: Path) -> None:
+    path = tmp_path / "bad.env"
+    path.write_text(f"A=1\nthis line has no equals sign {SECRET}\n", encoding="utf-8")
+    err = config_error({"srv": {"command": "x", "envFile": str(path)}})
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert f"{path}:2" in err.reason
+    assert SECRET not in str(err)
+    path.write_text(f'A="{SECRET}\n', encoding="utf-8")  # an unclosed quote
+    err = config_error({"srv": {"command": "x", "envFile": str(path)}})
+    assert f"{path}:1" in err.reason and "quote" in err.reason
+    assert SECRET not in str(err)
+
+
+def test_env_file_must_be_a_string() -> None:
+    err = config_error({"srv": {"command": "x", "envFile": [".env"]}})
+    assert (err.server, err.field) == ("srv", "envFile")
+
+
+def test_env_file_on_an_http_server_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.env").write_text("A=1\n", encoding="utf-8")
+    err = config_error({"srv": {"url": "https://h", "envFile": str(tmp_path / "x.env")}})
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert "stdio" in err.reason
+
+
+def test_env_file_values_stay_out_of_reprs(tmp_path: Path) -> None:
+    (tmp_path / "x.env").write_text(f"TOKEN={SECRET}\n", encoding="utf-8")
+    loaded = load_connections({"s": {"command": "x", "envFile": str(tmp_path / "x.env")}})
+    assert SECRET not in repr(loaded)
+
+
+# --- what reprs show ----------------------------------------------------------------------------
+
+
+def test_expanded_stdio_values_stay_out_of_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph_mcp import MCPPool
+
+    monkeypatch.setenv("LGMCP_KEY", SECRET)
+    raw = {
+        "command": "/opt/${LGMCP_KEY}/srv",
+        "args": ["--token=${LGMCP_KEY}", "--verbose"],
+        "cwd": "/srv/${LGMCP_KEY}",
+        "env": {"TOKEN": "${LGMCP_KEY}"},
+    }
+    loaded = load_connections({"s": raw})
+    cfg = loaded["s"]
+    assert isinstance(cfg, StdioServerConfig)
+    assert cfg.args == (f"--token={SECRET}", "--verbose")  # the child still gets the value
+    for text in (repr(loaded), str(cfg), repr(MCPPool(loaded)), repr(MCPPool(loaded).connection("s"))):
+        assert SECRET not in text
+    # What was written is shown instead.
+    assert "--token=${LGMCP_KEY}" in repr(cfg)
+    assert "'--verbose'" in repr(cfg)
+    assert "/opt/${LGMCP_KEY}/srv" in repr(cfg)
+
+
+def test_literal_stdio_values_are_shown_as_written() -> None:
+    cfg = load_connections({"s": {"command": "npx", "args": ["-y", "pkg"]}})["s"]
+    assert "command='npx'" in repr(cfg) and "args=('-y', 'pkg')" in repr(cfg)
+    assert cfg == StdioServerConfig(command="npx", args=("-y", "pkg"))
