@@ -441,8 +441,15 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
     tools appear as soon as it answers. ``reserved`` names (e.g. local tools) are never reused.
 
     Raises:
+        TypeError: ``pool`` is not an :class:`MCPPool` (wrap connections in ``MCPPool(...)``).
         MCPConnectionError: per the pool's ``on_connection_error``.
     """
+    if not isinstance(pool, MCPPool):
+        raise TypeError(
+            f"load_mcp_tools() takes an MCPPool, not a {type(pool).__name__}: wrap the connections "
+            "in MCPPool(...), e.g. `async with MCPPool(connections) as pool: "
+            "tools = await load_mcp_tools(pool)`"
+        )
     key = frozenset(reserved)
     per_pool = _cache.setdefault(pool, {})
     cached = per_pool.get(key)

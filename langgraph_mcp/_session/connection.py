@@ -59,16 +59,19 @@ _ROUND: TypeAdapter[Round] = TypeAdapter(types.CallToolResult | types.InputRequi
 _MAX_PAGES = 1000
 _LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 _TRANSPORT_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError)
+# MCP's (syslog's) eight levels on Python's standard five: handlers, filters and formatters
+# know only those. The three without a Python name keep theirs in the text.
 _PYTHON_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
-    "notice": logging.INFO + 5,
+    "notice": logging.INFO,
     "warning": logging.WARNING,
     "error": logging.ERROR,
     "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL + 5,
-    "emergency": logging.CRITICAL + 10,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
+_UNNAMED_LEVELS = frozenset({"notice", "alert", "emergency"})
 _CLOSE_GRACE = 2.0
 _TRANSPORT_HEADERS = frozenset(
     {"accept", "connection", "content-length", "content-type", "host", "last-event-id", "transfer-encoding"}
@@ -288,9 +291,13 @@ class ServerConnection:
             logger.debug("MCP server %r: transport reported %r", self.name, message)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """Log a server's log message (the record's ``mcp_level`` attribute keeps its MCP level)."""
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         text = f"[{params.logger}] {data}" if params.logger else data
-        self.logger.log(_PYTHON_LEVELS.get(params.level, logging.INFO), "%s", text)
+        if params.level in _UNNAMED_LEVELS:
+            text = f"{params.level}: {text}"
+        level = _PYTHON_LEVELS.get(params.level, logging.INFO)
+        self.logger.log(level, "%s", text, extra={"mcp_level": params.level})
         await self.router.log(params)
 
     async def _on_elicit(
