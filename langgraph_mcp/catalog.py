@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import mcp_types as types
 
@@ -53,11 +54,13 @@ def build_catalog(
     configs: Mapping[str, ServerConfig],
     *,
     reserved: Collection[str] = (),
+    warn: Callable[..., Any] | None = None,
 ) -> list[CatalogEntry]:
     """Filter each server's tools and give every kept tool a unique safe name.
 
     ``listings`` must be in configuration order; ``reserved`` are names already
-    taken (local tools).
+    taken (local tools). Warnings go to ``warn(msg, *args)`` (default: this
+    module's logger).
     """
     taken = set(reserved)
     entries: list[CatalogEntry] = []
@@ -68,7 +71,7 @@ def build_catalog(
         if allowed is not None:
             missing = allowed - {t.name for t in tools}
             if missing:
-                logger.warning(
+                (warn or logger.warning)(
                     "MCP server %r has no tool(s) %s listed in its 'tools' filter",
                     server,
                     ", ".join(sorted(missing)),
@@ -76,7 +79,9 @@ def build_catalog(
         seen: set[str] = set()
         for tool in tools:
             if tool.name in seen:
-                logger.warning("MCP server %r lists tool %r twice; using the first", server, tool.name)
+                (warn or logger.warning)(
+                    "MCP server %r lists tool %r twice; using the first", server, tool.name
+                )
                 continue
             seen.add(tool.name)
             if (allowed is not None and tool.name not in allowed) or tool.name in excluded:
@@ -89,7 +94,7 @@ def build_catalog(
                 while name in taken:
                     name = safe_tool_name(f"{server}_{wanted}_{n}")
                     n += 1
-                logger.warning(
+                (warn or logger.warning)(
                     "tool name %r of MCP server %r is already taken; exposing it as %r",
                     wanted,
                     server,

@@ -78,10 +78,21 @@ class MCPPool:
             for name, cfg in self.servers.items()
         }
         self._reported: dict[str, BaseException] = {}
+        self._warned: set[str] = set()
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:
         return f"MCPPool(servers={list(self.servers)})"
+
+    def warn_once(self, log: logging.Logger, msg: str, *args: Any, key: str | None = None) -> None:
+        """Log a warning on ``log`` unless this pool has logged the same one already (the same
+        text, or the same ``key`` if given): warnings about what a listing holds would otherwise
+        repeat each time tools are listed again."""
+        key = f"{log.name}\0{key if key is not None else (msg % args if args else msg)}"
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        log.warning(msg, *args)
 
     def connection(self, server: str) -> ServerConnection:
         """The connection to ``server`` (its session, listing and calls)."""

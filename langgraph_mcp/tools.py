@@ -24,6 +24,7 @@ The call itself runs in ``_call.py``.
 """
 
 import contextvars
+import functools
 import json
 import logging
 import weakref
@@ -47,6 +48,7 @@ from langgraph_mcp._schema import ArgumentChecker
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
+from langgraph_mcp.catalog import logger as catalog_logger
 from langgraph_mcp.content import convert_result, error_text
 from langgraph_mcp.errors import (
     MCPConnectionError,
@@ -457,7 +459,9 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         return cached[1]
     version = pool.tools_version()
     listings = await pool.list_all_tools()
-    entries = build_catalog(listings, pool.servers, reserved=reserved)
+    entries = build_catalog(
+        listings, pool.servers, reserved=reserved, warn=functools.partial(pool.warn_once, catalog_logger)
+    )
     previous = {(t.server, t.mcp_name, t.name): t for t in cached[1]} if cached else {}
     tools = []
     for entry in entries:
