@@ -36,6 +36,11 @@ __all__ = [
 ]
 
 
+OUTCOME_UNKNOWN = "The call's outcome is unknown: the server may have run it."
+"""Said by an :class:`MCPConnectionError` for a request that was sent before the connection was
+lost (never for one that could not be sent, such as a failed connect)."""
+
+
 class MCPConfigError(ValueError):
     """A connection config is invalid. ``server`` and ``field`` say where."""
 

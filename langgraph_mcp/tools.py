@@ -251,7 +251,8 @@ class MCPTool(StructuredTool):
                     ),
                 )
         except MCPConnectionError as exc:
-            return self._failure(f"{exc} The call's outcome is unknown.", tool_call_id, kind="connection")
+            # A request that was sent says its outcome is unknown; one that never was, does not.
+            return self._failure(str(exc), tool_call_id, kind="connection")
         except MCPTimeoutError as exc:
             return self._failure(
                 f"MCP tool {name!r} on server {server!r} timed out after {exc.seconds:g}s ({limit}); "

@@ -40,6 +40,7 @@ from langgraph_mcp._session.routing import CallSink, Router
 from langgraph_mcp._session.transports import TransportKind, describe
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import (
+    OUTCOME_UNKNOWN,
     MCPConnectionError,
     MCPProtocolError,
     MCPServerError,
@@ -496,7 +497,8 @@ class ServerConnection:
         headers: Mapping[str, str] | None = None,
     ) -> Round:
         name = request.params.name
-        lost = f"the connection was lost during the call to {name!r}"
+        # Sent, then lost: the outcome is unknown (said before any stderr lines).
+        lost = f"the connection was lost during the call to {name!r}. {OUTCOME_UNKNOWN}"
         try:
             async with clock.running():
                 while True:
@@ -508,7 +510,7 @@ class ServerConnection:
                     if not call.scope.cancelled_caught:
                         return result
                     if not call.resend:
-                        closed = f"the connection was closed during the call to {name!r}"
+                        closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
                         raise MCPConnectionError(self.name, closed)
                     # Cancelled so that its question can be tied to it: send it again, in turn.
         except MCPError as exc:
@@ -519,7 +521,7 @@ class ServerConnection:
             raise MCPServerError(self.name, exc.code, exc.error.message, exc.error.data) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()
-            raise MCPConnectionError(self.name, f"{lost}: {describe(exc)}") from exc
+            raise MCPConnectionError(self.name, f"{lost} ({describe(exc)})") from exc
         except ValidationError as exc:
             raise MCPProtocolError(
                 self.name, f"the answer to {name!r} is not a valid MCP result: {exc}"
