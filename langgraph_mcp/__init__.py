@@ -20,6 +20,7 @@ from langgraph_mcp.config import (
     load_connections,
 )
 from langgraph_mcp.errors import (
+    MCPAuthenticationError,
     MCPConfigError,
     MCPConnectionError,
     MCPProtocolError,
@@ -51,6 +52,7 @@ __all__ = [
     "FromStore",
     "HTTPServerConfig",
     "InProcessServerConfig",
+    "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
     "MCPMiddleware",

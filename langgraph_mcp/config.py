@@ -42,6 +42,7 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
 from langgraph_mcp.errors import MCPConfigError
 
 __all__ = [
@@ -147,6 +148,10 @@ class _ServerBase(BaseModel):
     """With ``session_scope: thread``: seconds a thread session may stay idle (no call in flight)
     before it is closed (``None``: never). The thread's next call opens a fresh session."""
 
+    def redactor(self) -> Redactor:
+        """What keeps this server's secrets out of messages and logs (see ``_redact.py``)."""
+        return Redactor()
+
     @field_validator("sampling_model")
     @classmethod
     def _model(cls, value: Any) -> Any:
@@ -216,6 +221,18 @@ class StdioServerConfig(_ServerBase):
         for name, value in super().__repr_args__():
             yield name, self._written.get(name, value) if name else value
 
+    def redactor(self) -> Redactor:
+        """``env`` values become ``***``; expanded ``command`` / ``args`` / ``cwd`` show as written."""
+        shown = {}
+        for value, written in [
+            (self.command, self.shown("command")),
+            (self.cwd, self.shown("cwd")),
+            *zip(self.args, self.shown("args"), strict=False),
+        ]:
+            if value is not None and value != written:
+                shown[value] = written
+        return Redactor(self.env.values(), shown=shown)
+
     def __eq__(self, other: object) -> bool:
         # How a value was written does not make two configs different.
         if not isinstance(other, StdioServerConfig):
@@ -230,6 +247,14 @@ class _RemoteBase(_ServerBase):
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     auth: Any = Field(default=None, repr=False)
     """An ``httpx2.Auth`` (e.g. the SDK's ``OAuthClientProvider``) or a ``(user, password)`` pair."""
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "url" else value
+
+    def redactor(self) -> Redactor:
+        """Header values, ``auth`` and the URL's userinfo, query values and fragment."""
+        return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth)], urls=[self.url])
 
     @field_validator("url")
     @classmethod

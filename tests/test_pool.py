@@ -723,3 +723,36 @@ async def test_unknown_outcome_is_said_apart_from_stderr_and_only_once_sent(
             )
         else:
             assert said.endswith("The call's outcome is unknown: the server may have run it.")
+
+
+async def test_a_missing_working_directory_is_named_not_the_command(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    async with MCPPool({"s": {**stdio_params("demo"), "cwd": str(missing)}}) as pool:
+        with pytest.raises(MCPConnectionError) as info:
+            await pool.start()
+    assert str(info.value) == f"MCP server 's': its working directory {str(missing)!r} (cwd) does not exist"
+
+
+async def test_start_errors_show_expanded_values_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "s3cret-folder"
+    folder.mkdir()
+    (folder / "server").write_text("not a program")  # not executable
+    monkeypatch.setenv("LGMCP_HIDDEN", str(folder))
+    servers = {
+        "missing": {"command": "${LGMCP_HIDDEN}/absent"},
+        "not_executable": {"command": "${LGMCP_HIDDEN}/server"},
+    }
+    async with MCPPool(servers) as pool:
+        errors = {}
+        for name in servers:
+            with pytest.raises(MCPConnectionError) as info:
+                await pool.connection(name).connect()
+            errors[name] = str(info.value)
+    assert errors == {
+        "missing": "MCP server 'missing': command '${LGMCP_HIDDEN}/absent' not found",
+        "not_executable": (
+            "MCP server 'not_executable': cannot run command '${LGMCP_HIDDEN}/server': Permission denied"
+        ),
+    }

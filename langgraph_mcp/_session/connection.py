@@ -37,10 +37,11 @@ from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
-from langgraph_mcp._session.transports import TransportKind, describe
+from langgraph_mcp._session.transports import TransportKind, describe, http_statuses, refusal
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
+    MCPAuthenticationError,
     MCPConnectionError,
     MCPProtocolError,
     MCPServerError,
@@ -124,6 +125,8 @@ class ServerConnection:
         self._by_name: dict[str, types.Tool] = {}
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
         self._warned_headers: set[str] = set()
+        self.redact = config.redactor()
+        """Removes this server's secrets from a text (every message built here passes it)."""
 
     def __repr__(self) -> str:
         where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"
@@ -348,18 +351,21 @@ class ServerConnection:
             tools: list[types.Tool] = []
             cursor: str | None = None
             try:
-                for _ in range(_MAX_PAGES):
-                    with anyio.fail_after(self.config.connect_timeout):
-                        page = await client.list_tools(cursor=cursor)
-                    tools.extend(page.tools)
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
+                with http_statuses() as statuses:
+                    for _ in range(_MAX_PAGES):
+                        with anyio.fail_after(self.config.connect_timeout):
+                            page = await client.list_tools(cursor=cursor)
+                        tools.extend(page.tools)
+                        cursor = page.next_cursor
+                        if not cursor:
+                            break
             except (MCPError, TimeoutError, OSError, *_TRANSPORT_ERRORS) as exc:
                 if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                     session.end()
+                if (status := refusal(statuses)) is not None:
+                    raise MCPAuthenticationError(self.name, status) from exc
                 raise MCPConnectionError(
-                    self.name, f"tools/list failed: {describe(exc)}" + session.stderr_hint()
+                    self.name, self.redact(f"tools/list failed: {describe(exc)}") + session.stderr_hint()
                 ) from exc
             if version == self.tools_version and session is self.scope().owner.session:
                 self._tools = tools
@@ -499,29 +505,21 @@ class ServerConnection:
         name = request.params.name
         # Sent, then lost: the outcome is unknown (said before any stderr lines).
         lost = f"the connection was lost during the call to {name!r}. {OUTCOME_UNKNOWN}"
+        statuses: list[int] = []
         try:
-            async with clock.running():
-                while True:
-                    async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
-                        with call_headers(client.session, headers):
-                            result = await client.session.send_request(
-                                request, _ROUND, progress_callback=progress
-                            )
-                    if not call.scope.cancelled_caught:
-                        return result
-                    if not call.resend:
-                        closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
-                        raise MCPConnectionError(self.name, closed)
-                    # Cancelled so that its question can be tied to it: send it again, in turn.
+            with http_statuses() as statuses:
+                return await self._request(client, request, clock, sink, exclusive, progress, headers)
         except MCPError as exc:
+            if (status := refusal(statuses)) is not None:  # refused: the request did not run
+                raise MCPAuthenticationError(self.name, status) from exc
             if exc.code == types.CONNECTION_CLOSED:
                 session.end()
                 await session.settle_stderr()
                 raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
-            raise MCPServerError(self.name, exc.code, exc.error.message, exc.error.data) from exc
+            raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()
-            raise MCPConnectionError(self.name, f"{lost} ({describe(exc)})") from exc
+            raise MCPConnectionError(self.name, self.redact(f"{lost} ({describe(exc)})")) from exc
         except ValidationError as exc:
             raise MCPProtocolError(
                 self.name, f"the answer to {name!r} is not a valid MCP result: {exc}"
@@ -532,7 +530,34 @@ class ServerConnection:
                 raise  # we were cancelled: let it propagate
             # The SDK cancelled the request because its transport failed under it.
             session.end()
+            if (status := refusal(statuses)) is not None:
+                raise MCPAuthenticationError(self.name, status) from None
             raise MCPConnectionError(self.name, lost) from None
+
+    async def _request(
+        self,
+        client: Client,
+        request: types.CallToolRequest,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None,
+    ) -> Round:
+        name = request.params.name
+        async with clock.running():
+            while True:
+                async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
+                    with call_headers(client.session, headers):
+                        result = await client.session.send_request(
+                            request, _ROUND, progress_callback=progress
+                        )
+                if not call.scope.cancelled_caught:
+                    return result
+                if not call.resend:
+                    closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
+                    raise MCPConnectionError(self.name, closed)
+                # Cancelled so that its question can be tied to it: send it again, in turn.
 
     def _check_output(self, name: str, result: types.CallToolResult) -> None:
         tool = self.listed(name)
