@@ -79,6 +79,9 @@ class MCPPool:
         }
         self._reported: dict[str, BaseException] = {}
         self._warned: set[str] = set()
+        # load_mcp_tools' tools, by reserved names: (tools_version, tools). Kept here, not in a
+        # weak map keyed by the pool: the tools refer to the pool, which would then never go.
+        self._tool_cache: dict[frozenset[str], tuple[Any, list[Any]]] = {}
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:

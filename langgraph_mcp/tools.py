@@ -27,7 +27,6 @@ import contextvars
 import functools
 import json
 import logging
-import weakref
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
@@ -429,11 +428,6 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
     return built
 
 
-_cache: weakref.WeakKeyDictionary[MCPPool, dict[frozenset[str], tuple[Any, list[MCPTool]]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
     """The pool's tools as LangChain tools, in configuration and listing order.
 
@@ -454,7 +448,7 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
             "tools = await load_mcp_tools(pool)`"
         )
     key = frozenset(reserved)
-    per_pool = _cache.setdefault(pool, {})
+    per_pool = pool._tool_cache
     cached = per_pool.get(key)
     if cached is not None and cached[0] == pool.tools_version():
         return cached[1]

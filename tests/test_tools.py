@@ -299,3 +299,17 @@ async def test_load_mcp_tools_wants_a_pool(given: Any) -> None:
     message = str(info.value)
     assert "MCPPool(...)" in message
     assert type(given).__name__ in message
+
+
+async def test_a_pool_whose_tools_were_loaded_can_be_collected() -> None:
+    import gc
+    import weakref
+
+    pool = MCPPool({"demo": {"server": demo.build_server(counters=demo.Counters())}})
+    tools = await load_mcp_tools(pool)
+    assert tools
+    await pool.aclose()
+    gone = weakref.ref(pool)
+    del pool, tools
+    gc.collect()
+    assert gone() is None  # nothing (no cache of its tools) keeps it, its configs and secrets alive
