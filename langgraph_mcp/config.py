@@ -431,13 +431,14 @@ def _with_env_file(server: str, data: dict[str, Any], env_file: Any, folder: Pat
     """``data`` with the variables of its ``envFile`` under its ``env`` (``env`` wins)."""
     if not isinstance(env_file, str) or not env_file:
         raise MCPConfigError(server, _ENV_FILE, "must be the path of a dotenv file (a string)")
-    path = Path(_expand(env_file, server, _ENV_FILE)).expanduser()
-    if not path.is_absolute():
-        path = (folder or Path.cwd()) / path
+    path = Path(_expand(env_file, server, _ENV_FILE))
     try:
+        path = path.expanduser()
+        if not path.is_absolute():
+            path = (folder or Path.cwd()) / path
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL, or not UTF-8
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise MCPConfigError(server, _ENV_FILE, f"cannot read {str(path)!r}: {reason}") from None
     try:
         variables = _parse_dotenv(text)
@@ -465,7 +466,7 @@ def _parse_dotenv(text: str) -> dict[str, str]:
     ``export`` prefix, values in single quotes (literal) or double quotes (``\\n``-style
     escapes; may span lines), unquoted values ending at `` #``. Values are taken literally
     (no ``${VAR}`` expansion). Raises ``ValueError`` naming the line (never its content)."""
-    lines = text.splitlines()
+    lines = text.replace("\r\n", "\n").split("\n")
     variables: dict[str, str] = {}
     i = 0
     while i < len(lines):
@@ -551,13 +552,15 @@ def _transport_name(server: str, value: Any, key: str) -> str | None:
     return canonical
 
 
-def _read_file(path: Path) -> Any:
+def _read_file(source: str | os.PathLike[str]) -> tuple[Any, Path]:
+    """The JSON in a config file, and the file's folder (symlinks kept)."""
     try:
+        path = Path(source).expanduser()
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MCPConfigError(None, None, f"cannot read config file {str(path)!r}: {exc}") from None
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: ~nobody
+        raise MCPConfigError(None, None, f"cannot read config file {str(source)!r}: {exc}") from None
     try:
-        return json.loads(text)
+        return json.loads(text), Path(os.path.abspath(path)).parent
     except json.JSONDecodeError as exc:
         raise MCPConfigError(None, None, f"config file {str(path)!r} is not valid JSON: {exc}") from None
 
@@ -570,8 +573,7 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
     """
     folder: Path | None = None
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source).expanduser()
-        source, folder = _read_file(path), Path(os.path.abspath(path)).parent  # symlinks kept
+        source, folder = _read_file(source)
     elif isinstance(source, (MCPServer, Server)):
         name = source.name or "server"
         return {name: InProcessServerConfig(server=source)}

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 
 from langgraph_mcp import (
@@ -18,6 +23,7 @@ from langgraph_mcp import (
     StdioServerConfig,
     load_connections,
 )
+from langgraph_mcp.config import _parse_dotenv
 
 SECRET = "s3cret-token-value"
 
@@ -688,3 +694,85 @@ def test_literal_stdio_values_are_shown_as_written() -> None:
     cfg = load_connections({"s": {"command": "npx", "args": ["-y", "pkg"]}})["s"]
     assert "command='npx'" in repr(cfg) and "args=('-y', 'pkg')" in repr(cfg)
     assert cfg == StdioServerConfig(command="npx", args=("-y", "pkg"))
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+FIELDS = sorted(
+    {
+        *StdioServerConfig.model_fields,
+        *HTTPServerConfig.model_fields,
+        *SSEServerConfig.model_fields,
+        "type",
+        "disabled",
+        "envFile",
+        "autoApprove",
+        "comand",
+    }
+)
+# Text made of pieces that mean something to the loader (variables, paths, URLs), and plain text.
+PIECES = ["${", "}", "LGMCP_SET", "LGMCP_UNSET", "env:", ":-", "~", "/", "..", ".", "\x00", " ", "#", "="]
+PIECES += ["http://", "https://", "h", "@", ":", "?", "stdio", "sse", "http", "-m"]
+texts = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=8).map("".join)
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | texts | st.text(max_size=20)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+# Mostly real field names, so that values reach the validators (and ${VAR} expansion).
+server_entries = st.dictionaries(st.sampled_from(FIELDS) | texts, json_values, max_size=6)
+sources = st.one_of(
+    texts,  # a path to a config file
+    json_values,
+    st.dictionaries(st.text(max_size=8), server_entries | json_values, max_size=4),
+    st.builds(lambda key, servers: {key: servers}, st.sampled_from(["mcpServers", "servers"]), json_values),
+    st.builds(
+        lambda key, servers: {key: servers},
+        st.sampled_from(["mcpServers", "servers"]),
+        st.dictionaries(st.text(max_size=8), server_entries, max_size=3),
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(source=sources)
+def test_loading_any_json_raises_only_config_errors(source: Any) -> None:
+    os.environ["LGMCP_SET"] = "value"
+    os.environ.pop("LGMCP_UNSET", None)
+    with contextlib.chdir(EMPTY_FOLDER):  # relative paths (a str source, envFile) resolve here
+        try:
+            loaded = load_connections(source)
+        except MCPConfigError as exc:
+            assert str(exc)
+            return
+    assert all(isinstance(name, str) and name for name in loaded)
+    repr(loaded)  # every loaded config can be shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200))
+def test_any_env_file_text_parses_or_names_a_line(text: str) -> None:
+    try:
+        variables = _parse_dotenv(text)
+    except ValueError as exc:
+        assert str(exc).startswith("line ")
+        return
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in variables.items())
+
+
+env_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(variables=st.dictionaries(env_keys, st.text(max_size=30), max_size=6), export=st.booleans())
+def test_env_file_values_in_double_quotes_round_trip(variables: dict[str, str], export: bool) -> None:
+    def quoted(value: str) -> str:
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        return f'"{escaped}"'
+
+    text = "".join(f"{'export ' if export else ''}{k}={quoted(v)}\n# note\n" for k, v in variables.items())
+    assert _parse_dotenv(text) == variables
+
+
+EMPTY_FOLDER = Path(tempfile.mkdtemp(prefix="lgmcp-config-props-"))
