@@ -276,7 +276,9 @@ class ServerConnection:
                 with anyio.fail_after(self.config.connect_timeout):
                     await client.set_logging_level(level)
         except (MCPError, TimeoutError) as exc:  # many servers do not implement logging/setLevel
-            logger.debug("MCP server %r: logging/setLevel %s refused: %s", self.name, level, describe(exc))
+            logger.debug(
+                "MCP server %r: logging/setLevel %s refused: %s", self.name, level, self.redact(describe(exc))
+            )
 
     async def _listen(self, client: Client) -> None:
         try:
@@ -284,7 +286,9 @@ class ServerConnection:
                 async for _event in sub:
                     self._tools_changed()
         except Exception as exc:  # a lost subscription must not end the session
-            logger.debug("MCP server %r: tools/list_changed subscription ended: %s", self.name, exc)
+            logger.debug(
+                "MCP server %r: tools/list_changed subscription ended: %s", self.name, self.redact(str(exc))
+            )
 
     # -- SDK callbacks (may run on the session's own tasks) ----------------------------------
 
@@ -292,7 +296,7 @@ class ServerConnection:
         if isinstance(message, types.ToolListChangedNotification):
             self._tools_changed()
         elif isinstance(message, Exception):
-            logger.debug("MCP server %r: transport reported %r", self.name, message)
+            logger.debug("MCP server %r: transport reported %s", self.name, self.redact(repr(message)))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """Log a server's log message (the record's ``mcp_level`` attribute keeps its MCP level)."""
