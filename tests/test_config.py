@@ -740,12 +740,14 @@ sources = st.one_of(
 def test_loading_any_json_raises_only_config_errors(source: Any) -> None:
     os.environ["LGMCP_SET"] = "value"
     os.environ.pop("LGMCP_UNSET", None)
-    with contextlib.chdir(EMPTY_FOLDER):  # relative paths (a str source, envFile) resolve here
-        try:
+    try:
+        with contextlib.chdir(EMPTY_FOLDER):  # relative paths (a str source, envFile) resolve here
             loaded = load_connections(source)
-        except MCPConfigError as exc:
-            assert str(exc)
-            return
+    except MCPConfigError as exc:
+        assert str(exc)
+        return
+    finally:
+        os.environ.pop("LGMCP_SET", None)
     assert all(isinstance(name, str) and name for name in loaded)
     repr(loaded)  # every loaded config can be shown
 
