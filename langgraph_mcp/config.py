@@ -171,7 +171,10 @@ class _ServerBase(BaseModel):
                 raise ValueError("each root is a path, a file:// URI or an object with a 'uri'")
             uri = str(uri)
             if not uri.startswith("file://"):
-                uri = Path(uri).expanduser().resolve().as_uri()
+                try:
+                    uri = Path(uri).expanduser().resolve().as_uri()
+                except (RuntimeError, OSError) as exc:  # ~nobody; (ValueError: a NUL) is reported
+                    raise ValueError(f"cannot resolve a root path: {exc}") from None
             roots.append({"uri": uri, "name": name} if name else {"uri": uri})
         return tuple(roots)
 
@@ -596,9 +599,11 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
             raise MCPConfigError(str(name), "<name>", "server names must be non-empty strings")
         parsed = _parse_server(name, raw, folder)
         if isinstance(parsed, StdioServerConfig) and folder and parsed.cwd:
-            parsed = parsed.model_copy(
-                update={"cwd": os.path.normpath(folder / Path(parsed.cwd).expanduser())}
-            )
+            try:
+                cwd = Path(parsed.cwd).expanduser()
+            except RuntimeError as exc:  # ~nobody
+                raise MCPConfigError(name, "cwd", str(exc)) from None
+            parsed = parsed.model_copy(update={"cwd": os.path.normpath(folder / cwd)})
         if parsed is not None:
             servers[name] = parsed
     return servers

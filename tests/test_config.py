@@ -711,7 +711,8 @@ FIELDS = sorted(
     }
 )
 # Text made of pieces that mean something to the loader (variables, paths, URLs), and plain text.
-PIECES = ["${", "}", "LGMCP_SET", "LGMCP_UNSET", "env:", ":-", "~", "/", "..", ".", "\x00", " ", "#", "="]
+PIECES = ["${", "}", "LGMCP_SET", "LGMCP_UNSET", "env:", ":-", "~", "~nobody-x", "/", "..", ".", "\x00"]
+PIECES += [" ", "#", "=", "file://"]
 PIECES += ["http://", "https://", "h", "@", ":", "?", "stdio", "sse", "http", "-m"]
 texts = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=8).map("".join)
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | texts | st.text(max_size=20)
@@ -750,6 +751,31 @@ def test_loading_any_json_raises_only_config_errors(source: Any) -> None:
         os.environ.pop("LGMCP_SET", None)
     assert all(isinstance(name, str) and name for name in loaded)
     repr(loaded)  # every loaded config can be shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(["cwd", "roots", "envFile", "command", "args", "url", "env"]),
+    value=texts | st.lists(texts, max_size=2),
+    from_file=st.booleans(),
+)
+def test_any_path_or_variable_text_loads_or_raises_a_config_error(
+    field: str, value: Any, from_file: bool
+) -> None:
+    entry = {"command": "x", field: value} if field != "url" else {"url": value}
+    source: Any = {"mcpServers": {"s": entry}}
+    os.environ["LGMCP_SET"] = "value"
+    try:
+        with contextlib.chdir(EMPTY_FOLDER):
+            if from_file:
+                path = EMPTY_FOLDER / "mcp.json"
+                path.write_text(json.dumps(source), encoding="utf-8")
+                source = path
+            load_connections(source)
+    except MCPConfigError as exc:
+        assert exc.server == "s"
+    finally:
+        os.environ.pop("LGMCP_SET", None)
 
 
 @settings(max_examples=300, deadline=None)
