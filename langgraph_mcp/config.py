@@ -435,14 +435,17 @@ def _with_env_file(server: str, data: dict[str, Any], env_file: Any, folder: Pat
     if not isinstance(env_file, str) or not env_file:
         raise MCPConfigError(server, _ENV_FILE, "must be the path of a dotenv file (a string)")
     path = Path(_expand(env_file, server, _ENV_FILE))
+    hint = "fix the path or create the file"
     try:
         path = path.expanduser()
         if not path.is_absolute():
+            base = "the config file's folder" if folder else "the working directory"
+            hint += f" (a relative path is relative to {base})"
             path = (folder or Path.cwd()) / path
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL, or not UTF-8
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise MCPConfigError(server, _ENV_FILE, f"cannot read {str(path)!r}: {reason}") from None
+        raise MCPConfigError(server, _ENV_FILE, f"cannot read {str(path)!r}: {reason}; {hint}") from None
     try:
         variables = _parse_dotenv(text)
     except _DotenvError as exc:

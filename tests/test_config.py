@@ -624,8 +624,17 @@ def test_missing_env_file_names_server_field_and_path(tmp_path: Path) -> None:
     missing = tmp_path / "nope.env"
     err = config_error({"srv": {"command": "x", "envFile": str(missing)}})
     assert (err.server, err.field) == ("srv", "envFile")
-    assert str(missing) in err.reason
-    assert "cannot read" in err.reason
+    assert (
+        err.reason
+        == f"cannot read {str(missing)!r}: No such file or directory; fix the path or create the file"
+    )
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"srv": {"command": "x", "envFile": "nope.env"}}}))
+    err = config_error(path)
+    assert err.reason == (
+        f"cannot read {str(missing)!r}: No such file or directory; fix the path or create the file "
+        "(a relative path is relative to the config file's folder)"
+    )
 
 
 def test_unreadable_env_file(tmp_path: Path) -> None:
