@@ -21,6 +21,7 @@ from langgraph_mcp.config import (
     load_connections,
 )
 from langgraph_mcp.errors import (
+    MCPAuthenticationError,
     MCPConfigError,
     MCPConnectionError,
     MCPProtocolError,
@@ -53,6 +54,7 @@ __all__ = [
     "FromStore",
     "HTTPServerConfig",
     "InProcessServerConfig",
+    "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
     "MCPMiddleware",

@@ -85,7 +85,6 @@ class ToolSet:
         self._source: list[MCPTool] | None = None
         self._bound: list[MCPTool] = []
         self._by_name: dict[str, MCPTool] = {}
-        self._warned: set[str] = set()
 
     async def tools(self) -> list[MCPTool]:
         """Every MCP tool, bound; the same objects until a listing changes.
@@ -97,12 +96,13 @@ class ToolSet:
         if source is not self._source:
             bound = [self._bind(tool) for tool in source]
             names = {t.name for t in bound}
-            for name in sorted(set(self.tool_options) - names - self._warned):
-                self._warned.add(name)
-                logger.warning(
+            for name in sorted(set(self.tool_options) - names):
+                self.pool.warn_once(
+                    logger,
                     "tool_options names %r, which no reachable MCP server offers (tools: %s)",
                     name,
                     sorted(names),
+                    key=f"tool_options {name}",
                 )
             # Swapped whole: runs already in flight keep a consistent view.
             self._source, self._bound, self._by_name = source, bound, {t.name: t for t in bound}

@@ -30,8 +30,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import mcp_types as types
 
@@ -71,6 +72,7 @@ def build_catalog(
     reserved: Collection[str] = (),
     remembered: Mapping[str, Collection[str]] | None = None,
     previous: Mapping[tuple[str, str], str] | None = None,
+    warn: Callable[..., Any] | None = None,
 ) -> list[CatalogEntry]:
     """Filter each server's tools and give every kept tool a unique safe name.
 
@@ -78,17 +80,19 @@ def build_catalog(
     servers that answered (a configured server missing from it could not be reached).
     ``reserved`` are names already taken (local tools); ``remembered[server]`` the MCP tool names
     an unreachable server listed before; ``previous[(server, mcp_name)]`` the name a tool was
-    exposed under before (kept while it is free).
+    exposed under before (kept while it is free). Warnings go to ``warn(msg, *args)`` (default:
+    this module's logger).
     """
     remembered = remembered or {}
     previous = previous or {}
+    say = warn or logger.warning
     taken = set(reserved)
     kept: list[tuple[str, types.Tool]] = []
     # Names held by servers that could not be reached; None: that server's names are unknown.
     held: dict[str, set[str] | None] = {}
     for server, config in configs.items():
         if server in listings:
-            kept.extend((server, tool) for tool in _filtered(server, listings[server], config))
+            kept.extend((server, tool) for tool in _filtered(server, listings[server], config, say))
             continue
         known = remembered.get(server)
         if known is None and config.tools is not None:
@@ -131,20 +135,24 @@ def build_catalog(
                 name = safe_tool_name(f"{server}_{wanted}_{n}")
                 n += 1
             if unknown_before:
-                _warn(
-                    f"MCP server(s) {', '.join(map(repr, unknown_before))} could not be reached and may "
-                    f"also offer {wanted!r}; exposing the tool of MCP server {server!r} as {name!r}",
+                say(
+                    "MCP server(s) %s could not be reached and may also offer %r; exposing the tool of "
+                    "MCP server %r as %r",
+                    ", ".join(map(repr, unknown_before)),
+                    wanted,
+                    server,
+                    name,
                 )
             else:
-                _warn(
-                    f"tool name {wanted!r} of MCP server {server!r} is already taken; exposing it as {name!r}"
-                )
+                say("tool name %r of MCP server %r is already taken; exposing it as %r", wanted, server, name)
         taken.add(name)
         names[i] = name
     return [CatalogEntry(server=server, tool=tool, name=names[i]) for i, (server, tool) in enumerate(kept)]
 
 
-def _filtered(server: str, tools: list[types.Tool], config: ServerConfig) -> list[types.Tool]:
+def _filtered(
+    server: str, tools: list[types.Tool], config: ServerConfig, say: Callable[..., Any]
+) -> list[types.Tool]:
     """The tools of one listing that are exposed: allow-list, exclusions, first of duplicates."""
     allowed = set(config.tools) if config.tools is not None else None
     excluded = set(config.exclude_tools)
@@ -152,12 +160,12 @@ def _filtered(server: str, tools: list[types.Tool], config: ServerConfig) -> lis
         missing = allowed - {t.name for t in tools}
         if missing:
             listed = ", ".join(sorted(missing))
-            _warn(f"MCP server {server!r} has no tool(s) {listed} listed in its 'tools' filter")
+            say("MCP server %r has no tool(s) %s listed in its 'tools' filter", server, listed)
     seen: set[str] = set()
     out: list[types.Tool] = []
     for tool in tools:
         if tool.name in seen:
-            _warn(f"MCP server {server!r} lists tool {tool.name!r} twice; using the first")
+            say("MCP server %r lists tool %r twice; using the first", server, tool.name)
             continue
         seen.add(tool.name)
         if (allowed is not None and tool.name not in allowed) or tool.name in excluded:
@@ -169,7 +177,3 @@ def _filtered(server: str, tools: list[types.Tool], config: ServerConfig) -> lis
 def _could_have(config: ServerConfig, name: str) -> bool:
     """Could a server with this configuration expose a tool as ``name``?"""
     return config.prefix is None or name.startswith(safe_tool_name(config.prefix))
-
-
-def _warn(message: str) -> None:
-    logger.warning("%s", message)

@@ -16,8 +16,14 @@ Accepted shapes (all normalised to ``dict[str, ServerConfig]`` by
 ``os.environ`` in ``command``, ``args``, ``env``, ``cwd``, ``url`` and
 ``headers``. In a config file, a relative stdio ``cwd`` is resolved against
 the file's folder (so a file can name servers next to it wherever the process
-was started). Any problem raises :class:`MCPConfigError`, naming the server and
-the field.
+was started). A stdio server's ``envFile`` (VS Code) names a dotenv file whose
+variables are added to its ``env`` (``env`` wins). Any problem raises
+:class:`MCPConfigError`, naming the server and the field.
+
+Reprs never show a value that came from the environment: a stdio server's
+``command``, ``args`` and ``cwd`` are shown as written (``--token=${TOKEN}``),
+``env``, ``headers`` and ``auth`` not at all, and a URL without its userinfo and
+query values.
 """
 
 from __future__ import annotations
@@ -34,8 +40,9 @@ from typing import Annotated, Any, Literal, TypeAlias
 from langchain_core.language_models import BaseChatModel
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
 from langgraph_mcp.errors import MCPConfigError
 
 __all__ = [
@@ -64,9 +71,8 @@ DEFAULT_CALL_TIMEOUT = 300.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
 
 # Keys other clients write into their config files that mean nothing to us.
-_FOREIGN_KEYS = frozenset(
-    {"autoApprove", "alwaysAllow", "description", "gallery", "version", "envFile", "name"}
-)
+_FOREIGN_KEYS = frozenset({"autoApprove", "alwaysAllow", "description", "gallery", "version", "name"})
+_ENV_FILE = "envFile"
 _TRANSPORT_ALIASES = {
     "stdio": "stdio",
     "http": "http",
@@ -191,6 +197,10 @@ class _ServerBase(BaseModel):
             return self.output_handling
         return self.output_handling.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
 
+    def redactor(self) -> Redactor:
+        """What keeps this server's secrets out of messages and logs (see ``_redact.py``)."""
+        return Redactor()
+
     @field_validator("sampling_model")
     @classmethod
     def _model(cls, value: Any) -> Any:
@@ -210,7 +220,10 @@ class _ServerBase(BaseModel):
                 raise ValueError("each root is a path, a file:// URI or an object with a 'uri'")
             uri = str(uri)
             if not uri.startswith("file://"):
-                uri = Path(uri).expanduser().resolve().as_uri()
+                try:
+                    uri = Path(uri).expanduser().resolve().as_uri()
+                except (RuntimeError, OSError) as exc:  # ~nobody; (ValueError: a NUL) is reported
+                    raise ValueError(f"cannot resolve a root path: {exc}") from None
             roots.append({"uri": uri, "name": name} if name else {"uri": uri})
         return tuple(roots)
 
@@ -238,12 +251,62 @@ class StdioServerConfig(_ServerBase):
     cwd: str | None = None
     encoding: str = "utf-8"
 
+    # command / args / cwd as written, where ${VAR} expansion changed them (reprs show these).
+    _written: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            # Never split (quoting rules differ) and never echoed (it may hold a secret).
+            raise ValueError(
+                'must be a list with one string per argument (e.g. ["-y", "package"]), not one string'
+            )
+        return value
+
+    def shown(self, field: Literal["command", "args", "cwd"]) -> Any:
+        """``field`` as it may be shown in messages and logs: as written when ``${VAR}``
+        expansion changed it (the expanded value may hold a secret), else its value."""
+        return self._written.get(field, getattr(self, field))
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, self._written.get(name, value) if name else value
+
+    def redactor(self) -> Redactor:
+        """``env`` values become ``***``; expanded ``command`` / ``args`` / ``cwd`` show as written."""
+        shown = {}
+        for value, written in [
+            (self.command, self.shown("command")),
+            (self.cwd, self.shown("cwd")),
+            *zip(self.args, self.shown("args"), strict=False),
+        ]:
+            if value is not None and value != written:
+                shown[value] = written
+        return Redactor(self.env.values(), shown=shown)
+
+    def __eq__(self, other: object) -> bool:
+        # How a value was written does not make two configs different.
+        if not isinstance(other, StdioServerConfig):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # (a dict field: never hashable anyway)
+
 
 class _RemoteBase(_ServerBase):
     url: str = Field(min_length=1)
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     auth: Any = Field(default=None, repr=False)
     """An ``httpx2.Auth`` (e.g. the SDK's ``OAuthClientProvider``) or a ``(user, password)`` pair."""
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "url" else value
+
+    def redactor(self) -> Redactor:
+        """Header values, ``auth`` and the URL's userinfo, query values and fragment."""
+        return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth)], urls=[self.url])
 
     @field_validator("url")
     @classmethod
@@ -315,21 +378,27 @@ def _expand(text: str, server: str, field: str) -> str:
     return _VAR.sub(sub, text)
 
 
-def _expand_fields(raw: dict[str, Any], server: str) -> dict[str, Any]:
+def _expand_fields(raw: dict[str, Any], server: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``raw`` with ``${VAR}`` expanded, and the stdio fields expansion changed, as written."""
     out = dict(raw)
+    written: dict[str, Any] = {}
     for key in ("command", "cwd", "url"):
         if isinstance(out.get(key), str):
             out[key] = _expand(out[key], server, key)
+            if out[key] != raw[key] and key != "url":
+                written[key] = raw[key]
     if isinstance(out.get("args"), (list, tuple)):
         out["args"] = [
             _expand(a, server, f"args[{i}]") if isinstance(a, str) else a for i, a in enumerate(out["args"])
         ]
+        if out["args"] != list(raw["args"]):
+            written["args"] = tuple(raw["args"])
     for key in ("env", "headers"):
         if isinstance(out.get(key), Mapping):
             out[key] = {
                 k: _expand(v, server, f"{key}.{k}") if isinstance(v, str) else v for k, v in out[key].items()
             }
-    return out
+    return out, written
 
 
 def _field_name(loc: tuple[int | str, ...]) -> str:
@@ -342,7 +411,7 @@ def _field_name(loc: tuple[int | str, ...]) -> str:
     return "".join(parts) or "<server>"
 
 
-def _parse_server(name: str, raw: Any) -> ServerConfig | None:
+def _parse_server(name: str, raw: Any, folder: Path | None = None) -> ServerConfig | None:
     if isinstance(raw, _CONFIG_TYPES):
         return raw
     if isinstance(raw, (MCPServer, Server)):
@@ -362,6 +431,7 @@ def _parse_server(name: str, raw: Any) -> ServerConfig | None:
         return None
     for key in _FOREIGN_KEYS & data.keys():
         data.pop(key)
+    env_file = data.pop(_ENV_FILE, None)
     transport = _transport_name(name, data.pop("transport", None), "transport")
     kind = _transport_name(name, data.pop("type", None), "type")
     if transport is not None and kind is not None and transport != kind:
@@ -370,6 +440,12 @@ def _parse_server(name: str, raw: Any) -> ServerConfig | None:
     if transport is None:
         if "server" in data:
             transport = "in_process"
+        elif "command" in data and "url" in data:
+            raise MCPConfigError(
+                name,
+                "url",
+                "a server is either stdio ('command') or HTTP ('url'), not both: remove one of them",
+            )
         elif "command" in data:
             transport = "stdio"
         elif "url" in data:
@@ -381,10 +457,14 @@ def _parse_server(name: str, raw: Any) -> ServerConfig | None:
             raise MCPConfigError(
                 name, "command", "no 'command' (stdio) or 'url' (HTTP) given, and no 'transport'"
             )
-    data = _expand_fields(data, name)
+    data, written = _expand_fields(data, name)
+    if env_file is not None:
+        if transport != "stdio":
+            raise MCPConfigError(name, _ENV_FILE, "only a stdio server (one with a 'command') has an envFile")
+        data = _with_env_file(name, data, env_file, folder)
     model = _MODEL_BY_TRANSPORT[transport]
     try:
-        return model.model_validate(data)  # type: ignore[return-value]
+        config = model.model_validate(data)
     except ValidationError as exc:
         # A misspelt key explains a "missing" one: report unknown keys first.
         first = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
@@ -394,14 +474,118 @@ def _parse_server(name: str, raw: Any) -> ServerConfig | None:
             msg = _unknown_field_message(field, transport)
         more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
         raise MCPConfigError(name, field, msg + more) from None
+    if isinstance(config, StdioServerConfig):
+        config._written = written
+    return config  # type: ignore[return-value]
+
+
+def _with_env_file(server: str, data: dict[str, Any], env_file: Any, folder: Path | None) -> dict[str, Any]:
+    """``data`` with the variables of its ``envFile`` under its ``env`` (``env`` wins)."""
+    if not isinstance(env_file, str) or not env_file:
+        raise MCPConfigError(server, _ENV_FILE, "must be the path of a dotenv file (a string)")
+    path = Path(_expand(env_file, server, _ENV_FILE))
+    hint = "fix the path or create the file"
+    try:
+        path = path.expanduser()
+        if not path.is_absolute():
+            base = "the config file's folder" if folder else "the working directory"
+            hint += f" (a relative path is relative to {base})"
+            path = (folder or Path.cwd()) / path
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL, or not UTF-8
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise MCPConfigError(server, _ENV_FILE, f"cannot read {str(path)!r}: {reason}; {hint}") from None
+    try:
+        variables = _parse_dotenv(text)
+    except _DotenvError as exc:
+        raise MCPConfigError(server, _ENV_FILE, f"{path}:{exc.line}: {exc.problem}") from None
+    env = data.get("env", {})
+    if not isinstance(env, Mapping):
+        return data  # validation reports the bad 'env'
+    return {**data, "env": {**variables, **env}}
+
+
+class _DotenvError(ValueError):
+    def __init__(self, line: int, problem: str) -> None:
+        self.line = line
+        self.problem = problem
+        super().__init__(f"line {line}: {problem}")
+
+
+_DOTENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_DOTENV_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
+
+
+def _parse_dotenv(text: str) -> dict[str, str]:
+    """The variables of a dotenv file: ``KEY=VALUE`` lines, ``#`` comments, an optional
+    ``export`` prefix, values in single quotes (literal) or double quotes (``\\n``-style
+    escapes; may span lines), unquoted values ending at `` #``. Values are taken literally
+    (no ``${VAR}`` expansion). Raises ``ValueError`` naming the line (never its content)."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    variables: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        number, line = i + 1, lines[i].strip()
+        i += 1
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("export ", "export\t")):
+            line = line[len("export") :].lstrip()
+        key, equals, rest = line.partition("=")
+        key = key.strip()
+        if not equals or not _DOTENV_KEY.fullmatch(key):
+            raise _DotenvError(number, "expected KEY=VALUE")
+        rest = rest.strip()
+        if rest[:1] in ("'", '"'):
+            quote, body = rest[0], rest[1:]
+            while (end := _closing_quote(body, quote)) is None:
+                if i >= len(lines):
+                    raise _DotenvError(number, f"the value's {quote} quote is never closed")
+                body += "\n" + lines[i]
+                i += 1
+            after = body[end + 1 :].strip()
+            if after and not after.startswith("#"):
+                raise _DotenvError(number, "unexpected text after the closing quote")
+            value = body[:end]
+            if quote == '"':
+                value = re.sub(r"\\(.)", lambda m: _DOTENV_ESCAPES.get(m[1], m[0]), value)
+        elif rest.startswith("#"):
+            value = ""
+        else:
+            value = re.split(r"\s+#", rest, maxsplit=1)[0].strip()
+        variables[key] = value
+    return variables
+
+
+def _closing_quote(body: str, quote: str) -> int | None:
+    """Index of the quote that closes ``body`` (a backslash escapes in double quotes)."""
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\" and quote == '"':
+            index += 2
+            continue
+        if char == quote:
+            return index
+        index += 1
+    return None
 
 
 _ALL_FIELDS = frozenset().union(*(m.model_fields for m in _MODEL_BY_TRANSPORT.values()))
 
 
+_TRANSPORT_LABELS = {"stdio": "stdio", "http": "HTTP", "sse": "SSE", "in_process": "in-process"}
+
+
 def _unknown_field_message(field: str, transport: str | None = None) -> str:
     kind = f"a {transport} server" if transport else "any server"
     msg = f"unknown field for {kind}"
+    owners = [t for t, model in _MODEL_BY_TRANSPORT.items() if field in model.model_fields]
+    if owners:  # a field of another transport
+        if {"http", "sse"} <= set(owners):
+            owners = [t for t in owners if t != "sse"]
+        labels = " and ".join(_TRANSPORT_LABELS[t] for t in owners)
+        return f"{msg}: {field!r} belongs to {labels} servers"
     close = difflib.get_close_matches(field, sorted(_ALL_FIELDS), n=1)
     return f"{msg}; did you mean {close[0]!r}?" if close else msg
 
@@ -423,13 +607,15 @@ def _transport_name(server: str, value: Any, key: str) -> str | None:
     return canonical
 
 
-def _read_file(path: Path) -> Any:
+def _read_file(source: str | os.PathLike[str]) -> tuple[Any, Path]:
+    """The JSON in a config file, and the file's folder (symlinks kept)."""
     try:
+        path = Path(source).expanduser()
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MCPConfigError(None, None, f"cannot read config file {str(path)!r}: {exc}") from None
+    except (OSError, ValueError, RuntimeError) as exc:  # ValueError: a NUL; RuntimeError: ~nobody
+        raise MCPConfigError(None, None, f"cannot read config file {str(source)!r}: {exc}") from None
     try:
-        return json.loads(text)
+        return json.loads(text), Path(os.path.abspath(path)).parent
     except json.JSONDecodeError as exc:
         raise MCPConfigError(None, None, f"config file {str(path)!r} is not valid JSON: {exc}") from None
 
@@ -442,8 +628,7 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
     """
     folder: Path | None = None
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source).expanduser()
-        source, folder = _read_file(path), Path(os.path.abspath(path)).parent  # symlinks kept
+        source, folder = _read_file(source)
     elif isinstance(source, (MCPServer, Server)):
         name = source.name or "server"
         return {name: InProcessServerConfig(server=source)}
@@ -464,11 +649,13 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
     for name, raw in source.items():
         if not isinstance(name, str) or not name:
             raise MCPConfigError(str(name), "<name>", "server names must be non-empty strings")
-        parsed = _parse_server(name, raw)
+        parsed = _parse_server(name, raw, folder)
         if isinstance(parsed, StdioServerConfig) and folder and parsed.cwd:
-            parsed = parsed.model_copy(
-                update={"cwd": os.path.normpath(folder / Path(parsed.cwd).expanduser())}
-            )
+            try:
+                cwd = Path(parsed.cwd).expanduser()
+            except RuntimeError as exc:  # ~nobody
+                raise MCPConfigError(name, "cwd", str(exc)) from None
+            parsed = parsed.model_copy(update={"cwd": os.path.normpath(folder / cwd)})
         if parsed is not None:
             servers[name] = parsed
     return servers

@@ -6,7 +6,8 @@ A request to a server fails in one of four ways, each its own type, raised by th
 layer (``pool.connection(name)``):
 
 * :class:`MCPConnectionError`: the server could not be started or reached, or the connection
-  died (the outcome of a request in flight is unknown);
+  died (the outcome of a request in flight is unknown); :class:`MCPAuthenticationError`, one
+  kind of it: an HTTP server answered 401 or 403 (the request did not run);
 * :class:`MCPTimeoutError`: the request outran its limit on the client's own clock (the server
   was asked to cancel it);
 * :class:`MCPServerError`: the server answered with a JSON-RPC error (its code is kept, so a
@@ -22,11 +23,13 @@ as for a local tool, so the node's ``handle_tool_errors`` decides.
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Any
 
 from langchain_core.tools import ToolException
 
 __all__ = [
+    "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
     "MCPProtocolError",
@@ -34,6 +37,11 @@ __all__ = [
     "MCPTimeoutError",
     "MCPToolCallError",
 ]
+
+
+OUTCOME_UNKNOWN = "The call's outcome is unknown: the server may have run it."
+"""Said by an :class:`MCPConnectionError` for a request that was sent before the connection was
+lost (never for one that could not be sent, such as a failed connect)."""
 
 
 class MCPConfigError(ValueError):
@@ -65,6 +73,26 @@ class _ServerProblem(RuntimeError):
 
 class MCPConnectionError(_ServerProblem):
     """A server could not be started or reached, or its connection died."""
+
+
+class MCPAuthenticationError(MCPConnectionError):
+    """An HTTP server refused the credentials: it answered ``status`` (401 or 403), at connect
+    time or to a later request (which then did not run)."""
+
+    def __init__(self, server: str, status: int) -> None:
+        self.status = status
+        try:
+            phrase = f"{status} {HTTPStatus(status).phrase}"
+        except ValueError:
+            phrase = str(status)
+        super().__init__(
+            server,
+            f"the server refused the credentials (HTTP {phrase}); "
+            "check the 'headers' and 'auth' of its configuration",
+        )
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.status)
 
 
 class MCPTimeoutError(TimeoutError):

@@ -81,10 +81,24 @@ class MCPPool:
         self.remembered: dict[str, tuple[str, ...]] = {}
         """The MCP tool names each server offered the last time it was listed (kept while it
         cannot be reached, so its names stay reserved)."""
+        self._warned: set[str] = set()
+        # load_mcp_tools' tools, by reserved names: (tools_version, tools). Kept here, not in a
+        # weak map keyed by the pool: the tools refer to the pool, which would then never go.
+        self._tool_cache: dict[frozenset[str], tuple[Any, list[Any]]] = {}
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:
         return f"MCPPool(servers={list(self.servers)})"
+
+    def warn_once(self, log: logging.Logger, msg: str, *args: Any, key: str | None = None) -> None:
+        """Log a warning on ``log`` unless this pool has logged the same one already (the same
+        text, or the same ``key`` if given): warnings about what a listing holds would otherwise
+        repeat each time tools are listed again."""
+        key = f"{log.name}\0{key if key is not None else (msg % args if args else msg)}"
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        log.warning(msg, *args)
 
     def connection(self, server: str) -> ServerConnection:
         """The connection to ``server`` (its session, listing and calls)."""

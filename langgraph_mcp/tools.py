@@ -28,9 +28,9 @@ The call itself runs in ``_call.py``.
 """
 
 import contextvars
+import functools
 import json
 import logging
-import weakref
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
@@ -52,6 +52,7 @@ from langgraph_mcp._schema import ArgumentChecker, UnusableSchema, model_schema
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.catalog import CatalogEntry, build_catalog
+from langgraph_mcp.catalog import logger as catalog_logger
 from langgraph_mcp.config import OutputHandling
 from langgraph_mcp.content import convert_result, error_text
 from langgraph_mcp.errors import (
@@ -253,7 +254,8 @@ class MCPTool(StructuredTool):
                     ),
                 )
         except MCPConnectionError as exc:
-            return self._failure(f"{exc} The call's outcome is unknown.", tool_call_id, kind="connection")
+            # A request that was sent says its outcome is unknown; one that never was, does not.
+            return self._failure(str(exc), tool_call_id, kind="connection")
         except MCPTimeoutError as exc:
             return self._failure(
                 f"MCP tool {name!r} on server {server!r} timed out after {exc.seconds:g}s ({limit}); "
@@ -483,11 +485,6 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
     return built
 
 
-_cache: weakref.WeakKeyDictionary[MCPPool, dict[frozenset[str], tuple[Any, list[MCPTool]]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
     """The pool's tools as LangChain tools, in configuration and listing order.
 
@@ -498,10 +495,17 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
     tools appear as soon as it answers. ``reserved`` names (e.g. local tools) are never reused.
 
     Raises:
+        TypeError: ``pool`` is not an :class:`MCPPool` (wrap connections in ``MCPPool(...)``).
         MCPConnectionError: per the pool's ``on_connection_error``.
     """
+    if not isinstance(pool, MCPPool):
+        raise TypeError(
+            f"load_mcp_tools() takes an MCPPool, not a {type(pool).__name__}: wrap the connections "
+            "in MCPPool(...), e.g. `async with MCPPool(connections) as pool: "
+            "tools = await load_mcp_tools(pool)`"
+        )
     key = frozenset(reserved)
-    per_pool = _cache.setdefault(pool, {})
+    per_pool = pool._tool_cache
     cached = per_pool.get(key)
     if cached is not None and cached[0] == pool.tools_version():
         return cached[1]
@@ -513,6 +517,7 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         reserved=reserved,
         remembered=pool.remembered,
         previous={(t.server, t.mcp_name): t.name for t in cached[1]} if cached else None,
+        warn=functools.partial(pool.warn_once, catalog_logger),
     )
     previous = {(t.server, t.mcp_name, t.name): t for t in cached[1]} if cached else {}
     tools = []

@@ -5,7 +5,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal
@@ -133,6 +133,37 @@ def _no_sse_pings() -> Iterator[None]:
         EventSourceResponse.DEFAULT_PING_INTERVAL = before
 
 
+class BearerGate:
+    """ASGI middleware: HTTP requests reach ``app`` only with ``Authorization: Bearer <token>``;
+    others get ``status`` (401 or 403) and a JSON body, as an API gateway answers. Set ``token``
+    to another value at any time to revoke the one clients hold."""
+
+    def __init__(self, app: Any, token: str, status: int = 401) -> None:
+        self.app = app
+        self.token = token
+        self.status = status
+        self.refused = 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if given != f"Bearer {self.token}":
+                self.refused += 1
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": self.status,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer error="invalid_token"'),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b'{"error": "invalid_token"}'})
+                return
+        await self.app(scope, receive, send)
+
+
 @asynccontextmanager
 async def serve_in_loop(
     server: MCPServer[Any],
@@ -140,9 +171,10 @@ async def serve_in_loop(
     *,
     port: int = 0,
     keepalive: bool = True,
+    wrap: Callable[[Any], Any] | None = None,
 ) -> AsyncIterator[str]:
     """Serve ``server`` with uvicorn on this event loop (127.0.0.1; a free port unless ``port``
-    is given); yield its URL.
+    is given); yield its URL. ``wrap`` wraps the ASGI app (e.g. in a :class:`BearerGate`).
 
     ``keepalive=False`` stops the server's SSE streams from sending keep-alive pings (every 15 s
     by default), as many servers and proxies do: a client then sees no bytes at all while a
@@ -150,12 +182,13 @@ async def serve_in_loop(
     """
     if not keepalive:
         with _no_sse_pings():
-            async with serve_in_loop(server, transport, port=port) as url:
+            async with serve_in_loop(server, transport, port=port, wrap=wrap) as url:
                 yield url
         return
     sock = bind_socket("127.0.0.1", port)
     port = sock.getsockname()[1]
-    uv = make_uvicorn_server(make_app(server, transport))
+    app = make_app(server, transport)
+    uv = make_uvicorn_server(wrap(app) if wrap is not None else app)
     # A plain task (not a task group) so a fixture may enter and exit this in different tasks.
     serving = asyncio.ensure_future(uv.serve([sock]))
     try:

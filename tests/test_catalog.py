@@ -362,3 +362,29 @@ async def test_a_call_is_never_routed_to_another_server_while_its_own_is_down(tm
         )
         assert tool_results(out) == {"c3": "hi", "c4": "other:yo"}
         assert node.pool.connection("a").connects == 1
+
+
+async def test_each_catalog_warning_is_logged_once_per_pool(caplog: pytest.LogCaptureFixture) -> None:
+    from langgraph_mcp import MCPToolNode, ToolOptions
+    from tests.servers import demo
+
+    servers = {
+        "demo": {"server": demo.build_server(counters=demo.Counters()), "tools": ["add", "echo", "absent"]},
+        "twin": {"server": demo.build_server("twin", counters=demo.Counters()), "tools": ["echo"]},
+    }
+    async with MCPPool(servers) as pool:
+        nodes = [MCPToolNode(pool, tool_options={"no_such_tool": ToolOptions(hidden={})}) for _ in range(2)]
+        with caplog.at_level(logging.WARNING, logger="langgraph_mcp"):
+            for _ in range(3):
+                for node in nodes:
+                    await node.toolset.tools()
+                await pool.connection("demo").refresh_tools()  # a new listing: tools built again
+                await pool.connection("twin").refresh_tools()
+            other = MCPPool(servers)  # another pool warns for itself
+            await langgraph_mcp.load_mcp_tools(other)
+            await other.aclose()
+    texts = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    missing = [t for t in texts if "has no tool(s) absent" in t]
+    taken = [t for t in texts if "already taken" in t]
+    options = [t for t in texts if "no_such_tool" in t]
+    assert (len(missing), len(taken), len(options)) == (2, 2, 1), texts

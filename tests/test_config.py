@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.server.mcpserver import MCPServer
 
 from langgraph_mcp import (
@@ -18,6 +23,7 @@ from langgraph_mcp import (
     StdioServerConfig,
     load_connections,
 )
+from langgraph_mcp.config import _parse_dotenv
 
 SECRET = "s3cret-token-value"
 
@@ -494,3 +500,316 @@ def test_a_relative_cwd_in_a_config_file_is_relative_to_the_file(tmp_path: Path)
     }
     # A mapping has no folder of its own: its cwd is taken as written.
     assert getattr(load_connections(servers)["up"], "cwd", None) == ".."
+
+
+# --- what users get wrong -----------------------------------------------------------------------
+
+
+def test_args_given_as_one_string_is_refused_not_split() -> None:
+    err = config_error({"srv": {"command": "python", "args": "-m server"}})
+    assert (err.server, err.field) == ("srv", "args")
+    assert "a list" in err.reason
+    assert "-m server" not in err.reason and '"server"' not in err.reason  # not split, not echoed
+
+
+def test_args_string_never_echoes_its_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_KEY", SECRET)
+    for args in (f"--token={SECRET}", "--token=${LGMCP_KEY}"):
+        err = config_error({"srv": {"command": "python", "args": args}})
+        assert err.field == "args"
+        assert SECRET not in str(err)
+
+
+@pytest.mark.parametrize("order", ["command-first", "url-first"])
+def test_command_and_url_together_say_pick_one(order: str) -> None:
+    raw = {"command": "npx", "url": "https://h/mcp"}
+    if order == "url-first":
+        raw = {"url": "https://h/mcp", "command": "npx"}
+    err = config_error({"srv": raw})
+    assert err.server == "srv"
+    assert err.field in ("command", "url")
+    assert "stdio ('command') or HTTP ('url'), not both" in err.reason
+    assert "did you mean" not in err.reason
+
+
+@pytest.mark.parametrize(
+    ("raw", "field", "belongs"),
+    [
+        ({"transport": "http", "url": "https://h", "command": "npx"}, "command", "stdio"),
+        ({"transport": "sse", "url": "https://h", "env": {"A": "b"}}, "env", "stdio"),
+        ({"transport": "stdio", "command": "npx", "url": "https://h"}, "url", "HTTP"),
+        ({"command": "npx", "headers": {"A": "b"}}, "headers", "HTTP"),
+    ],
+)
+def test_a_field_of_the_other_transport_is_named_as_such(
+    raw: dict[str, Any], field: str, belongs: str
+) -> None:
+    err = config_error({"srv": raw})
+    assert (err.server, err.field) == ("srv", field)
+    assert "unknown field" in err.reason
+    assert f"'{field}' belongs to {belongs} servers" in err.reason
+    assert "did you mean" not in err.reason
+
+
+# --- envFile ------------------------------------------------------------------------------------
+
+DOTENV = """\
+# a comment
+PLAIN=plain value
+export EXPORTED=yes
+DOUBLE="two words # not a comment"
+SINGLE='$HOME ${NOPE} \\n'
+ESCAPED="line1\\nline2 \\"quoted\\""
+INLINE=value # trailing comment
+EMPTY=
+  SPACED  =  padded
+MULTI="first
+second"
+"""
+
+
+def test_env_file_is_loaded_relative_to_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "server.env").write_text(DOTENV, encoding="utf-8")
+    path = tmp_path / "conf" / "mcp.json"
+    path.write_text(json.dumps({"servers": {"s": {"command": "x", "envFile": "server.env"}}}))
+    cfg = load_connections(path)["s"]
+    assert isinstance(cfg, StdioServerConfig)
+    assert cfg.env == {
+        "PLAIN": "plain value",
+        "EXPORTED": "yes",
+        "DOUBLE": "two words # not a comment",
+        "SINGLE": "$HOME ${NOPE} \\n",
+        "ESCAPED": 'line1\nline2 "quoted"',
+        "INLINE": "value",
+        "EMPTY": "",
+        "SPACED": "padded",
+        "MULTI": "first\nsecond",
+    }
+
+
+def test_env_file_in_a_mapping_is_relative_to_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("A=1\n", encoding="utf-8")
+    cfg = load_connections({"s": {"command": "x", "envFile": ".env"}})["s"]
+    assert cfg.env == {"A": "1"}  # type: ignore[union-attr]
+
+
+def test_explicit_env_wins_over_env_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_V", "from-environment")
+    env_file = tmp_path / "a.env"
+    env_file.write_text("A=file\nB=file\n", encoding="utf-8")
+    raw = {"command": "x", "envFile": str(env_file), "env": {"B": "${LGMCP_V}", "C": "explicit"}}
+    cfg = load_connections({"s": raw})["s"]
+    assert cfg.env == {"A": "file", "B": "from-environment", "C": "explicit"}  # type: ignore[union-attr]
+
+
+def test_env_file_path_expands_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_DIR", str(tmp_path))
+    (tmp_path / "x.env").write_text("A=1\n", encoding="utf-8")
+    cfg = load_connections({"s": {"command": "x", "envFile": "${LGMCP_DIR}/x.env"}})["s"]
+    assert cfg.env == {"A": "1"}  # type: ignore[union-attr]
+
+
+def test_env_file_values_are_not_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LGMCP_V", "expanded")
+    (tmp_path / "x.env").write_text("A=${LGMCP_V}\n", encoding="utf-8")
+    cfg = load_connections({"s": {"command": "x", "envFile": str(tmp_path / "x.env")}})["s"]
+    assert cfg.env == {"A": "${LGMCP_V}"}  # type: ignore[union-attr]
+
+
+def test_missing_env_file_names_server_field_and_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.env"
+    err = config_error({"srv": {"command": "x", "envFile": str(missing)}})
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert (
+        err.reason
+        == f"cannot read {str(missing)!r}: No such file or directory; fix the path or create the file"
+    )
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"srv": {"command": "x", "envFile": "nope.env"}}}))
+    err = config_error(path)
+    assert err.reason == (
+        f"cannot read {str(missing)!r}: No such file or directory; fix the path or create the file "
+        "(a relative path is relative to the config file's folder)"
+    )
+
+
+def test_unreadable_env_file(tmp_path: Path) -> None:
+    err = config_error({"srv": {"command": "x", "envFile": str(tmp_path)}})  # a folder
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert str(tmp_path) in err.reason
+
+
+def test_malformed_env_file_names_the_line_without_echoing_it(tmp_path: Path) -> None:
+    path = tmp_path / "bad.env"
+    path.write_text(f"A=1\nthis line has no equals sign {SECRET}\n", encoding="utf-8")
+    err = config_error({"srv": {"command": "x", "envFile": str(path)}})
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert f"{path}:2" in err.reason
+    assert SECRET not in str(err)
+    path.write_text(f'A="{SECRET}\n', encoding="utf-8")  # an unclosed quote
+    err = config_error({"srv": {"command": "x", "envFile": str(path)}})
+    assert f"{path}:1" in err.reason and "quote" in err.reason
+    assert SECRET not in str(err)
+
+
+def test_env_file_must_be_a_string() -> None:
+    err = config_error({"srv": {"command": "x", "envFile": [".env"]}})
+    assert (err.server, err.field) == ("srv", "envFile")
+
+
+def test_env_file_on_an_http_server_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.env").write_text("A=1\n", encoding="utf-8")
+    err = config_error({"srv": {"url": "https://h", "envFile": str(tmp_path / "x.env")}})
+    assert (err.server, err.field) == ("srv", "envFile")
+    assert "stdio" in err.reason
+
+
+def test_env_file_values_stay_out_of_reprs(tmp_path: Path) -> None:
+    (tmp_path / "x.env").write_text(f"TOKEN={SECRET}\n", encoding="utf-8")
+    loaded = load_connections({"s": {"command": "x", "envFile": str(tmp_path / "x.env")}})
+    assert SECRET not in repr(loaded)
+
+
+# --- what reprs show ----------------------------------------------------------------------------
+
+
+def test_expanded_stdio_values_stay_out_of_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph_mcp import MCPPool
+
+    monkeypatch.setenv("LGMCP_KEY", SECRET)
+    raw = {
+        "command": "/opt/${LGMCP_KEY}/srv",
+        "args": ["--token=${LGMCP_KEY}", "--verbose"],
+        "cwd": "/srv/${LGMCP_KEY}",
+        "env": {"TOKEN": "${LGMCP_KEY}"},
+    }
+    loaded = load_connections({"s": raw})
+    cfg = loaded["s"]
+    assert isinstance(cfg, StdioServerConfig)
+    assert cfg.args == (f"--token={SECRET}", "--verbose")  # the child still gets the value
+    for text in (repr(loaded), str(cfg), repr(MCPPool(loaded)), repr(MCPPool(loaded).connection("s"))):
+        assert SECRET not in text
+    # What was written is shown instead.
+    assert "--token=${LGMCP_KEY}" in repr(cfg)
+    assert "'--verbose'" in repr(cfg)
+    assert "/opt/${LGMCP_KEY}/srv" in repr(cfg)
+
+
+def test_literal_stdio_values_are_shown_as_written() -> None:
+    cfg = load_connections({"s": {"command": "npx", "args": ["-y", "pkg"]}})["s"]
+    assert "command='npx'" in repr(cfg) and "args=('-y', 'pkg')" in repr(cfg)
+    assert cfg == StdioServerConfig(command="npx", args=("-y", "pkg"))
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+FIELDS = sorted(
+    {
+        *StdioServerConfig.model_fields,
+        *HTTPServerConfig.model_fields,
+        *SSEServerConfig.model_fields,
+        "type",
+        "disabled",
+        "envFile",
+        "autoApprove",
+        "comand",
+    }
+)
+# Text made of pieces that mean something to the loader (variables, paths, URLs), and plain text.
+PIECES = ["${", "}", "LGMCP_SET", "LGMCP_UNSET", "env:", ":-", "~", "~nobody-x", "/", "..", ".", "\x00"]
+PIECES += [" ", "#", "=", "file://"]
+PIECES += ["http://", "https://", "h", "@", ":", "?", "stdio", "sse", "http", "-m"]
+texts = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=8).map("".join)
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | texts | st.text(max_size=20)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+# Mostly real field names, so that values reach the validators (and ${VAR} expansion).
+server_entries = st.dictionaries(st.sampled_from(FIELDS) | texts, json_values, max_size=6)
+sources = st.one_of(
+    texts,  # a path to a config file
+    json_values,
+    st.dictionaries(st.text(max_size=8), server_entries | json_values, max_size=4),
+    st.builds(lambda key, servers: {key: servers}, st.sampled_from(["mcpServers", "servers"]), json_values),
+    st.builds(
+        lambda key, servers: {key: servers},
+        st.sampled_from(["mcpServers", "servers"]),
+        st.dictionaries(st.text(max_size=8), server_entries, max_size=3),
+    ),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(source=sources)
+def test_loading_any_json_raises_only_config_errors(source: Any) -> None:
+    os.environ["LGMCP_SET"] = "value"
+    os.environ.pop("LGMCP_UNSET", None)
+    try:
+        with contextlib.chdir(EMPTY_FOLDER):  # relative paths (a str source, envFile) resolve here
+            loaded = load_connections(source)
+    except MCPConfigError as exc:
+        assert str(exc)
+        return
+    finally:
+        os.environ.pop("LGMCP_SET", None)
+    assert all(isinstance(name, str) and name for name in loaded)
+    repr(loaded)  # every loaded config can be shown
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    field=st.sampled_from(["cwd", "roots", "envFile", "command", "args", "url", "env"]),
+    value=texts | st.lists(texts, max_size=2),
+    from_file=st.booleans(),
+)
+def test_any_path_or_variable_text_loads_or_raises_a_config_error(
+    field: str, value: Any, from_file: bool
+) -> None:
+    entry = {"command": "x", field: value} if field != "url" else {"url": value}
+    source: Any = {"mcpServers": {"s": entry}}
+    os.environ["LGMCP_SET"] = "value"
+    try:
+        with contextlib.chdir(EMPTY_FOLDER):
+            if from_file:
+                path = EMPTY_FOLDER / "mcp.json"
+                path.write_text(json.dumps(source), encoding="utf-8")
+                source = path
+            load_connections(source)
+    except MCPConfigError as exc:
+        assert exc.server == "s"
+    finally:
+        os.environ.pop("LGMCP_SET", None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200))
+def test_any_env_file_text_parses_or_names_a_line(text: str) -> None:
+    try:
+        variables = _parse_dotenv(text)
+    except ValueError as exc:
+        assert str(exc).startswith("line ")
+        return
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in variables.items())
+
+
+env_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(variables=st.dictionaries(env_keys, st.text(max_size=30), max_size=6), export=st.booleans())
+def test_env_file_values_in_double_quotes_round_trip(variables: dict[str, str], export: bool) -> None:
+    def quoted(value: str) -> str:
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+        return f'"{escaped}"'
+
+    text = "".join(f"{'export ' if export else ''}{k}={quoted(v)}\n# note\n" for k, v in variables.items())
+    assert _parse_dotenv(text) == variables
+
+
+EMPTY_FOLDER = Path(tempfile.mkdtemp(prefix="lgmcp-config-props-"))

@@ -19,7 +19,7 @@ import pytest
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, load_mcp_tools
 from tests.conftest_servers import http_server_process, serve_in_loop, spawn_http_server, stdio_params
 from tests.helpers import call, gated_demo, pid_alive, server_stats, spawned_pids, tools_by_name
-from tests.servers import demo, other
+from tests.servers import broken, demo, other
 
 
 async def test_one_session_for_many_calls(demo_config: dict[str, Any], pid_dir: Path) -> None:
@@ -744,3 +744,70 @@ def test_restart_policy_is_validated() -> None:
         MCPPool({"flaky": {"command": "x", "restart": {"max_attempts": 0}}})
     with pytest.raises(MCPConfigError, match=r"'flaky'.*restart\.attempts"):
         MCPPool({"flaky": {"command": "x", "restart": {"attempts": 2}}})
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_unknown_outcome_is_said_apart_from_stderr_and_only_once_sent(
+    tmp_path: Path, protocol: str
+) -> None:
+    marker = tmp_path / "crashed"
+    config = {
+        **stdio_params("broken", "--mode", "crash-on-call", env={"BROKEN_MARKER": str(marker)}),
+        "protocol": protocol,
+    }
+    async with MCPPool({"broken": config}) as pool:
+        crash = (await tools_by_name(pool))["crash"]
+        lost = await call(crash, call_id="c1")
+        assert lost.status == "error" and isinstance(lost.content, str)
+        said, _, stderr = lost.content.partition("\nlast lines of the server's stderr:\n")
+        assert said == (
+            "MCP server 'broken': the connection was lost during the call to 'crash'. "
+            "The call's outcome is unknown: the server may have run it."
+        )
+        assert stderr.splitlines() == [f"  {line}" for line in broken.CRASH_LINES]
+        # The server now fails at startup. With the 2025-11-25 handshake, the next call fails to
+        # connect: nothing is sent, so nothing is unknown. (A 2026-07-28 session has no
+        # handshake: the request itself meets the dead server, and may have reached it.)
+        refused = await call(crash, call_id="c2")
+        assert refused.status == "error" and isinstance(refused.content, str)
+        said, _, stderr = refused.content.partition("\nlast lines of the server's stderr:\n")
+        assert stderr.splitlines() == [f"  {broken.STARTUP_ERROR}"]
+        if protocol == "legacy":
+            assert (
+                said == "MCP server 'broken': the server process exited before completing the MCP handshake"
+            )
+        else:
+            assert said.endswith("The call's outcome is unknown: the server may have run it.")
+
+
+async def test_a_missing_working_directory_is_named_not_the_command(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    async with MCPPool({"s": {**stdio_params("demo"), "cwd": str(missing)}}) as pool:
+        with pytest.raises(MCPConnectionError) as info:
+            await pool.start()
+    assert str(info.value) == f"MCP server 's': its working directory {str(missing)!r} (cwd) does not exist"
+
+
+async def test_start_errors_show_expanded_values_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "s3cret-folder"
+    folder.mkdir()
+    (folder / "server").write_text("not a program")  # not executable
+    monkeypatch.setenv("LGMCP_HIDDEN", str(folder))
+    servers = {
+        "missing": {"command": "${LGMCP_HIDDEN}/absent"},
+        "not_executable": {"command": "${LGMCP_HIDDEN}/server"},
+    }
+    async with MCPPool(servers) as pool:
+        errors = {}
+        for name in servers:
+            with pytest.raises(MCPConnectionError) as info:
+                await pool.connection(name).connect()
+            errors[name] = str(info.value)
+    assert errors == {
+        "missing": "MCP server 'missing': command '${LGMCP_HIDDEN}/absent' not found",
+        "not_executable": (
+            "MCP server 'not_executable': cannot run command '${LGMCP_HIDDEN}/server': Permission denied"
+        ),
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from langgraph.errors import GraphDrained, NodeTimeoutError
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.runtime import RunControl
 from langgraph.types import TimeoutPolicy
+from mcp.server.mcpserver import Context, MCPServer
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from tests.conftest_servers import stdio_params
@@ -266,3 +268,39 @@ async def test_direct_tool_call_without_a_graph_still_works_with_progress() -> N
     async with MCPPool({"demo": stdio_params("demo")}) as pool:
         message = await call((await tools_by_name(pool))["sleep"], {"seconds": 0.1})
         assert isinstance(message, ToolMessage) and message.content == "slept 0.1"
+
+
+async def test_every_mcp_log_level_maps_to_a_standard_python_level(caplog: pytest.LogCaptureFixture) -> None:
+    server = MCPServer("levels")
+
+    @server.tool()
+    async def log_each(ctx: Context) -> str:
+        """Log once at every MCP level."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for level in MCP_LEVELS:
+                await ctx.log(level, f"at {level}", logger_name="lv")
+        return "logged"
+
+    with caplog.at_level(logging.DEBUG, logger="langgraph_mcp.server.levels"):
+        async with MCPPool({"levels": {"server": server, "log_level": "debug"}}) as pool:
+            assert (await call((await tools_by_name(pool))["log_each"])).content == "logged"
+    records = {r.mcp_level: r for r in caplog.records if r.name == "langgraph_mcp.server.levels"}  # type: ignore[attr-defined]
+    assert list(records) == list(MCP_LEVELS)
+    assert {level: r.levelname for level, r in records.items()} == {
+        "debug": "DEBUG",
+        "info": "INFO",
+        "notice": "INFO",
+        "warning": "WARNING",
+        "error": "ERROR",
+        "critical": "CRITICAL",
+        "alert": "CRITICAL",
+        "emergency": "CRITICAL",
+    }
+    assert records["info"].getMessage() == "[lv] at info"
+    # Levels Python has no name for keep theirs in the text.
+    assert records["notice"].getMessage() == "notice: [lv] at notice"
+    assert records["emergency"].getMessage() == "emergency: [lv] at emergency"
+
+
+MCP_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

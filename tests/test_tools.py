@@ -286,3 +286,30 @@ async def test_result_breaking_the_output_schema_is_an_error() -> None:
         assert message.status == "error"
         assert message.content.startswith("MCP server 'liar' returned an invalid result for 'shape'")
         assert "'not a number' is not of type 'integer'" in message.content
+
+
+@pytest.mark.parametrize(
+    "given",
+    [{"demo": {"command": "npx"}}, [{"command": "npx"}], "mcp.json"],
+    ids=["dict", "list", "path"],
+)
+async def test_load_mcp_tools_wants_a_pool(given: Any) -> None:
+    with pytest.raises(TypeError) as info:
+        await load_mcp_tools(given)
+    message = str(info.value)
+    assert "MCPPool(...)" in message
+    assert type(given).__name__ in message
+
+
+async def test_a_pool_whose_tools_were_loaded_can_be_collected() -> None:
+    import gc
+    import weakref
+
+    pool = MCPPool({"demo": {"server": demo.build_server(counters=demo.Counters())}})
+    tools = await load_mcp_tools(pool)
+    assert tools
+    await pool.aclose()
+    gone = weakref.ref(pool)
+    del pool, tools
+    gc.collect()
+    assert gone() is None  # nothing (no cache of its tools) keeps it, its configs and secrets alive

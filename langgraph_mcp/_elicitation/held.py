@@ -30,7 +30,7 @@ from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp._session import CallClock, CallSink, LoopScope, ServerConnection
-from langgraph_mcp.errors import MCPConnectionError, MCPProtocolError, MCPToolCallError
+from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPToolCallError
 from langgraph_mcp.progress import CallObserver
 
 __all__ = ["run_held"]
@@ -98,7 +98,9 @@ class HeldCall(CallSink):
                     "(elicitation_timeout); the call was cancelled",
                     kind="timeout",
                 )
-            raise MCPConnectionError(self.connection.name, f"the call to {name!r} was stopped")
+            raise MCPConnectionError(
+                self.connection.name, f"the call to {name!r} was stopped. {OUTCOME_UNKNOWN}"
+            )
         finally:
             # A question still waiting is not answered here: the server cancels its own request
             # when the call is cancelled, and elicitation_timeout bounds it otherwise.

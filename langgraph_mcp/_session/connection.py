@@ -40,9 +40,11 @@ from langgraph_mcp._session.limits import FairLimiter
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
-from langgraph_mcp._session.transports import TransportKind, describe
+from langgraph_mcp._session.transports import TransportKind, describe, http_statuses, refusal
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import (
+    OUTCOME_UNKNOWN,
+    MCPAuthenticationError,
     MCPConnectionError,
     MCPProtocolError,
     MCPServerError,
@@ -62,16 +64,19 @@ _ROUND: TypeAdapter[Round] = TypeAdapter(types.CallToolResult | types.InputRequi
 _MAX_PAGES = 1000
 _LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 _TRANSPORT_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError)
+# MCP's (syslog's) eight levels on Python's standard five: handlers, filters and formatters
+# know only those. The three without a Python name keep theirs in the text.
 _PYTHON_LEVELS = {
     "debug": logging.DEBUG,
     "info": logging.INFO,
-    "notice": logging.INFO + 5,
+    "notice": logging.INFO,
     "warning": logging.WARNING,
     "error": logging.ERROR,
     "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL + 5,
-    "emergency": logging.CRITICAL + 10,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
+_UNNAMED_LEVELS = frozenset({"notice", "alert", "emergency"})
 _CLOSE_GRACE = 2.0
 _TRANSPORT_HEADERS = frozenset(
     {"accept", "connection", "content-length", "content-type", "host", "last-event-id", "transfer-encoding"}
@@ -132,6 +137,8 @@ class ServerConnection:
         self._by_name: dict[str, types.Tool] = {}
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
         self._warned_headers: set[str] = set()
+        self.redact = config.redactor()
+        """Removes this server's secrets from a text (every message built here passes it)."""
 
     def __repr__(self) -> str:
         where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"
@@ -287,7 +294,9 @@ class ServerConnection:
                 with anyio.fail_after(self.config.connect_timeout):
                     await client.set_logging_level(level)
         except (MCPError, TimeoutError) as exc:  # many servers do not implement logging/setLevel
-            logger.debug("MCP server %r: logging/setLevel %s refused: %s", self.name, level, describe(exc))
+            logger.debug(
+                "MCP server %r: logging/setLevel %s refused: %s", self.name, level, self.redact(describe(exc))
+            )
 
     async def _listen(self, client: Client) -> None:
         try:
@@ -295,7 +304,9 @@ class ServerConnection:
                 async for _event in sub:
                     self._tools_changed()
         except Exception as exc:  # a lost subscription must not end the session
-            logger.debug("MCP server %r: tools/list_changed subscription ended: %s", self.name, exc)
+            logger.debug(
+                "MCP server %r: tools/list_changed subscription ended: %s", self.name, self.redact(str(exc))
+            )
 
     # -- SDK callbacks (may run on the session's own tasks) ----------------------------------
 
@@ -303,12 +314,16 @@ class ServerConnection:
         if isinstance(message, types.ToolListChangedNotification):
             self._tools_changed()
         elif isinstance(message, Exception):
-            logger.debug("MCP server %r: transport reported %r", self.name, message)
+            logger.debug("MCP server %r: transport reported %s", self.name, self.redact(repr(message)))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """Log a server's log message (the record's ``mcp_level`` attribute keeps its MCP level)."""
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         text = f"[{params.logger}] {data}" if params.logger else data
-        self.logger.log(_PYTHON_LEVELS.get(params.level, logging.INFO), "%s", text)
+        if params.level in _UNNAMED_LEVELS:
+            text = f"{params.level}: {text}"
+        level = _PYTHON_LEVELS.get(params.level, logging.INFO)
+        self.logger.log(level, "%s", text, extra={"mcp_level": params.level})
         await self.router.log(params)
 
     async def _on_elicit(
@@ -374,36 +389,43 @@ class ServerConnection:
             cursor: str | None = None
             entries = 0
             try:
-                for _ in range(_MAX_PAGES):
-                    with anyio.fail_after(self.config.connect_timeout):
-                        # Read as sent, so that one malformed tool costs only itself.
-                        answer = await send_unchecked(
-                            client.session, "tools/list", {"cursor": cursor} if cursor else None
+                with http_statuses() as statuses:
+                    for _ in range(_MAX_PAGES):
+                        with anyio.fail_after(self.config.connect_timeout):
+                            # Read as sent, so that one malformed tool costs only itself.
+                            answer = await send_unchecked(
+                                client.session, "tools/list", {"cursor": cursor} if cursor else None
+                            )
+                        listed, next_cursor = self._tools_page(answer)
+                        page = [
+                            tool
+                            for i, raw in enumerate(listed)
+                            if (
+                                tool := vet_tool(
+                                    self.name, raw, position=entries + i, modern=self.era == MODERN
+                                )
+                            )
+                            is not None
+                        ]
+                        entries += len(listed)
+                        absorb_tool_listing(
+                            client.session,
+                            types.ListToolsResult(tools=page, next_cursor=next_cursor),
+                            complete=cursor is None and next_cursor is None,
                         )
-                    listed, next_cursor = self._tools_page(answer)
-                    page = [
-                        tool
-                        for i, raw in enumerate(listed)
-                        if (tool := vet_tool(self.name, raw, position=entries + i, modern=self.era == MODERN))
-                        is not None
-                    ]
-                    entries += len(listed)
-                    absorb_tool_listing(
-                        client.session,
-                        types.ListToolsResult(tools=page, next_cursor=next_cursor),
-                        complete=cursor is None and next_cursor is None,
-                    )
-                    tools.extend(page)
-                    cursor = next_cursor
-                    if not cursor:
-                        break
+                        tools.extend(page)
+                        cursor = next_cursor
+                        if not cursor:
+                            break
             except (MCPError, TimeoutError, OSError, *_TRANSPORT_ERRORS) as exc:
                 if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                     session.end()
                 if isinstance(exc, MCPError) and session.expired and exc.code == types.INVALID_REQUEST:
                     raise _SessionExpired(exc.code, exc.error.message) from exc
+                if (status := refusal(statuses)) is not None:
+                    raise MCPAuthenticationError(self.name, status) from exc
                 raise MCPConnectionError(
-                    self.name, f"tools/list failed: {describe(exc)}" + session.stderr_hint()
+                    self.name, self.redact(f"tools/list failed: {describe(exc)}") + session.stderr_hint()
                 ) from exc
             if version == self.tools_version and session is self.scope().owner.session:
                 self._tools = tools
@@ -560,32 +582,25 @@ class ServerConnection:
         headers: Mapping[str, str] | None = None,
     ) -> Round:
         name = request.params.name
-        lost = f"the connection was lost during the call to {name!r}"
+        # Sent, then lost: the outcome is unknown (said before any stderr lines).
+        lost = f"the connection was lost during the call to {name!r}. {OUTCOME_UNKNOWN}"
+        statuses: list[int] = []
         try:
-            async with clock.running(), self._slot():
-                while True:
-                    async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
-                        with call_headers(client.session, headers):
-                            result = await client.session.send_request(
-                                request, _ROUND, progress_callback=progress
-                            )
-                    if not call.scope.cancelled_caught:
-                        return result
-                    if not call.resend:
-                        closed = f"the connection was closed during the call to {name!r}"
-                        raise MCPConnectionError(self.name, closed)
-                    # Cancelled so that its question can be tied to it: send it again, in turn.
+            with http_statuses() as statuses:
+                return await self._request(client, request, clock, sink, exclusive, progress, headers)
         except MCPError as exc:
+            if (status := refusal(statuses)) is not None:  # refused: the request did not run
+                raise MCPAuthenticationError(self.name, status) from exc
             if exc.code == types.CONNECTION_CLOSED:
                 session.end()
                 await session.settle_stderr()
                 raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
             if session.expired and exc.code == types.INVALID_REQUEST:
                 raise _SessionExpired(exc.code, exc.error.message) from exc
-            raise MCPServerError(self.name, exc.code, exc.error.message, exc.error.data) from exc
+            raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()
-            raise MCPConnectionError(self.name, f"{lost}: {describe(exc)}") from exc
+            raise MCPConnectionError(self.name, self.redact(f"{lost} ({describe(exc)})")) from exc
         except ValidationError as exc:
             raise MCPProtocolError(
                 self.name, f"the answer to {name!r} is not a valid MCP result: {exc}"
@@ -596,6 +611,8 @@ class ServerConnection:
                 raise  # we were cancelled: let it propagate
             # The SDK cancelled the request because its transport failed under it.
             session.end()
+            if (status := refusal(statuses)) is not None:
+                raise MCPAuthenticationError(self.name, status) from None
             raise MCPConnectionError(self.name, lost) from None
 
     def _slot(self) -> AbstractAsyncContextManager[None]:
@@ -608,6 +625,31 @@ class ServerConnection:
         configurable = config.get("configurable") or {}
         key = configurable.get("thread_id") or config.get("run_id")
         return limiter.slot(key)
+
+    async def _request(
+        self,
+        client: Client,
+        request: types.CallToolRequest,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None,
+    ) -> Round:
+        name = request.params.name
+        async with clock.running(), self._slot():
+            while True:
+                async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
+                    with call_headers(client.session, headers):
+                        result = await client.session.send_request(
+                            request, _ROUND, progress_callback=progress
+                        )
+                if not call.scope.cancelled_caught:
+                    return result
+                if not call.resend:
+                    closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
+                    raise MCPConnectionError(self.name, closed)
+                # Cancelled so that its question can be tied to it: send it again, in turn.
 
     def _check_output(self, name: str, result: types.CallToolResult) -> None:
         tool = self.listed(name)

@@ -21,19 +21,23 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._redact import redact_url
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
     ClientFactory,
+    HTTPWatch,
     StderrTap,
     TransportKind,
     describe,
@@ -41,7 +45,7 @@ from langgraph_mcp._session.transports import (
     open_client,
 )
 from langgraph_mcp.config import HTTPServerConfig, ServerConfig, SSEServerConfig, StdioServerConfig
-from langgraph_mcp.errors import MCPConnectionError
+from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 
 __all__ = ["Session", "SessionOwner"]
 
@@ -61,6 +65,7 @@ class Session:
         self.transport: TransportKind | None = None
         self.alive = False
         self.stderr: StderrTap | None = None
+        self.http: HTTPWatch | None = None
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
         self.expired = False
@@ -127,6 +132,8 @@ class SessionOwner:
         self._retry_delay = config.restart.backoff
         self._failures = 0
         self._given_up: MCPConnectionError | None = None
+        self._redact = config.redactor()
+        self._redact.watch_library_logs()
 
     @property
     def session(self) -> Session | None:
@@ -232,6 +239,8 @@ class SessionOwner:
                 if isinstance(self.config, StdioServerConfig):
                     session.stderr = StderrTap(self.name)
                     await session.stderr.start()
+                elif isinstance(self.config, (HTTPServerConfig, SSEServerConfig)):
+                    session.http = HTTPWatch(session.end)
                 opened = await open_client(
                     stack,
                     self.name,
@@ -240,6 +249,7 @@ class SessionOwner:
                     on_end=session.end,
                     stderr=session.stderr,
                     on_expired=lambda: self._expired(session),
+                    watch=session.http,
                 )
                 session.client, session.transport = opened.client, opened.transport
                 session.hold_process(opened.process)
@@ -269,7 +279,7 @@ class SessionOwner:
                 else:
                     session.ready.set_exception(self._connect_error(exc, session))
             elif not isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
-                logger.warning("MCP server %r: connection ended: %s", self.name, describe(exc))
+                logger.warning("MCP server %r: connection ended: %s", self.name, self._redact(describe(exc)))
             if not isinstance(exc, Exception):
                 raise
         finally:
@@ -290,17 +300,36 @@ class SessionOwner:
         session.expire()
 
     def _connect_error(self, exc: BaseException, session: Session) -> MCPConnectionError:
-        reason = describe(exc)
+        """What a failed connect raises: the reason in the user's terms (a refused credential, a
+        missing command), never a secret; the stdio server's last stderr lines after it."""
         config = self.config
         found = leaves(exc)
+        reason = describe(exc)
         if isinstance(config, StdioServerConfig):
-            if any(isinstance(leaf, FileNotFoundError) for leaf in found):
-                reason = f"command {config.command!r} not found"
+            missing = [leaf for leaf in found if isinstance(leaf, FileNotFoundError)]
+            if missing and config.cwd is not None and not os.path.isdir(config.cwd):
+                reason = f"its working directory {config.shown('cwd')!r} (cwd) does not exist"
+            elif missing:
+                reason = f"command {config.shown('command')!r} not found"
             elif any(isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED for leaf in found):
                 reason = "the server process exited before completing the MCP handshake"
+            elif oserror := next(
+                (leaf for leaf in found if isinstance(leaf, OSError) and leaf.strerror), None
+            ):
+                reason = f"cannot run command {config.shown('command')!r}: {oserror.strerror}"
         elif isinstance(config, (HTTPServerConfig, SSEServerConfig)):
-            reason = f"cannot connect to {config.url}: {reason}"
-        return MCPConnectionError(self.name, reason + session.stderr_hint())
+            status = next(
+                (
+                    leaf.response.status_code
+                    for leaf in found
+                    if isinstance(leaf, httpx2.HTTPStatusError) and leaf.response.status_code in (401, 403)
+                ),
+                session.http.refused if session.http is not None else None,
+            )
+            if status is not None:
+                return MCPAuthenticationError(self.name, status)
+            reason = f"cannot connect to {redact_url(config.url)}: {reason}"
+        return MCPConnectionError(self.name, self._redact(reason) + session.stderr_hint())
 
     async def aclose(self) -> None:
         """Stop the owner task and wait for the session (and any child process) to end. Runs on

@@ -9,17 +9,20 @@
 
 HTTP transports get no read timeout: a request may run as long as its call's own limit allows
 (see ``clock.py``), and an idle notification stream may stay open for hours. Connecting,
-writing and pool waits are bounded (30 s).
+writing and pool waits are bounded (30 s). An :class:`HTTPWatch` sees every HTTP response: the
+SDK turns a 401 or 403 into a generic JSON-RPC error (or, over SSE, a dead session), so the
+status is kept for the session layer to say that the server refused the credentials.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any, Literal, TextIO, TypeAlias, cast
 
 import anyio
@@ -43,7 +46,18 @@ from langgraph_mcp.config import (
     StdioServerConfig,
 )
 
-__all__ = ["ClientFactory", "Opened", "StderrTap", "TransportKind", "describe", "leaves", "open_client"]
+__all__ = [
+    "ClientFactory",
+    "HTTPWatch",
+    "Opened",
+    "StderrTap",
+    "TransportKind",
+    "describe",
+    "http_statuses",
+    "leaves",
+    "open_client",
+    "refusal",
+]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -53,6 +67,71 @@ ClientFactory: TypeAlias = Callable[[Any], Client]
 
 _STDERR_TAIL = 20
 _HTTP_TIMEOUT = 30.0
+_REFUSALS = frozenset({401, 403})
+_statuses: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "langgraph_mcp_http_statuses", default=None
+)
+
+
+@contextmanager
+def http_statuses() -> Iterator[list[int]]:
+    """The HTTP statuses answering the requests sent from this context, in order (the SDK sends
+    each request from a task that copies the sender's context)."""
+    seen: list[int] = []
+    token = _statuses.set(seen)
+    try:
+        yield seen
+    finally:
+        _statuses.reset(token)
+
+
+def refusal(statuses: list[int]) -> int | None:
+    """401 or 403 when the last response was one (a refusal followed by a success, as after an
+    OAuth refresh, is none)."""
+    return statuses[-1] if statuses and statuses[-1] in _REFUSALS else None
+
+
+class HTTPWatch:
+    """Sees every HTTP response of one session (an httpx2 response hook): records the statuses
+    for :func:`http_statuses` and the last refusal (for a failed connect); over SSE, a message
+    POST that fails ends the session (the SDK's SSE writer stops for good, so the requests
+    waiting on it would otherwise wait for their timeout)."""
+
+    def __init__(self, on_broken: Callable[[], None]) -> None:
+        self.refused: int | None = None
+        self._on_broken = on_broken
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        status = response.status_code
+        seen = _statuses.get()
+        if seen is not None:
+            seen.append(status)
+        if status in _REFUSALS:
+            self.refused = status
+        elif status < 400:
+            self.refused = None
+
+    async def on_sse_response(self, response: httpx2.Response) -> None:
+        await self.on_response(response)
+        if response.request.method == "POST" and response.status_code >= 400:
+            self._on_broken()
+
+    def client_factory(self) -> Any:
+        """An SDK ``McpHttpClientFactory`` for ``sse_client`` whose clients report here."""
+
+        def make(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                headers=headers,
+                timeout=timeout if timeout is not None else httpx2.Timeout(_HTTP_TIMEOUT, read=None),
+                auth=auth,
+                event_hooks={"response": [self.on_sse_response]},
+            )
+
+        return make
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -209,13 +288,15 @@ async def open_client(
     on_end: Callable[[], None],
     stderr: StderrTap | None,
     on_expired: Callable[[], None] | None = None,
+    watch: HTTPWatch | None = None,
 ) -> Opened:
     """Open ``config``'s transport and enter a ``Client`` on it (both closed by ``stack``).
 
     ``on_end`` is called when the transport's read stream ends; ``stderr`` (stdio only) receives
-    the child's stderr. ``on_expired`` (streamable HTTP) is called when the server answers a
-    request that carries a session id with HTTP 404: the server no longer knows the session (it
-    restarted, or expired it), and the spec says to open a new one.
+    the child's stderr; ``watch`` (HTTP and SSE) sees every HTTP response. ``on_expired``
+    (streamable HTTP) is called when the server answers a request that carries a session id with
+    HTTP 404: the server no longer knows the session (it restarted, or expired it), and the spec
+    says to open a new one.
     """
 
     def client_for(target: Any) -> Client:
@@ -246,8 +327,10 @@ async def open_client(
             return Opened(client, "stdio", spawned[0] if spawned else None)  # (none: an unknown SDK)
         finally:
             stderr.spawned()
+    if watch is None:
+        watch = HTTPWatch(on_end)
     if isinstance(config, SSEServerConfig):
-        return Opened(await stack.enter_async_context(client_for(_sse(config))), "sse")
+        return Opened(await stack.enter_async_context(client_for(_sse(config, watch))), "sse")
     assert isinstance(config, HTTPServerConfig)
 
     async def session_gone(response: httpx2.Response) -> None:
@@ -263,7 +346,7 @@ async def open_client(
         headers=dict(config.headers) or None,
         auth=config.auth,
         timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=None),
-        event_hooks={"response": [session_gone]},
+        event_hooks={"response": [watch.on_response, session_gone]},
     )
     await stack.enter_async_context(http)
     try:
@@ -273,13 +356,15 @@ async def open_client(
             stack.push_async_exit(attempt.pop_all())
             return Opened(client, "http")
     except Exception as exc:
+        if watch.refused is not None:  # refused, not SSE-only: asking again would not help
+            raise
         if not (config.sse_fallback and _maybe_sse_only(exc) and await _serves_sse(http, config.url)):
             raise
     logger.info("MCP server %r serves the old HTTP+SSE transport; using it", name)
-    return Opened(await stack.enter_async_context(client_for(_sse(config))), "sse")
+    return Opened(await stack.enter_async_context(client_for(_sse(config, watch))), "sse")
 
 
-def _sse(config: HTTPServerConfig | SSEServerConfig) -> Any:
+def _sse(config: HTTPServerConfig | SSEServerConfig, watch: HTTPWatch) -> Any:
     read_timeout = config.sse_read_timeout if isinstance(config, SSEServerConfig) else None
     return sse_client(
         config.url,
@@ -287,6 +372,7 @@ def _sse(config: HTTPServerConfig | SSEServerConfig) -> Any:
         timeout=_HTTP_TIMEOUT,
         # None: an idle event stream is never cut (the SDK's default cuts it after 300 s).
         sse_read_timeout=cast(float, read_timeout),
+        httpx_client_factory=watch.client_factory(),
         auth=config.auth,
     )
 
