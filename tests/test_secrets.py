@@ -136,13 +136,13 @@ async def test_no_secret_shows_anywhere(
         web_url = await stack.enter_async_context(
             serve_in_loop(demo.build_server("web", counters=demo.Counters()), wrap=web_wrap)
         )
-        connections = {
+        connections = {  # reachable servers first: the names of their tools do not depend on the others
             "local": local,
+            "web": remote(web_url, userinfo=False, auth=False, prefix="web_"),
             "gone": {"command": "/nonexistent/${LGMCP_SNTL_COMMAND}/server"},
             "down": remote(down_url, userinfo=True, auth=True),
             "refused": remote(refused_url, userinfo=True, auth=True, token="SNTL-header-1-wrong"),
             "sse": remote(sse_url, userinfo=False, auth=False, token="SNTL-header-1-wrong", transport="sse"),
-            "web": remote(web_url, userinfo=False, auth=False, prefix="web_"),
         }
         pool = MCPPool(connections, on_connection_error="warn")
         stack.push_async_callback(pool.aclose)
