@@ -34,8 +34,8 @@ from tests.servers._runner import run_cli
 
 Kind = Literal["mixed", "ascii"]
 _BLOCKS: dict[Kind, str] = {
-    "mixed": 'block {:09d}: plain ASCII, "quotes", back\\slash, tab\t, café, naïve, ✓, 😀, 日本語\n',
-    # Python keeps an ASCII str at one byte per character (the mixed text takes four).
+    "mixed": 'block {:09d}: plain ASCII, "quotes", back\\slash, tab\t, café, naïve, ✓, 日本語, ½\n',
+    # Python keeps an ASCII str at one byte per character (the mixed text takes two).
     "ascii": 'block {:09d}: plain ASCII, "quotes", back\\slash, tab\t, and more plain ASCII text\n',
 }
 
