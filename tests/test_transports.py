@@ -1,6 +1,7 @@
-"""HTTP transports have no hidden time limit: only the configured limits end a request.
+"""HTTP transports have no hidden limit: only the configured limits end a request, and a large
+result arrives.
 
-These tests run on an event loop whose clock is 200 times faster than the wall clock
+The time-limit tests run on an event loop whose clock is 200 times faster than the wall clock
 (``tests/clock.py``), with the fixture server on that same loop, so a request can stay open for
 longer than any default read timeout (the SDK's 300 s among them) in a few real seconds. The
 server sends no SSE keep-alive pings, as many servers and proxies do not: only the client's own
@@ -10,6 +11,7 @@ limits can end a quiet request.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import Any
 
 import pytest
@@ -20,7 +22,7 @@ from langgraph_mcp.elicitation import accept
 from tests.clock import run_dilated
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import ai, call, thread, tool_graph, tool_results, tools_by_name
-from tests.servers import asker, demo
+from tests.servers import asker, bulky, demo
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
 # Connecting takes a few real milliseconds, many loop seconds: keep connect_timeout out of the way.
@@ -100,3 +102,21 @@ def test_the_configured_limit_still_fires() -> None:
     assert out["status"] == "error"
     assert "timed out after 400s (server 'demo' timeout)" in out["content"]
     assert out["after"] == "2"
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_result_past_the_sdks_default_sse_event_size_arrives(protocol: str) -> None:
+    """The SDK caps an SSE event at 1 MiB by default; a call's result comes as one when the
+    server answers on an event stream (as it does for a call that may get progress), and a
+    larger one failed as a lost connection."""
+    async with (
+        serve_in_loop(bulky.build_server()) as url,
+        MCPPool({"bulky": {"url": url, "protocol": protocol}}) as pool,
+    ):
+        tools = await tools_by_name(pool)
+        length, digest = str((await call(tools["prepare"], {"mb": 5.0})).content).split()
+        message = await call(tools["bulky"], {"mb": 5.0})
+        assert message.status == "success", message.content
+        assert isinstance(message.content, str) and len(message.content) == int(length)
+        assert hashlib.sha256(message.content.encode()).hexdigest() == digest
+        assert pool.connection("bulky").connects == 1

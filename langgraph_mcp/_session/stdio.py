@@ -70,7 +70,8 @@ FLUSH_TIMEOUT = 0.5
 READ_AHEAD = 1 << 20
 """Bytes read from stdout and not yet taken by the session, beyond which reading pauses."""
 MAX_MESSAGE_BYTES = 256 << 20
-"""The longest line of stdout (one message) a server may send."""
+"""The longest message a server may send: a line of stdout (and an SSE event on streamable
+HTTP, see ``transports.py``)."""
 _PREVIEW = 80
 
 

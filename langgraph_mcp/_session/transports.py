@@ -10,7 +10,9 @@
 
 HTTP transports get no read timeout: a request may run as long as its call's own limit allows
 (see ``clock.py``), and an idle notification stream may stay open for hours. Connecting,
-writing and pool waits are bounded (30 s).
+writing and pool waits are bounded (30 s). Streamable HTTP takes a message (one SSE event) of
+up to ``MAX_MESSAGE_BYTES`` (256 MiB), as stdio does; the SDK's default, 1 MiB, failed larger
+tool results as a lost connection. (The SDK's old SSE transport keeps its 1 MiB.)
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._session.process import ServerProcess
-from langgraph_mcp._session.stdio import StdioParams, stdio_transport
+from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
@@ -259,7 +261,9 @@ async def open_client(
     await stack.enter_async_context(http)
     try:
         async with AsyncExitStack() as attempt:
-            transport = streamable_http_client(config.url, http_client=http)
+            transport = streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
+            )
             client = await attempt.enter_async_context(client_for(transport))
             stack.push_async_exit(attempt.pop_all())
             return Opened(client, "http")
