@@ -12,10 +12,9 @@ the SDK's own ``stdio_client`` does, and keeps its contract:
   WARNING, the rest at DEBUG; blank lines are skipped. The read stream ends when stdout ends
   (the child exited or closed it), or, logged as an error, when a line grows past
   ``MAX_MESSAGE_BYTES`` (256 MiB): memory stays bounded whatever a child writes.
-* Messages sent on the write stream are written to stdin one line each, one at a time: a send
-  returns once the previous message has been handed to the pipe, and the pipe holds at most
-  64 KiB beyond what the child has read (then writing waits for the child). A child that stops
-  reading therefore holds up senders, never memory.
+* Messages sent on the write stream are written to stdin one line each, one at a time: the
+  next one is taken once the child has read all but 64 KiB of the one before, so at most one
+  message waits in memory. A child that stops reading holds up senders, never memory.
 * Closing: stop reading (stdout is drained and dropped from then on, so a child blocked on a
   full pipe can exit), up to 0.5 s to flush the message being written, then close stdin and
   give the child 2 s to exit; then SIGTERM to its process group, SIGKILL to the group 2 s
@@ -23,7 +22,7 @@ the SDK's own ``stdio_client`` does, and keeps its contract:
   it has).
 
 Unlike the SDK's reader, which joins its whole buffer again for each chunk it reads (quadratic
-in a line's length: a 50 MB result took over a minute), a line is assembled once, in a
+in a line's length: a 50 MB result took about a minute), a line is assembled once, in a
 ``bytearray``, from the chunks that arrive; only new data is searched for the newline, and a
 complete line is decoded and parsed once. Reading pauses while 1 MiB read from the pipe waits
 for the session, so a client slower than the child bounds what is buffered. Memory for one
