@@ -11,9 +11,8 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-import mcp.client.stdio as _sdk_stdio
 import mcp_types as types
 from langgraph._internal._constants import (
     CONFIG_KEY_CALL,
@@ -31,8 +30,6 @@ from mcp.client._input_required import (
 from mcp.client.session import ClientSession
 from mcp.shared.dispatcher import CallOptions
 
-T = TypeVar("T")
-
 __all__ = [
     "TOOL_NODE_MEMBERS",
     "INPUT_ROUNDS_MAX",
@@ -46,7 +43,6 @@ __all__ = [
     "injected_args",
     "is_checkpointed",
     "is_resuming",
-    "recording_spawns",
     "send_unchecked",
     "task_scratchpad",
 ]
@@ -134,44 +130,6 @@ def is_resuming(conf: Mapping[str, Any] | None) -> bool:
     if scratchpad is None:
         return False
     return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None
-
-
-# -- the process of a stdio server -------------------------------------------------------------
-# ``stdio_client`` does not expose its child process. A session whose event loop ended without
-# closing it (its owner task died with the loop) would otherwise leave that child running, so
-# the SDK's process factory is wrapped once to hand what it started to whoever is listening
-# (``recording_spawns``) as a handle opened at once, before the child can end and its number
-# be reused. An SDK without that factory only loses this.
-
-_spawn_sink: contextvars.ContextVar[tuple[list[Any], Callable[[int], Any]] | None] = contextvars.ContextVar(
-    "langgraph_mcp_spawn_sink", default=None
-)
-_FACTORY = "_create_platform_compatible_process"
-_create_process: Any = getattr(_sdk_stdio, _FACTORY, None)
-if _create_process is not None and not getattr(_create_process, "_langgraph_mcp_recording", False):
-
-    async def _create_and_record(*args: Any, **kwargs: Any) -> Any:
-        process = await _create_process(*args, **kwargs)
-        listening = _spawn_sink.get()
-        if listening is not None:
-            sink, handle = listening
-            sink.append(handle(process.pid))
-        return process
-
-    _create_and_record._langgraph_mcp_recording = True  # type: ignore[attr-defined]
-    setattr(_sdk_stdio, _FACTORY, _create_and_record)
-
-
-@contextmanager
-def recording_spawns(handle: Callable[[int], T]) -> Iterator[list[T]]:
-    """Collects ``handle(pid)`` for each stdio server the SDK starts in this context, made as
-    soon as the process exists."""
-    sink: list[T] = []
-    token = _spawn_sink.set((sink, handle))
-    try:
-        yield sink
-    finally:
-        _spawn_sink.reset(token)
 
 
 # -- per-request HTTP headers ------------------------------------------------------------------

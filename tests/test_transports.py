@@ -1,6 +1,7 @@
-"""HTTP transports have no hidden time limit: only the configured limits end a request.
+"""HTTP transports have no hidden limit: only the configured limits end a request, and a large
+result arrives.
 
-These tests run on an event loop whose clock is 200 times faster than the wall clock
+The time-limit tests run on an event loop whose clock is 200 times faster than the wall clock
 (``tests/clock.py``), with the fixture server on that same loop, so a request can stay open for
 longer than any default read timeout (the SDK's 300 s among them) in a few real seconds. The
 server sends no SSE keep-alive pings, as many servers and proxies do not: only the client's own
@@ -10,6 +11,7 @@ limits can end a quiet request.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from tests.helpers import (
     tools_by_name,
     until,
 )
-from tests.servers import asker, demo
+from tests.servers import asker, bulky, demo
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
 # Connecting takes a few real milliseconds, many loop seconds: keep connect_timeout out of the way.
@@ -191,3 +193,21 @@ async def test_a_stdio_server_that_crashes_mid_call_is_restarted(protocol: str, 
         assert (after.status, after.content) == ("success", "4")
         assert pool.connection("demo").connects == 2
         assert len(spawned_pids(tmp_path)) == 2
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_result_past_the_sdks_default_sse_event_size_arrives(protocol: str) -> None:
+    """The SDK caps an SSE event at 1 MiB by default; a call's result comes as one when the
+    server answers on an event stream (as it does for a call that may get progress), and a
+    larger one failed as a lost connection."""
+    async with (
+        serve_in_loop(bulky.build_server()) as url,
+        MCPPool({"bulky": {"url": url, "protocol": protocol}}) as pool,
+    ):
+        tools = await tools_by_name(pool)
+        length, digest = str((await call(tools["prepare"], {"mb": 5.0})).content).split()
+        message = await call(tools["bulky"], {"mb": 5.0})
+        assert message.status == "success", message.content
+        assert isinstance(message.content, str) and len(message.content) == int(length)
+        assert hashlib.sha256(message.content.encode()).hexdigest() == digest
+        assert pool.connection("bulky").connects == 1

@@ -1,8 +1,9 @@
 """Opening a server's transport and the SDK ``Client`` on top of it.
 
-* stdio: the child gets the SDK's safe default environment plus its configured ``env``; its
-  stderr is forwarded line by line to the logger ``langgraph_mcp.server.<name>.stderr`` and
-  its last lines are kept for error messages; the end of its stdout ends the session at once.
+* stdio (``stdio.py``): the child gets the SDK's safe default environment plus its configured
+  ``env``; its stderr is forwarded line by line to the logger
+  ``langgraph_mcp.server.<name>.stderr`` and its last lines are kept for error messages; the
+  end of its stdout ends the session at once.
 * streamable HTTP, falling back to the old HTTP+SSE transport when the server only speaks that.
 * SSE.
 * in-process (an ``MCPServer`` or low-level ``Server`` object).
@@ -12,6 +13,9 @@ HTTP transports get no read timeout: a request may run as long as its call's own
 writing and pool waits are bounded (30 s). An :class:`HTTPWatch` sees every HTTP response: the
 SDK turns a 401 or 403 into a generic JSON-RPC error (or, over SSE, a dead session), so the
 status is kept for the session layer to say that the server refused the credentials.
+Streamable HTTP takes a message (one SSE event) of up to ``MAX_MESSAGE_BYTES`` (256 MiB), as
+stdio does; the SDK's default, 1 MiB, failed larger tool results as a lost connection. (The
+SDK's old SSE transport keeps its 1 MiB.)
 """
 
 from __future__ import annotations
@@ -30,14 +34,13 @@ import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
-from langgraph_mcp._compat import recording_spawns
 from langgraph_mcp._session.process import ServerProcess
+from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
@@ -308,23 +311,28 @@ async def open_client(
         return Opened(await stack.enter_async_context(client_for(config.server)), "in_process")
     if isinstance(config, StdioServerConfig):
         assert stderr is not None
-        params = StdioServerParameters(
+        params = StdioParams(
             command=config.command,
-            args=list(config.args),
-            env=dict(config.env) or None,
+            args=config.args,
+            env=config.env,
             cwd=config.cwd,
             encoding=config.encoding,
         )
+        spawned: list[ServerProcess] = []
         try:
-            transport = stdio_client(params, errlog=stderr.writer)
-            with recording_spawns(ServerProcess) as spawned:
-                try:
-                    client = await stack.enter_async_context(client_for(transport))
-                except BaseException:
-                    for process in spawned:  # the SDK has ended it; only the handle is left
-                        process.close()
-                    raise
-            return Opened(client, "stdio", spawned[0] if spawned else None)  # (none: an unknown SDK)
+            child = stdio_transport(
+                params,
+                server=name,
+                errlog=stderr.writer,
+                on_spawn=lambda pid: spawned.append(ServerProcess(pid)),
+            )
+            try:
+                client = await stack.enter_async_context(client_for(child))
+            except BaseException:
+                for process in spawned:  # the transport has ended it; only the handle is left
+                    process.close()
+                raise
+            return Opened(client, "stdio", spawned[0])
         finally:
             stderr.spawned()
     if watch is None:
@@ -351,7 +359,9 @@ async def open_client(
     await stack.enter_async_context(http)
     try:
         async with AsyncExitStack() as attempt:
-            transport = streamable_http_client(config.url, http_client=http)
+            transport = streamable_http_client(
+                config.url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
+            )
             client = await attempt.enter_async_context(client_for(transport))
             stack.push_async_exit(attempt.pop_all())
             return Opened(client, "http")
