@@ -40,7 +40,13 @@ from langgraph_mcp._session.limits import FairLimiter
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
-from langgraph_mcp._session.transports import TransportKind, describe, http_statuses, refusal
+from langgraph_mcp._session.transports import (
+    TransportKind,
+    describe,
+    http_statuses,
+    refusal,
+    server_failure,
+)
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
@@ -87,6 +93,11 @@ def _client_info() -> types.Implementation:
     from langgraph_mcp import __version__
 
     return types.Implementation(name=CLIENT_NAME, version=__version__)
+
+
+_SDK_HTTP_FAILURE = "Server returned an error response"
+"""What the SDK's streamable-HTTP client answers a request with when the server replied with an
+HTTP error status and no JSON-RPC error."""
 
 
 class _SessionExpired(Exception):
@@ -597,6 +608,14 @@ class ServerConnection:
                 raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
             if session.expired and exc.code == types.INVALID_REQUEST:
                 raise _SessionExpired(exc.code, exc.error.message) from exc
+            if (
+                exc.code == types.INTERNAL_ERROR
+                and exc.error.message == _SDK_HTTP_FAILURE
+                and (status := server_failure(statuses)) is not None
+            ):
+                # No answer from the server, only an HTTP error status standing in for one.
+                failed = f"the server answered HTTP {status} during the call to {name!r}. {OUTCOME_UNKNOWN}"
+                raise MCPConnectionError(self.name, failed) from exc
             raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()

@@ -94,6 +94,12 @@ def refusal(statuses: list[int]) -> int | None:
     return statuses[-1] if statuses and statuses[-1] in _REFUSALS else None
 
 
+def server_failure(statuses: list[int]) -> int | None:
+    """The 5xx status of the last response, if it was one: the server failed the request at the
+    HTTP level (it is shutting down, restarting, or overloaded), not with an answer of its own."""
+    return statuses[-1] if statuses and statuses[-1] >= 500 else None
+
+
 class HTTPWatch:
     """Sees every HTTP response of one session (an httpx2 response hook): records the statuses
     for :func:`http_statuses` and the last refusal (for a failed connect); over SSE, a message
