@@ -80,7 +80,8 @@ def build_catalog(
     servers that answered (a configured server missing from it could not be reached).
     ``reserved`` are names already taken (local tools); ``remembered[server]`` the MCP tool names
     an unreachable server listed before; ``previous[(server, mcp_name)]`` the name a tool was
-    exposed under before (kept while it is free). Warnings go to ``warn(msg, *args)`` (default:
+    exposed under before, for reachable and unreachable servers alike (kept while it is free; an
+    unreachable server's tools keep theirs reserved). Warnings go to ``warn(msg, *args)`` (default:
     this module's logger).
     """
     remembered = remembered or {}
@@ -103,7 +104,8 @@ def build_catalog(
         allowed = set(config.tools) if config.tools is not None else None
         excluded = set(config.exclude_tools)
         held[server] = {
-            safe_tool_name((config.prefix or "") + name)
+            # The name it was given before, if any: that is the name a call to it may carry.
+            previous.get((server, name)) or safe_tool_name((config.prefix or "") + name)
             for name in known
             if (allowed is None or name in allowed) and name not in excluded
         }

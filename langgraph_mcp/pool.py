@@ -85,6 +85,8 @@ class MCPPool:
         # load_mcp_tools' tools, by reserved names: (tools_version, tools). Kept here, not in a
         # weak map keyed by the pool: the tools refer to the pool, which would then never go.
         self._tool_cache: dict[frozenset[str], tuple[Any, list[Any]]] = {}
+        # load_mcp_tools' names, by reserved names: {(server, MCP tool name): exposed name}.
+        self._names: dict[frozenset[str], dict[tuple[str, str], str]] = {}
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:

@@ -511,14 +511,17 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         return cached[1]
     version = pool.tools_version()
     listings = await pool.list_all_tools()
+    names = pool._names.setdefault(key, {})
     entries = build_catalog(
         listings,
         pool.servers,
         reserved=reserved,
         remembered=pool.remembered,
-        previous={(t.server, t.mcp_name): t.name for t in cached[1]} if cached else None,
+        previous=names,
         warn=functools.partial(pool.warn_once, catalog_logger),
     )
+    # Every name ever given in this pool stays known, those of servers now unreachable included.
+    names.update({(e.server, e.tool.name): e.name for e in entries})
     previous = {(t.server, t.mcp_name, t.name): t for t in cached[1]} if cached else {}
     tools = []
     for entry in entries:

@@ -388,3 +388,21 @@ async def test_each_catalog_warning_is_logged_once_per_pool(caplog: pytest.LogCa
     taken = [t for t in texts if "already taken" in t]
     options = [t for t in texts if "no_such_tool" in t]
     assert (len(missing), len(taken), len(options)) == (2, 2, 1), texts
+
+
+def test_a_name_never_moves_to_another_server_when_one_goes_down_and_comes_back() -> None:
+    configs = {"a": cfg(), "b": cfg()}
+    memory: dict[tuple[str, str], str] = {}
+
+    def build(
+        listings: dict[str, list[str]], remembered: dict[str, list[str]] | None = None
+    ) -> dict[str, str]:
+        tools = {s: [tool(n) for n in ns] for s, ns in listings.items()}
+        entries = build_catalog(tools, configs, remembered=remembered, previous=memory)
+        memory.update({(e.server, e.tool.name): e.name for e in entries})
+        return {e.name: e.server for e in entries}
+
+    assert build({"a": ["search"], "b": ["search"]}) == {"search": "a", "b_search": "b"}
+    assert build({"a": ["search"]}, remembered={"b": ["search"]}) == {"search": "a"}  # b down
+    assert build({"a": ["search"], "b": ["search"]}) == {"search": "a", "b_search": "b"}  # b back
+    assert build({"b": ["search"]}, remembered={"a": ["search"]}) == {"b_search": "b"}  # a down
