@@ -372,27 +372,39 @@ class MCPTool(StructuredTool):
             return content, artifact
         overflow, where = handling.overflow, ""
         if overflow == "store":
-            stored = (
-                runtime is not None
-                and tool_call_id is not None
-                and await store_output(
-                    runtime,
-                    tool_call_id,
-                    full,
-                    server=self.server,
-                    tool=self.mcp_name,
-                    chunk=handling.max_chars,
+            try:
+                stored = (
+                    runtime is not None
+                    and tool_call_id is not None
+                    and await store_output(
+                        runtime,
+                        tool_call_id,
+                        full,
+                        server=self.server,
+                        tool=self.mcp_name,
+                        chunk=handling.max_chars,
+                    )
                 )
-            )
+            except Exception as exc:  # the store failed: the result, which ran, is kept anyway
+                logger.warning(
+                    "MCP tool %r of server %r: the store refused the full output (%s: %s); it is kept "
+                    "in the artifact instead",
+                    self.mcp_name,
+                    self.server,
+                    type(exc).__name__,
+                    exc,
+                )
+                stored = None
             if stored:
                 where = f"; read more with {READ_TOOL_NAME}(handle={tool_call_id!r}, offset={shown})"
             else:
-                logger.warning(
-                    "MCP tool %r of server %r: overflow 'store' needs a graph with a store and a tool "
-                    "call id; the full output is kept in the artifact instead",
-                    self.mcp_name,
-                    self.server,
-                )
+                if stored is not None:  # (a store that failed was reported above)
+                    logger.warning(
+                        "MCP tool %r of server %r: overflow 'store' needs a graph with a store and a "
+                        "tool call id; the full output is kept in the artifact instead",
+                        self.mcp_name,
+                        self.server,
+                    )
                 overflow = "artifact"
         if overflow == "artifact":
             artifact = {**artifact, "full_text": full}

@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langgraph.types import Command
 
 from langgraph_mcp import MCPConfigError, MCPPool, MCPToolNode
 from langgraph_mcp._session.limits import FairLimiter
+from langgraph_mcp.elicitation import accept
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import ai, call, json_content, thread, tool_graph, tools_by_name, until
 from tests.servers import demo
@@ -124,3 +126,44 @@ async def test_waiting_for_a_slot_counts_toward_the_timeout() -> None:
 def test_limit_is_validated() -> None:
     with pytest.raises(MCPConfigError, match=r"'demo'.*max_concurrent_calls"):
         MCPPool({"demo": {"command": "x", "max_concurrent_calls": 0}})
+
+
+async def test_calls_waiting_for_a_slot_when_the_session_dies_go_out_on_a_new_one() -> None:
+    """Limit 1: the running call kills its server; the calls that were waiting for the slot were
+    never sent, so they go out on the new session and succeed."""
+    config = {**stdio_params("demo"), "max_concurrent_calls": 1}
+    async with MCPPool({"demo": config}) as pool:
+        tools = await tools_by_name(pool)
+        limiter = pool.connection("demo").scope().limiter
+        assert limiter is not None
+        crash = asyncio.ensure_future(call(tools["exit_process"], {}, "crash"))
+        waiting = [asyncio.ensure_future(call(tools["add"], {"a": i, "b": 1}, f"c{i}")) for i in range(3)]
+        await until(lambda: limiter.waiting == 3 or crash.done())
+        assert (await crash).status == "error"
+        results = await asyncio.gather(*waiting)
+        assert [(m.status, m.content) for m in results] == [("success", str(i + 1)) for i in range(3)]
+        assert pool.connection("demo").connects == 2
+
+
+async def test_a_call_waiting_for_a_person_gives_its_slot_to_its_siblings() -> None:
+    """2025-11-25, limit 1: a call that asks a person gives its slot back, so the other call of the
+    same model turn runs at once (it does not wait, until its timeout, for a person who is only
+    asked once every call of the turn has settled)."""
+    config = {**stdio_params("asker"), "protocol": "legacy", "max_concurrent_calls": 1, "timeout": 20.0}
+    async with MCPToolNode({"asker": config}) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke(
+            {"messages": [ai(("delete_item", {"item": "a"}, "c1"), ("stats", {}, "c2"))]}, thread()
+        )
+        (pending,) = out["__interrupt__"]
+        done = {
+            m.tool_call_id: m
+            for m in (await graph.aget_state(thread())).values["messages"]
+            if isinstance(m, ToolMessage)
+        }
+        assert "c2" not in done  # the node's update waits for every call
+        yes = {r["key"]: accept({"ok": True}) for r in pending.value["requests"]}
+        out = await graph.ainvoke(Command(resume={pending.id: {"responses": yes}}), thread())
+        results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+        assert results["c1"].content == "deleted a ()"
+        assert results["c2"].status == "success", results["c2"].content

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,55 @@ async def test_a_result_past_the_sdks_default_sse_event_size_arrives(protocol: s
         assert isinstance(message.content, str) and len(message.content) == int(length)
         assert hashlib.sha256(message.content.encode()).hexdigest() == digest
         assert pool.connection("bulky").connects == 1
+
+
+class Forgetful:
+    """ASGI middleware that, once :meth:`forget` is called, answers the session ids it has seen so
+    far with HTTP 404 and a JSON-RPC error of code -32001 (as the TypeScript SDK's servers do for
+    an unknown session); new sessions pass."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: set[bytes] = set()
+        self.stale: set[bytes] = set()
+
+    def forget(self) -> None:
+        self.stale |= self.seen
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            sid = dict(scope["headers"]).get(b"mcp-session-id")
+            if sid is not None and sid in self.stale:
+                error = {"code": -32001, "message": "Session not found"}
+                body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 404,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+            if sid is not None:
+                self.seen.add(sid)
+        await self.app(scope, receive, send)
+
+
+async def test_a_session_the_server_forgot_is_renewed_whatever_error_code_it_answers() -> None:
+    gates: list[Forgetful] = []
+
+    def wrap(app: Any) -> Any:
+        gates.append(Forgetful(app))
+        return gates[-1]
+
+    async with (
+        serve_in_loop(demo.build_server(counters=demo.Counters()), wrap=wrap) as url,
+        MCPPool({"demo": {"url": url, "protocol": "legacy"}}) as pool,
+    ):
+        tools = await tools_by_name(pool)
+        assert (await call(tools["add"], {"a": 1, "b": 1})).content == "2"
+        gates[0].forget()
+        after = await call(tools["add"], {"a": 2, "b": 2}, "c2")
+        assert (after.status, after.content) == ("success", "4")
+        assert pool.connection("demo").connects == 2

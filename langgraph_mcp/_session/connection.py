@@ -36,7 +36,7 @@ from referencing.exceptions import Unresolvable
 from langgraph_mcp._compat import absorb_tool_listing, call_headers, send_unchecked
 from langgraph_mcp._schema import schema_validator, vet_tool
 from langgraph_mcp._session.clock import CallClock
-from langgraph_mcp._session.limits import FairLimiter
+from langgraph_mcp._session.limits import FairLimiter, Slot
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
@@ -98,6 +98,13 @@ def _client_info() -> types.Implementation:
 _SDK_HTTP_FAILURE = "Server returned an error response"
 """What the SDK's streamable-HTTP client answers a request with when the server replied with an
 HTTP error status and no JSON-RPC error."""
+
+
+_MAX_UNSENT = 3
+
+
+class _NotSent(Exception):
+    """The session ended while a call waited for its turn to be sent: it may go on a new one."""
 
 
 class _SessionExpired(Exception):
@@ -431,7 +438,7 @@ class ServerConnection:
             except (MCPError, TimeoutError, OSError, *_TRANSPORT_ERRORS) as exc:
                 if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
                     session.end()
-                if isinstance(exc, MCPError) and session.expired and exc.code == types.INVALID_REQUEST:
+                if isinstance(exc, MCPError) and session.expired and statuses[-1:] == [404]:
                     raise _SessionExpired(exc.code, exc.error.message) from exc
                 if (status := refusal(statuses)) is not None:
                     raise MCPAuthenticationError(self.name, status) from exc
@@ -531,9 +538,20 @@ class ServerConnection:
             )
         )
         resent = renewed = False
+        unsent = 0
         while True:
             try:
                 result = await self._send(session, client, request, clock, sink, exclusive, progress, headers)
+            except _NotSent:
+                unsent += 1
+                if unsent > _MAX_UNSENT:
+                    raise MCPConnectionError(
+                        self.name, "the session kept ending before the call could be sent"
+                    ) from None
+                session = await self._session()
+                client = session.client
+                assert client is not None
+                continue
             except _SessionExpired as exc:
                 if renewed:
                     raise MCPServerError(self.name, exc.code, exc.message) from None
@@ -598,16 +616,18 @@ class ServerConnection:
         statuses: list[int] = []
         try:
             with http_statuses() as statuses:
-                return await self._request(client, request, clock, sink, exclusive, progress, headers)
+                return await self._request(
+                    session, client, request, clock, sink, exclusive, progress, headers
+                )
         except MCPError as exc:
+            if session.expired and statuses[-1:] == [404]:  # unknown session: it did not run
+                raise _SessionExpired(exc.code, exc.error.message) from exc
             if (status := refusal(statuses)) is not None:  # refused: the request did not run
                 raise MCPAuthenticationError(self.name, status) from exc
             if exc.code == types.CONNECTION_CLOSED:
                 session.end()
                 await session.settle_stderr()
                 raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
-            if session.expired and exc.code == types.INVALID_REQUEST:
-                raise _SessionExpired(exc.code, exc.error.message) from exc
             if (
                 exc.code == types.INTERNAL_ERROR
                 and exc.error.message == _SDK_HTTP_FAILURE
@@ -630,11 +650,13 @@ class ServerConnection:
                 raise  # we were cancelled: let it propagate
             # The SDK cancelled the request because its transport failed under it.
             session.end()
+            if session.expired and statuses[-1:] == [404]:
+                raise _SessionExpired(types.INVALID_REQUEST, "session not found") from None
             if (status := refusal(statuses)) is not None:
                 raise MCPAuthenticationError(self.name, status) from None
             raise MCPConnectionError(self.name, lost) from None
 
-    def _slot(self) -> AbstractAsyncContextManager[None]:
+    def _slot(self) -> AbstractAsyncContextManager[Slot | None]:
         """One of the session's ``max_concurrent_calls`` slots, queued fairly by LangGraph thread
         (see ``limits.py``); nothing to hold without a limit."""
         limiter = self.scope().limiter
@@ -647,6 +669,7 @@ class ServerConnection:
 
     async def _request(
         self,
+        session: Session,
         client: Client,
         request: types.CallToolRequest,
         clock: CallClock,
@@ -656,9 +679,14 @@ class ServerConnection:
         headers: Mapping[str, str] | None,
     ) -> Round:
         name = request.params.name
-        async with clock.running(), self._slot():
+        async with clock.running(), self._slot() as slot:
+            if not session.alive:  # it ended while the call waited for a slot: nothing was sent
+                raise _NotSent
+            lend = slot.release if slot is not None else None
             while True:
-                async with self.router.track(sink, tool=name, exclusive=exclusive, clock=clock) as call:
+                async with self.router.track(
+                    sink, tool=name, exclusive=exclusive, clock=clock, lend=lend
+                ) as call:
                     with call_headers(client.session, headers):
                         result = await client.session.send_request(
                             request, _ROUND, progress_callback=progress
@@ -696,6 +724,10 @@ class ServerConnection:
         except Unresolvable as exc:
             raise MCPProtocolError(
                 self.name, f"the outputSchema of {name!r} has a $ref that does not resolve: {exc}"
+            ) from None
+        except RecursionError:
+            raise MCPProtocolError(
+                self.name, f"the outputSchema of {name!r} cannot be checked: its $refs loop"
             ) from None
         if error is not None:
             where = ".".join(map(str, error.absolute_path)) or "<structured content>"

@@ -1,9 +1,10 @@
 """At most ``max_concurrent_calls`` tool calls in flight per session, handed out fairly.
 
 A :class:`FairLimiter` has ``limit`` slots. A call takes one for as long as its request is in
-flight (a 2025-11-25 call held open while a person answers keeps it; a 2026-07-28 call holds one
-per round, not while it waits for the person) and gives it back when the request ends, however it
-ends. When every slot is taken, calls queue by *key* (the LangGraph thread, or the run when there
+flight and gives it back when the request ends, however it ends, or as soon as the server asks
+it something (a 2025-11-25 call held open while a person answers, which then goes on without a
+slot: taking one again could wait on calls that wait for it; a 2026-07-28 call holds one per
+round). When every slot is taken, calls queue by *key* (the LangGraph thread, or the run when there
 is none): a freed slot goes to the waiting key that was served least recently, so a graph that
 fires a hundred calls delays another graph's single call by at most the calls already running,
 not by a hundred. Within one key, calls keep their order. A call cancelled (or timed out) while it
@@ -19,9 +20,21 @@ import collections
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 
-__all__ = ["FairLimiter"]
+__all__ = ["FairLimiter", "Slot"]
 
 _SERVED_MEMORY = 4096  # keys whose last turn is remembered (the oldest are forgotten first)
+
+
+class Slot:
+    """A slot held by one call; :meth:`release` gives it back (once; later calls do nothing)."""
+
+    def __init__(self, limiter: FairLimiter) -> None:
+        self._limiter: FairLimiter | None = limiter
+
+    def release(self) -> None:
+        limiter, self._limiter = self._limiter, None
+        if limiter is not None:
+            limiter._release()
 
 
 class FairLimiter:
@@ -42,8 +55,9 @@ class FairLimiter:
         return sum(len(q) for q in self._queues.values())
 
     @asynccontextmanager
-    async def slot(self, key: Hashable) -> AsyncIterator[None]:
-        """Hold one slot for the block, queueing under ``key`` while all are taken."""
+    async def slot(self, key: Hashable) -> AsyncIterator[Slot]:
+        """Hold one slot for the block, queueing under ``key`` while all are taken. The block may
+        give it back early (:meth:`Slot.release`)."""
         if self.active < self.limit and not self._queues:
             self.active += 1
             self._note_served(key)
@@ -58,10 +72,11 @@ class FairLimiter:
                 else:
                     self._forget(key, ticket)
                 raise
+        held = Slot(self)
         try:
-            yield
+            yield held
         finally:
-            self._release()
+            held.release()
 
     def _forget(self, key: Hashable, ticket: asyncio.Future[None]) -> None:
         queue = self._queues.get(key)

@@ -166,11 +166,14 @@ class SessionOwner:
         if session is not None and session.alive:
             return session
         if self._given_up is not None:
-            raise self._given_up
+            # Raised again and again: without its old traceback, which would grow each time.
+            raise self._given_up.with_traceback(None)
         if session is None or (session.ready.done() and not session.alive):
             failed = session is not None and session.ready.done() and session.ready.exception() is not None
             if failed and session is not None and time.monotonic() < session.retry_at:
-                raise session.ready.exception()  # type: ignore[misc]
+                last = session.ready.exception()
+                assert last is not None
+                raise last.with_traceback(None)
             session = self._start()
         await asyncio.shield(session.ready)
         return session

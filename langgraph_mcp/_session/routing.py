@@ -92,6 +92,9 @@ class InFlight:
     """Cancelled to be sent again (its question could not be tied to it)."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     """Cancelled when the session closes under the request, or to send it again."""
+    lend: Callable[[], None] | None = None
+    """Gives back what the call holds while the server works on it (its ``max_concurrent_calls``
+    slot), called once, when the server first asks it something."""
 
     def may_have_asked(self, blocks: int, ghosts: set[InFlight]) -> bool:
         """Could it have sent a request that arrived when it had waited ``blocks`` times?"""
@@ -140,11 +143,18 @@ class Router:
 
     @asynccontextmanager
     async def track(
-        self, sink: CallSink, *, tool: str, exclusive: bool, clock: CallClock
+        self,
+        sink: CallSink,
+        *,
+        tool: str,
+        exclusive: bool,
+        clock: CallClock,
+        lend: Callable[[], None] | None = None,
     ) -> AsyncIterator[InFlight]:
         """Track one request of a call while the block sends it (after its turn, if it takes
-        turns); the block runs inside the request's close scope."""
-        call = InFlight(sink=sink, tool=tool, exclusive=exclusive, clock=clock)
+        turns); the block runs inside the request's close scope. ``lend`` is called when the
+        server first asks the call something (see :attr:`InFlight.lend`)."""
+        call = InFlight(sink=sink, tool=tool, exclusive=exclusive, clock=clock, lend=lend)
         token = _CURRENT.set(call)
         self._calls.add(call)
         try:
@@ -219,6 +229,9 @@ class Router:
         """Let ``call`` answer a request tied to it: it waits (its clock stopped, its turn
         given up), then takes a turn again before the answer goes to the server."""
         self._asks.add(call.tool)
+        if call.lend is not None:
+            lend, call.lend = call.lend, None
+            lend()
         call.state = "blocked"
         call.blocks += 1
         self._give_turn(call)
