@@ -203,9 +203,16 @@ class MCPToolNode(PoolHolder, ToolNode):
             return
         by_name: dict[str, BaseTool] = dict(self._local_tools)
         injected = dict(self._local_injected)
+        # LangGraph works a tool's injected arguments out from a pydantic model it builds per tool
+        # name (~5 ms each). For MCP tools they depend only on what the tools share (a JSON-schema
+        # ``args_schema`` and the injected-runtime signature), so they are worked out once per kind.
+        shared: dict[tuple[Any, ...], Any] = {}
         for tool in tools:
             by_name[tool.name] = tool
-            injected[tool.name] = injected_args(tool)
+            kind = (type(tool), tool.func, tool.coroutine, isinstance(tool.args_schema, dict))
+            if kind not in shared or not kind[3]:
+                shared[kind] = injected_args(tool)
+            injected[tool.name] = shared[kind]
         # Swap whole dicts so runs already in flight keep a consistent view.
         self._tools_by_name, self._injected_args, self._mcp_tools = by_name, injected, tools
 

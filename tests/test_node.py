@@ -17,15 +17,15 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from langgraph.prebuilt import ToolNode, tools_condition
-from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError
+from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
+from langgraph.prebuilt.tool_node import ToolCallRequest, ToolInvocationError, _get_all_injected_args
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langgraph_mcp import MCPPool, MCPTool, MCPToolNode
+from langgraph_mcp import FromState, MCPPool, MCPTool, MCPToolNode, ToolOptions
 from tests.conftest_servers import stdio_params
 from tests.helpers import runtime_config, send_per_call
-from tests.servers import demo
+from tests.servers import demo, many
 
 
 @tool
@@ -355,6 +355,27 @@ async def test_local_tools_served_next_to_mcp_tools() -> None:
         )
         assert [m.content for m in out["messages"]] == ["local 3", "3"]
         assert isinstance(node.tools_by_name["demo_add"], MCPTool)
+
+
+async def test_each_tool_gets_the_injected_arguments_toolnode_computes_for_it() -> None:
+    """MCP tools' injected arguments are worked out once for all of them (LangGraph builds a
+    pydantic model per tool to find them: seconds for a thousand tools); each must still be
+    exactly what ``ToolNode`` computes for that tool, with options and next to local tools."""
+
+    @tool
+    def local(x: int, state: Annotated[dict[str, Any], InjectedState]) -> str:
+        """A local tool reading the graph state."""
+        return str(x)
+
+    server = many.build_server(tools=12)
+    options = {"tool_3": ToolOptions(hidden={"n_3": FromState("n")})}
+    async with MCPToolNode({"many": server}, tools=[local], tool_options=options) as node:
+        tools = await node.get_tools()
+        assert len(tools) == 13
+        for t in tools:
+            assert node._injected_args[t.name] == _get_all_injected_args(t), t.name
+        assert node._injected_args["local"].state == {"state": None}
+        assert node._injected_args["tool_0"].runtime is not None
 
 
 async def test_shared_pool_is_left_open() -> None:
