@@ -161,3 +161,30 @@ async def test_calls_still_carry_the_param_headers_their_listing_declares() -> N
         assert pool.connection("regional").era == "2026-07-28"
         assert (await call(tool, {"region": "eu-west"})).content == "eu-west"
         assert seen == ["eu-west"]
+
+
+async def test_a_server_with_a_thousand_tools_lists_them_all_and_calls_the_last() -> None:
+    """1,000 tools over stdio: every one is offered under its own name and schema, and the graph
+    calls the last one (routing and argument checking at that scale)."""
+    from langgraph_mcp import MCPToolNode
+    from tests.conftest_servers import stdio_params
+    from tests.helpers import ai, thread, tool_graph, tool_results
+
+    async with MCPToolNode({"many": stdio_params("many")}) as node:
+        tools = await node.get_tools()
+        assert len(tools) == 1000
+        assert len({t.name for t in tools}) == 1000
+        by_name = {t.name: t for t in tools}
+        assert set(by_name["tool_999"].args) == {"n_999", "note_29"}
+        graph = tool_graph(node)
+        out = await graph.ainvoke(
+            {
+                "messages": [
+                    ai(("tool_999", {"n_999": 7}, "c1"), ("tool_3", {"n_3": "x", "items_3": []}, "c2"))
+                ]
+            },
+            thread(),
+        )
+        results = tool_results(out)
+        assert results["c1"] == 'tool_999:{"n_999": 7, "note_29": null}'
+        assert "n_3" in results["c2"] and "Please fix" in results["c2"]  # bad argument, server not asked
