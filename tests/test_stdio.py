@@ -197,3 +197,21 @@ async def test_an_encoding_that_cannot_carry_lines_is_refused_with_the_server_na
     assert str(info.value) == (
         "MCP server 'bulky': encoding 'utf-16' cannot carry newline-delimited JSON-RPC"
     )
+
+
+def test_the_transport_works_on_uvloop() -> None:
+    """LangGraph server runs graphs on uvloop, whose transports are not asyncio's classes: a 5 MB
+    result (reading paused and resumed on the way) and a small call, over the same session."""
+    import uvloop
+
+    async def main() -> tuple[Any, Any, str, str]:
+        async with MCPPool({"bulky": stdio_params("bulky")}) as pool:
+            tools = await tools_by_name(pool)
+            length, digest = str((await call(tools["prepare"], {"mb": 5.0})).content).split()
+            message = await call(tools["bulky"], {"mb": 5.0}, "c-large")
+            small = await call(tools["small"], {}, "c-small")
+            return message, small, length, digest
+
+    message, small, length, digest = uvloop.run(main())
+    assert small.content == "small"
+    assert len(message.content) == int(length) and sha256(message.content) == digest

@@ -45,7 +45,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequenc
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import anyio
 import anyio.lowlevel
@@ -160,14 +160,13 @@ class _Child(asyncio.SubprocessProtocol):
     # -- called by the event loop --
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
+        # (Not an isinstance check: uvloop's transports do not derive from asyncio's classes.)
+        self.transport = cast(asyncio.SubprocessTransport, transport)
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if fd != 1 or self._discarding:
             return
-        assert isinstance(data, bytes)
-        self._chunks.append(data)
+        self._chunks.append(data.encode() if isinstance(data, str) else data)  # (bytes: binary pipes)
         self._buffered += len(data)
         if self._buffered > READ_AHEAD and not self._read_paused:
             self._set_reading(paused=True)
@@ -213,8 +212,7 @@ class _Child(asyncio.SubprocessProtocol):
         pipe = self._pipe(0)
         if self._stdin_lost or pipe is None or pipe.is_closing():
             raise anyio.BrokenResourceError
-        assert isinstance(pipe, asyncio.WriteTransport)
-        pipe.write(data)
+        cast(asyncio.WriteTransport, pipe).write(data)
         while self._write_paused:
             if self._stdin_lost:
                 raise anyio.BrokenResourceError
@@ -243,11 +241,11 @@ class _Child(asyncio.SubprocessProtocol):
         pipe = self._pipe(1)
         if pipe is None:
             return
-        assert isinstance(pipe, asyncio.ReadTransport)
+        reader = cast(asyncio.ReadTransport, pipe)
         if paused:
-            pipe.pause_reading()
+            reader.pause_reading()
         else:
-            pipe.resume_reading()
+            reader.resume_reading()
         self._read_paused = paused
 
     async def _wait(self, side: str) -> None:
