@@ -9,7 +9,7 @@ not somewhere along a call. Nothing else in the package imports a private name f
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "concurrency_limited",
     "default_handle_tool_errors",
     "graph_configurable",
+    "graph_run_key",
     "in_graph",
     "injected_args",
     "is_checkpointed",
@@ -91,6 +92,16 @@ def graph_configurable() -> Mapping[str, Any] | None:
         return get_config().get("configurable") or {}
     except RuntimeError:
         return None
+
+
+def graph_run_key() -> Hashable:
+    """Who a call is made for: the running graph's ``thread_id``, else its run id (``None``
+    outside a runnable context)."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return None
+    return (config.get("configurable") or {}).get("thread_id") or config.get("run_id")
 
 
 def concurrency_limited() -> bool:

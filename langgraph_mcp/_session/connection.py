@@ -24,7 +24,6 @@ import httpx2
 import mcp_types as types
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.protocols import Validator
-from langchain_core.runnables.config import var_child_runnable_config
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
@@ -33,7 +32,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
 
-from langgraph_mcp._compat import absorb_tool_listing, call_headers, send_unchecked
+from langgraph_mcp._compat import absorb_tool_listing, call_headers, graph_run_key, send_unchecked
 from langgraph_mcp._schema import schema_validator, vet_tool
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.limits import FairLimiter, Slot
@@ -222,12 +221,16 @@ class ServerConnection:
 
     async def client(self) -> Client:
         """The live SDK ``Client``, for anything this package does not wrap."""
-        session = await self._session()
-        assert session.client is not None
-        return session.client
+        return (await self._live())[1]
 
     async def _session(self) -> Session:
         return await self.scope().owner.live()
+
+    async def _live(self) -> tuple[Session, Client]:
+        """The live session and its ``Client`` (connecting first if needed)."""
+        session = await self._session()
+        assert session.client is not None
+        return session, session.client
 
     def scope(self) -> LoopScope:
         """What this connection keeps for the running event loop (its session, router), made on
@@ -523,9 +526,7 @@ class ServerConnection:
         """
         if headers:
             headers = self._own_headers(headers)
-        session = await self._session()
-        client = session.client
-        assert client is not None
+        session, client = await self._live()
         if self.config.log_level is not None and self.era == MODERN:
             meta = {**(meta or {}), _LOG_LEVEL_META: self.config.log_level}
         request = types.CallToolRequest(
@@ -548,18 +549,14 @@ class ServerConnection:
                     raise MCPConnectionError(
                         self.name, "the session kept ending before the call could be sent"
                     ) from None
-                session = await self._session()
-                client = session.client
-                assert client is not None
+                session, client = await self._live()
                 continue
             except _SessionExpired as exc:
                 if renewed:
                     raise MCPServerError(self.name, exc.code, exc.message) from None
                 # The server rejected the request unread: send it once more, on a new session.
                 renewed = True
-                session = await self._session()
-                client = session.client
-                assert client is not None
+                session, client = await self._live()
                 continue
             except MCPServerError as exc:
                 if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
@@ -662,10 +659,7 @@ class ServerConnection:
         limiter = self.scope().limiter
         if limiter is None:
             return nullcontext()
-        config = var_child_runnable_config.get() or {}
-        configurable = config.get("configurable") or {}
-        key = configurable.get("thread_id") or config.get("run_id")
-        return limiter.slot(key)
+        return limiter.slot(graph_run_key())
 
     async def _request(
         self,
