@@ -188,3 +188,29 @@ async def test_an_agent_reads_a_stored_output_with_the_reader_tool() -> None:
     assert results[0].content.startswith(TEXT[:8000] + "\n[output truncated: 8,000 of 12,000")
     assert results[1].content == TEXT[8000:] + "\n[end of output: characters 8,000 to 12,000 of 12,000]"
     assert "read_tool_output" in model.seen[0]
+
+
+async def test_two_cut_outputs_of_one_turn_are_kept_and_read_apart() -> None:
+    """Two calls in one model turn, both cut and stored: each handle reads its own output."""
+    other = TEXT[::-1]
+    config = {"demo": {**stdio_params("demo"), "output_handling": {"max_chars": 5000, "overflow": "store"}}}
+    async with MCPToolNode(config) as node:
+        graph = graph_with_store(node)
+        out = await graph.ainvoke(
+            {"messages": [ai(("echo", {"text": TEXT}, "c1"), ("echo", {"text": other}, "c2"))]}, thread()
+        )
+        cut = {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
+        assert cut["c1"].startswith(TEXT[:5000]) and cut["c2"].startswith(other[:5000])
+        out = await graph.ainvoke(
+            {
+                "messages": [
+                    ai(
+                        ("read_tool_output", {"handle": "c1", "offset": 5000}, "r1"),
+                        ("read_tool_output", {"handle": "c2", "offset": 5000}, "r2"),
+                    )
+                ]
+            },
+            thread(),
+        )
+        read = {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
+        assert read["r1"].startswith(TEXT[5000:10000]) and read["r2"].startswith(other[5000:10000])

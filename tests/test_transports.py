@@ -266,3 +266,21 @@ async def test_a_session_the_server_forgot_is_renewed_whatever_error_code_it_ans
         after = await call(tools["add"], {"a": 2, "b": 2}, "c2")
         assert (after.status, after.content) == ("success", "4")
         assert pool.connection("demo").connects == 2
+
+
+async def test_calls_made_at_once_after_a_restart_all_move_to_one_new_session() -> None:
+    """2025-11-25 over HTTP: five calls at once after the server restarted all meet the stale
+    session id; each is sent once more and answered, and each ran exactly once."""
+    port = free_port()
+    config = {"url": f"http://127.0.0.1:{port}/mcp", "protocol": "legacy"}
+    async with MCPPool({"demo": config}) as pool:
+        async with serve_in_loop(demo.build_server(counters=demo.Counters()), port=port):
+            tools = await tools_by_name(pool)
+            assert (await call(tools["add"], {"a": 0, "b": 0})).content == "0"
+        counters = demo.Counters()
+        async with serve_in_loop(demo.build_server(counters=counters), port=port):
+            results = await asyncio.gather(
+                *(call(tools["add"], {"a": i, "b": 10}, f"c{i}") for i in range(5))
+            )
+            assert [(m.status, m.content) for m in results] == [("success", str(i + 10)) for i in range(5)]
+            assert counters.calls == 5

@@ -410,7 +410,7 @@ class ServerConnection:
             cursor: str | None = None
             entries = 0
             try:
-                with http_statuses() as statuses:
+                with http_statuses() as statuses, session.request():
                     for _ in range(_MAX_PAGES):
                         with anyio.fail_after(self.config.connect_timeout):
                             # Read as sent, so that one malformed tool costs only itself.
@@ -612,7 +612,7 @@ class ServerConnection:
         lost = f"the connection was lost during the call to {name!r}. {OUTCOME_UNKNOWN}"
         statuses: list[int] = []
         try:
-            with http_statuses() as statuses:
+            with http_statuses() as statuses, session.request():
                 return await self._request(
                     session, client, request, clock, sink, exclusive, progress, headers
                 )

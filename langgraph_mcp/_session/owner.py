@@ -24,8 +24,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 
 import anyio
 import httpx2
@@ -52,6 +52,7 @@ __all__ = ["Session", "SessionOwner"]
 logger = logging.getLogger("langgraph_mcp.pool")
 
 CLOSE_TIMEOUT = 15.0
+EXPIRED_GRACE = 5.0
 
 
 class Session:
@@ -68,6 +69,7 @@ class Session:
         self.http: HTTPWatch | None = None
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
+        self.in_flight = 0
         self.expired = False
         """The server said it no longer knows this session (HTTP 404 to a request carrying its
         id): requests it rejected for that reason never ran, and may be sent on a new session."""
@@ -91,9 +93,29 @@ class Session:
         self.stop.set()
 
     def expire(self) -> None:
-        """The server no longer knows this session: stop using it (the next use opens another)."""
+        """The server no longer knows this session: stop using it (the next use opens another).
+        Requests still in flight on it are let finish first (each gets its own 404 and is sent
+        again): ending it at once would cut them off as lost, their outcome unknown. It ends when
+        the last one does, or after ``EXPIRED_GRACE`` seconds."""
+        if self.expired:
+            return
         self.expired = True
-        self.end()
+        self.alive = False
+        if self.in_flight == 0:
+            self.end()
+        else:
+            asyncio.get_running_loop().call_later(EXPIRED_GRACE, self.end)
+
+    @contextmanager
+    def request(self) -> Iterator[None]:
+        """Count a request in flight on this session for the block (see :meth:`expire`)."""
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            if self.expired and self.in_flight == 0:
+                self.end()
 
     def stderr_hint(self) -> str:
         return self.stderr.hint() if self.stderr is not None else ""
