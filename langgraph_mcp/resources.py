@@ -6,6 +6,7 @@ The functions here take a :class:`~langgraph_mcp._session.connection.ServerConne
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -344,14 +345,18 @@ async def subscribe(
             raise MCPServerError(connection.name, types.INVALID_PARAMS, str(exc)) from None
         except ConnectionError as exc:
             raise MCPConnectionError(connection.name, str(exc)) from None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_keep_connected, connection, subscriber, session)
-            try:
-                yield _updates(connection.name, subscriber, writer)
-            finally:
-                tg.cancel_scope.cancel()
+        keeper = asyncio.get_running_loop().create_task(_keep_connected(connection, subscriber, session))
+        try:
+            yield _updates(connection.name, subscriber, writer)
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
     finally:
         scope.watch.remove(subscriber)
+        # Let the server stop sending what nobody watches (within the connect timeout).
+        with anyio.move_on_after(connection.config.connect_timeout):
+            await scope.watch.settled()
 
 
 async def _updates(
