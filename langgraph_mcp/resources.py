@@ -354,9 +354,12 @@ async def subscribe(
                 await keeper
     finally:
         scope.watch.remove(subscriber)
-        # Let the server stop sending what nobody watches (within the connect timeout).
-        with anyio.move_on_after(connection.config.connect_timeout):
-            await scope.watch.settled()
+        # Let the server stop sending what nobody watches (on a live session; within the
+        # connect timeout).
+        live = scope.owner.session
+        if live is not None and live.alive and not scope.owner.closing:
+            with anyio.move_on_after(connection.config.connect_timeout):
+                await scope.watch.settled()
 
 
 async def _updates(
@@ -375,7 +378,8 @@ async def _updates(
 
 async def _keep_connected(connection: ServerConnection, subscriber: Subscriber, session: Any) -> None:
     """Keep a session live while the subscription is open: when one ends, open the next (its
-    background work subscribes again). A server given up on ends the subscription."""
+    background work subscribes again). A server given up on, or a pool closing, ends the
+    subscription (its iterator raises)."""
     while True:
         await session.stop.wait()
         while True:
@@ -383,7 +387,8 @@ async def _keep_connected(connection: ServerConnection, subscriber: Subscriber, 
                 session = await connection.live_session()
                 break
             except MCPConnectionError as exc:
-                if connection.scope().owner.given_up:
+                owner = connection.scope().owner
+                if owner.given_up or owner.closing:
                     subscriber.fail(ConnectionError(str(exc)))
                     return
                 await anyio.sleep(max(0.2, connection.config.restart.backoff))

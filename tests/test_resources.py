@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.graph import START, StateGraph
 
-from langgraph_mcp import MCPArgumentError, MCPPool, MCPServerError, MCPToolNode
+from langgraph_mcp import MCPArgumentError, MCPConnectionError, MCPPool, MCPServerError, MCPToolNode
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import ai, thread, tool_graph
 from tests.servers import demo, library
@@ -263,3 +263,12 @@ async def test_a_server_that_lists_its_own_read_resource_keeps_it(caplog: pytest
         tools = {t.name: t for t in await node.get_tools()}
         assert (await tools["read_resource"].ainvoke({"uri": "x://a"})) == "own x://a"
     assert "lists a tool named 'read_resource' itself" in caplog.text
+
+
+async def test_closing_the_pool_ends_an_open_subscription() -> None:
+    pool = MCPPool({"lib": stdio_params("library")})
+    async with pool.subscribe("lib", "notes://counter") as updates:
+        waiting = asyncio.ensure_future(anext(updates))
+        await pool.aclose()
+        with pytest.raises(MCPConnectionError, match="closed"):
+            await asyncio.wait_for(waiting, 10)
