@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TemplateVariable", "expand_uri_template", "template_variables"]
+__all__ = ["TemplateVariable", "expand_uri_template", "is_undefined", "template_variables"]
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
 _VARNAME = re.compile(r"^(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})(?:\.?(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2}))*$")
@@ -145,6 +145,15 @@ def _expand(op: _Operator, spec: TemplateVariable, value: Any) -> str | None:
     return encoded
 
 
+def is_undefined(value: Any) -> bool:
+    """RFC 6570's undefined: ``None``, an empty list or an empty mapping (``""`` is defined)."""
+    if value is None:
+        return True
+    if isinstance(value, Mapping) or (isinstance(value, Sequence) and not isinstance(value, str)):
+        return len(value) == 0
+    return False
+
+
 def expand_uri_template(template: str, values: Mapping[str, Any]) -> str:
     """Expand an RFC 6570 URI template (all four levels: ``{var}``, ``{+var}``, ``{#var}``,
     ``{.var}``, ``{/var}``, ``{;var}``, ``{?var}``, ``{&var}``, ``:N`` prefixes and ``*``
@@ -164,4 +173,11 @@ def expand_uri_template(template: str, values: Mapping[str, Any]) -> str:
             return ""
         return op.first + op.sep.join(parts)
 
-    return _EXPRESSION.sub(expand, template)
+    out = []
+    end = 0
+    for match in _EXPRESSION.finditer(template):
+        out.append(_encode(template[end : match.start()], reserved=True))  # literals (RFC 3.1)
+        out.append(expand(match))
+        end = match.end()
+    out.append(_encode(template[end:], reserved=True))
+    return "".join(out)

@@ -274,7 +274,7 @@ class MCPPool:
         context: Mapping[str, str] | None = None,
     ) -> types.Completion:
         """Completions for ``argument`` of a prompt (``prompt=`` its name) or a resource template
-        (``template=`` its ``uriTemplate``), given the text typed so far (``value``) and the
+        (``template=`` its ``uriTemplate`` or its ``name``), given the text typed so far (``value``) and the
         arguments already chosen (``context``): ``.values``, ``.total``, ``.has_more``. A server
         without the ``completions`` capability gives no values.
 

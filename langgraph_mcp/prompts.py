@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_mcp.content import convert_block
 from langgraph_mcp.errors import MCPArgumentError
+from langgraph_mcp.resources import template_uri
 
 if TYPE_CHECKING:
     from langgraph_mcp._session.connection import ServerConnection
@@ -105,9 +106,6 @@ def _block(server: str, block: types.ContentBlock) -> dict[str, Any]:
         converted["extras"] = {**converted.get("extras", {}), "server": server}
     elif isinstance(block, types.ResourceLink):
         converted["extras"] = {**converted.get("extras", {}), "uri": str(block.uri), "server": server}
-    elif isinstance(block, types.AudioContent):
-        # LangChain message content keeps text/image/file blocks: audio rides as a file.
-        converted = {**converted, "type": "file"}
     return converted
 
 
@@ -121,7 +119,7 @@ async def complete(
     context: Mapping[str, str] | None = None,
 ) -> types.Completion:
     """Ask the server to complete ``argument`` of a prompt (``prompt=`` its name) or of a
-    resource template (``template=`` its ``uriTemplate``), given what was typed so far
+    resource template (``template=`` its ``uriTemplate`` or its ``name``), given what was typed so far
     (``value``) and the arguments already chosen (``context``). A server without the
     ``completions`` capability gives an empty completion.
 
@@ -133,14 +131,15 @@ async def complete(
         raise MCPArgumentError(connection.name, None, "complete() needs exactly one of prompt= or template=")
     if not isinstance(value, str) or not isinstance(argument, str):
         raise MCPArgumentError(connection.name, str(argument), "argument and value must be strings")
-    ref: types.PromptReference | types.ResourceTemplateReference = (
-        types.PromptReference(name=prompt)
-        if prompt is not None
-        else types.ResourceTemplateReference(uri=template or "")
-    )
     caps = await connection.server_capabilities()
     if caps.completions is None:
         return types.Completion(values=[], total=None, has_more=None)
+    ref: types.PromptReference | types.ResourceTemplateReference
+    if prompt is not None:
+        ref = types.PromptReference(name=prompt)
+    else:
+        assert template is not None
+        ref = types.ResourceTemplateReference(uri=await template_uri(connection, template))
     context_arguments = dict(context) if context else None
     answer = await connection.request(
         f"completion/complete {argument!r}",

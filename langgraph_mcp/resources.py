@@ -21,7 +21,8 @@ from langchain_core.messages import ToolMessage
 
 from langgraph_mcp._compat import stream_writer_here
 from langgraph_mcp._sanitise import sanitise_text
-from langgraph_mcp._uritemplate import expand_uri_template, template_variables
+from langgraph_mcp._session.transports import describe
+from langgraph_mcp._uritemplate import expand_uri_template, is_undefined, template_variables
 from langgraph_mcp.errors import MCPArgumentError, MCPConnectionError, MCPProtocolError, MCPServerError
 from langgraph_mcp.types import MCPResourceUpdatedEvent
 
@@ -42,6 +43,7 @@ __all__ = [
     "read_tool",
     "with_read_tool",
     "subscribe",
+    "template_uri",
     "to_blobs",
 ]
 
@@ -64,14 +66,17 @@ async def list_resource_templates(connection: ServerConnection) -> list[types.Re
 
 
 async def _read(
-    connection: ServerConnection, uri: Any, timeout: float | Literal["default"] | None = "default"
+    connection: ServerConnection,
+    uri: Any,
+    timeout: float | Literal["default"] | None = "default",
+    limited: bool = False,
 ) -> types.ReadResourceResult:
     if not isinstance(uri, str) or not uri:
         raise MCPArgumentError(
             connection.name, "uri", f"a resource URI must be a non-empty string, not {uri!r}"
         )
     return await connection.request(
-        f"resources/read {uri}", lambda client: client.read_resource(uri), timeout=timeout
+        f"resources/read {uri}", lambda client: client.read_resource(uri), timeout=timeout, limited=limited
     )
 
 
@@ -111,7 +116,13 @@ def to_blobs(server: str, result: types.ReadResourceResult) -> list[Blob]:
     return blobs
 
 
-async def _find_template(connection: ServerConnection, template: str) -> str:
+async def template_uri(connection: ServerConnection, template: str) -> str:
+    """The ``uriTemplate`` of the server's template named or written ``template`` (a template the
+    server does not list is used as written if it has a ``{variable}``).
+
+    Raises:
+        MCPArgumentError: no such template.
+    """
     templates = await list_resource_templates(connection)
     for listed in templates:
         if template in (listed.uri_template, listed.name):
@@ -138,7 +149,7 @@ async def read_resource_template(
         MCPArgumentError: an unknown template, a missing or unknown argument.
         and what :func:`read_resource` raises.
     """
-    uri_template = await _find_template(connection, template)
+    uri_template = await template_uri(connection, template)
     try:
         variables = template_variables(uri_template)
     except ValueError as exc:
@@ -152,7 +163,11 @@ async def read_resource_template(
             f"resource template {uri_template!r} has no variable {unknown[0]!r} "
             f"(it has: {', '.join(sorted(names)) or 'none'})",
         )
-    missing = [v.name for v in variables if v.required and arguments.get(v.name) in (None, "")]
+    missing = [
+        v.name
+        for v in variables
+        if v.required and (is_undefined(arguments.get(v.name)) or arguments[v.name] == "")
+    ]
     if missing:
         raise MCPArgumentError(
             connection.name, missing[0], f"resource template {uri_template!r} needs {missing[0]!r}"
@@ -283,7 +298,7 @@ async def read_as_tool_result(
     ``output_handling`` like any tool output). A read the server refuses is an error result the
     model sees, as for a failed tool."""
     try:
-        result = await _read(connection, uri, timeout)
+        result = await _read(connection, uri, timeout, limited=True)
     except MCPServerError as exc:
         return types.CallToolResult(
             content=[types.TextContent(text=f"Cannot read {uri}: {exc.reason}")], is_error=True
@@ -377,6 +392,13 @@ async def _updates(
 
 
 async def _keep_connected(connection: ServerConnection, subscriber: Subscriber, session: Any) -> None:
+    try:
+        await _reconnecting(connection, subscriber, session)
+    except Exception as exc:  # whatever ends the keeper ends the subscription, never silently
+        subscriber.fail(ConnectionError(connection.redact(describe(exc))))
+
+
+async def _reconnecting(connection: ServerConnection, subscriber: Subscriber, session: Any) -> None:
     """Keep a session live while the subscription is open: when one ends, open the next (its
     background work subscribes again). A server given up on, or a pool closing, ends the
     subscription (its iterator raises)."""

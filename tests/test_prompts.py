@@ -80,6 +80,8 @@ async def test_completion_of_prompt_and_template_arguments(library_config: dict[
             "lib", template="notes://note/{name}", argument="name", value="", context={"prefix": "p"}
         )
         assert names.values == ["alpha-p", "beta-p", "gamma-p"]
+        by_name = await pool.complete("lib", template="note", argument="name", value="g")
+        assert by_name.values == ["gamma"]
         with pytest.raises(MCPArgumentError, match="exactly one of"):
             await pool.complete("lib", argument="name", value="")
 

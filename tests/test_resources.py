@@ -265,10 +265,42 @@ async def test_a_server_that_lists_its_own_read_resource_keeps_it(caplog: pytest
     assert "lists a tool named 'read_resource' itself" in caplog.text
 
 
-async def test_closing_the_pool_ends_an_open_subscription() -> None:
-    pool = MCPPool({"lib": stdio_params("library")})
-    async with pool.subscribe("lib", "notes://counter") as updates:
-        waiting = asyncio.ensure_future(anext(updates))
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_closing_the_pool_ends_an_open_subscription(protocol: str) -> None:
+    # Waiting for the next update must not outlive the pool: once it is closed, no session will
+    # ever send another update, so the iterator ends with MCPConnectionError.
+    pool = MCPPool({"lib": {**stdio_params("library"), "protocol": protocol}})
+    try:
+        async with pool.subscribe("lib", "notes://counter") as updates:
+            waiting = asyncio.ensure_future(anext(updates))
+            await pool.aclose()
+            with pytest.raises(MCPConnectionError, match="closed"):
+                await asyncio.wait_for(waiting, 10)
+    finally:
         await pool.aclose()
-        with pytest.raises(MCPConnectionError, match="closed"):
-            await asyncio.wait_for(waiting, 10)
+
+
+async def test_two_subscriptions_to_a_refused_uri_both_hear_the_refusal() -> None:
+    # Both callers hear the refusal (the second does not wait out connect_timeout and get a
+    # vague connection error).
+    config = {**stdio_params("library"), "protocol": "legacy", "connect_timeout": 8}
+    async with MCPPool({"lib": config}) as pool:
+        await pool.list_resources("lib")  # connected
+
+        async def attempt() -> BaseException | None:
+            try:
+                async with pool.subscribe("lib", "notes://missing"):
+                    return None
+            except Exception as exc:
+                return exc
+
+        first, second = await asyncio.gather(attempt(), attempt())
+        assert isinstance(first, MCPServerError), first
+        assert isinstance(second, MCPServerError), second
+
+
+async def test_an_empty_list_for_a_path_variable_is_a_missing_argument() -> None:
+    # RFC 6570: an empty list is undefined, like a missing value.
+    async with MCPPool({"lib": stdio_params("library")}) as pool:
+        with pytest.raises(MCPArgumentError, match="needs 'name'"):
+            await pool.read_resource_template("lib", "note", {"name": []})

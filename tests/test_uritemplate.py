@@ -108,3 +108,10 @@ def test_invalid_templates_are_refused(bad: str) -> None:
 def test_which_variables_are_required() -> None:
     got = {v.name: v.required for v in template_variables("db://{+table}/rows{/id}{?limit,offset}{#frag}")}
     assert got == {"table": True, "id": True, "limit": False, "offset": False, "frag": False}
+
+
+def test_literals_outside_expressions_are_pct_encoded() -> None:
+    # RFC 6570 section 3.1: a literal character not allowed in a URI is copied pct-encoded.
+    assert expand_uri_template("notes://my notes/{x}", {"x": "1"}) == "notes://my%20notes/1"
+    assert expand_uri_template("notes://caf\u00e9/{x}", {"x": "1"}) == "notes://caf%C3%A9/1"
+    assert expand_uri_template("a%20b/{x}", {"x": "1"}) == "a%20b/1"

@@ -659,11 +659,13 @@ class ServerConnection:
         send: Callable[[Client], Awaitable[_T]],
         *,
         timeout: float | Literal["default"] | None = "default",
+        limited: bool = False,
     ) -> _T:
         """Send one request that is not a tool call (``send`` sends it with the live ``Client``)
         and translate what goes wrong into this package's errors, as for a call. A request the
         server rejected unread because it no longer knows the session is sent once more, on a new
-        session. ``timeout`` bounds it (default: :meth:`request_timeout`).
+        session. ``timeout`` bounds it (default: :meth:`request_timeout`). ``limited``: it takes one
+        of the session's ``max_concurrent_calls`` slots, as a call does (the wait counts).
 
         Raises:
             MCPConnectionError: cannot connect, or the session died during the request.
@@ -677,7 +679,7 @@ class ServerConnection:
         while True:
             session, client = await self._live()
             try:
-                return await self._request_once(session, client, what, send, limit)
+                return await self._request_once(session, client, what, send, limit, limited)
             except _SessionExpired as exc:
                 if renewed:
                     raise MCPServerError(self.name, exc.code, exc.message) from None
@@ -690,20 +692,17 @@ class ServerConnection:
         what: str,
         send: Callable[[Client], Awaitable[_T]],
         limit: float | None,
+        limited: bool,
     ) -> _T:
+        what = self.redact(what)
         lost = f"the connection was lost during {what}. {OUTCOME_UNKNOWN}"
         statuses: list[int] = []
         try:
-            with http_statuses() as statuses, session.request():
-                if limit is None:
+            with http_statuses() as statuses, session.request(), anyio.fail_after(limit):
+                async with self._slot() if limited else nullcontext():
+                    if not session.alive:
+                        raise MCPConnectionError(self.name, f"the session ended before {what} was sent")
                     return await send(client)
-                try:
-                    with anyio.fail_after(limit):
-                        return await send(client)
-                except TimeoutError as exc:
-                    if isinstance(exc, MCPTimeoutError):
-                        raise
-                    raise MCPTimeoutError(self.name, what, limit) from None
         except (MCPTimeoutError, MCPProtocolError, MCPConnectionError, MCPServerError):
             raise
         except MCPError as exc:
@@ -722,13 +721,16 @@ class ServerConnection:
             ):
                 raise MCPConnectionError(self.name, f"the server answered HTTP {status} to {what}") from exc
             raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
-        except TimeoutError as exc:  # a page of a listing
-            raise MCPTimeoutError(self.name, what, self.config.connect_timeout) from exc
+        except TimeoutError as exc:  # the limit, or (without one) a page of a listing
+            seconds = limit if limit is not None else self.config.connect_timeout
+            raise MCPTimeoutError(self.name, what, seconds) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()
             raise MCPConnectionError(self.name, self.redact(f"{lost} ({describe(exc)})")) from exc
         except ValidationError as exc:
-            raise MCPProtocolError(self.name, f"the answer to {what} is not valid: {exc}") from exc
+            raise MCPProtocolError(
+                self.name, self.redact(f"the answer to {what} is not valid: {exc}")
+            ) from exc
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():

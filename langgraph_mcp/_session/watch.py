@@ -67,8 +67,8 @@ class ResourceWatch:
         self._changed = asyncio.Event()
         self._confirmed = asyncio.Event()
         self._live: tuple[Any, frozenset[str]] | None = None
-        self._refused: dict[tuple[int, str], str] = {}
-        self._failed: dict[int, str] = {}
+        self._refused: dict[tuple[Any, str], str] = {}
+        self._failed: dict[Any, str] = {}
 
     def wanted(self) -> frozenset[str]:
         """Every URI some open subscription watches."""
@@ -82,6 +82,12 @@ class ResourceWatch:
         if subscriber in self._subscribers:
             self._subscribers.remove(subscriber)
             self._bump_changed()
+        # Forget refusals of URIs nobody waits for any more, and what dead sessions said.
+        wanted = self.wanted()
+        for key in [k for k in self._refused if k[1] not in wanted or k[0].stop.is_set()]:
+            del self._refused[key]
+        for session in [s for s in self._failed if s.stop.is_set()]:
+            del self._failed[session]
 
     async def changed_since(self, uris: frozenset[str]) -> None:
         """Wait until the wanted URIs differ from ``uris``."""
@@ -112,12 +118,12 @@ class ResourceWatch:
 
     def refused(self, session: Any, uri: str, reason: str) -> None:
         """The server refused to send updates of ``uri`` on ``session``."""
-        self._refused[(id(session), uri)] = reason
+        self._refused[(session, uri)] = reason
         self._bump_confirmed()
 
     def failed(self, session: Any, reason: str) -> None:
         """The session's update stream ended for good (2026-07-28 ``subscriptions/listen``)."""
-        self._failed[id(session)] = reason
+        self._failed[session] = reason
         for sub in self._subscribers:
             sub.fail(ConnectionError(reason))
         self._bump_confirmed()
@@ -142,10 +148,10 @@ class ResourceWatch:
         """
         while True:
             for uri in sorted(subscriber.uris):
-                reason = self._refused.pop((id(session), uri), None)
+                reason = self._refused.get((session, uri))
                 if reason is not None:
                     raise LookupError(f"resources/subscribe {uri} was refused: {reason}")
-            if (reason := self._failed.get(id(session))) is not None:
+            if (reason := self._failed.get(session)) is not None:
                 raise ConnectionError(reason)
             live = self._live
             if live is not None and live[0] is session and subscriber.uris <= live[1]:
