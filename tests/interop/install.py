@@ -64,7 +64,8 @@ def _run(args: list[str], cwd: Path) -> None:
     )
     if done.returncode != 0:
         raise RuntimeError(
-            f"{' '.join(args)} failed in {cwd} (exit {done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+            f"{' '.join(args)} failed in {cwd} (exit {done.returncode}):\n"
+            f"{done.stdout[-2000:]}{done.stderr[-3000:]}"
         )
 
 
