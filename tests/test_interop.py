@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.elicitation import accept
 from tests.helpers import ai, call, thread, tool_graph, tool_results, tools_by_name
+from tests.interop.install import ensure_installed
 from tests.interop.servers import (
     everything_http,
     everything_stdio,
@@ -41,6 +42,12 @@ LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _servers_installed() -> None:
+    """Install the pinned servers (``npm ci``, ``uv sync --locked``) if missing or stale."""
+    ensure_installed()
 
 
 @asynccontextmanager
