@@ -10,6 +10,7 @@ Payload, resume and stream-event types are in :mod:`langgraph_mcp.types`;
 helpers that build resume values are in :mod:`langgraph_mcp.elicitation`.
 """
 
+from langgraph_mcp._uritemplate import expand_uri_template
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
@@ -21,6 +22,7 @@ from langgraph_mcp.config import (
     load_connections,
 )
 from langgraph_mcp.errors import (
+    MCPArgumentError,
     MCPAuthenticationError,
     MCPConfigError,
     MCPConnectionError,
@@ -54,6 +56,7 @@ __all__ = [
     "FromStore",
     "HTTPServerConfig",
     "InProcessServerConfig",
+    "MCPArgumentError",
     "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
@@ -75,6 +78,7 @@ __all__ = [
     "ToolOptions",
     "__version__",
     "create_mcp_agent",
+    "expand_uri_template",
     "load_connections",
     "load_mcp_tools",
     "read_tool_output",

@@ -94,6 +94,17 @@ def graph_configurable() -> Mapping[str, Any] | None:
         return None
 
 
+def stream_writer_here() -> Callable[[Any], None] | None:
+    """The running graph task's custom stream writer (``None`` outside a runnable context)."""
+    try:
+        get_config()
+    except RuntimeError:
+        return None
+    from langgraph.config import get_stream_writer
+
+    return get_stream_writer()
+
+
 def graph_run_key() -> Hashable:
     """Who a call is made for: the running graph's ``thread_id``, else its run id (``None``
     outside a runnable context)."""

@@ -156,6 +156,10 @@ class _ServerBase(BaseModel):
     protocol: ProtocolMode = "auto"
     """``auto`` negotiates; ``legacy`` forces the 2025-11-25 handshake; a version pins it."""
     output_handling: OutputHandling = Field(default_factory=OutputHandling)
+    resource_tool: bool = False
+    """Offer the model a ``read_resource(uri)`` tool that reads this server's resources (its
+    description lists the first ones); its result follows ``output_handling`` /
+    ``tool_output["read_resource"]`` like any tool's."""
     tool_output: dict[str, OutputHandling] = Field(default_factory=dict)
     """Per-tool changes to ``output_handling``, by MCP tool name: the fields given replace the
     server's (e.g. ``{"fetch": {"max_chars": 20000, "overflow": "store"}}``)."""

@@ -102,15 +102,19 @@ def _note(kind: _Kind, block: types.ContentBlock) -> str:
 
 
 def convert_result(
-    result: types.CallToolResult, routing: OutputHandling
+    result: types.CallToolResult, routing: OutputHandling, *, server: str | None = None
 ) -> tuple[str | list[dict[str, Any]], MCPToolArtifact]:
-    """Split a successful result into ``(content, artifact)``."""
+    """Split a successful result into ``(content, artifact)``. With ``server`` (the server that
+    produced it), the artifact and each resource block's ``extras`` name it, so that resource
+    links can be read from there (``MCPPool.resolve_link``)."""
     content: list[dict[str, Any]] = []
     routed: list[dict[str, Any]] = []
     notes: list[str] = []
     for block in result.content:
         kind = _kind(block)
         converted = convert_block(block)
+        if server is not None and kind in ("resource", "resource_link"):
+            converted["extras"] = {**converted.get("extras", {}), "server": server}
         if getattr(routing, kind) == "content":
             if kind == "audio":
                 # LangChain keeps only text/image/file/... blocks in a tool message's content
@@ -126,6 +130,8 @@ def convert_result(
         content.append({"type": "text", "text": json.dumps(structured, ensure_ascii=False)})
     content.extend({"type": "text", "text": note} for note in notes)
     artifact: MCPToolArtifact = {"structured_content": result.structured_content, "content": routed}
+    if server is not None:
+        artifact["server"] = server
     meta = {k: v for k, v in (result.meta or {}).items() if not k.startswith(_PROTOCOL_META)}
     if meta:
         artifact["meta"] = meta

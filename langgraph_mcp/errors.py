@@ -29,6 +29,7 @@ from typing import Any
 from langchain_core.tools import ToolException
 
 __all__ = [
+    "MCPArgumentError",
     "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
@@ -57,6 +58,21 @@ class MCPConfigError(ValueError):
         if field is not None:
             where.append(f"field {field!r}")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class MCPArgumentError(ValueError):
+    """Arguments for a server's prompt or resource are wrong (checked before anything is sent):
+    ``server`` and ``argument`` say where, ``message`` what is wrong."""
+
+    def __init__(self, server: str, argument: str | None, message: str) -> None:
+        self.server = server
+        self.argument = argument
+        self.message = message
+        where = f"MCP server {server!r}" + (f", argument {argument!r}" if argument else "")
+        super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.argument, self.message)
 
 
 class _ServerProblem(RuntimeError):

@@ -11,17 +11,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeAlias
 
 import mcp_types as types
 
+from langgraph_mcp import prompts, resources
 from langgraph_mcp._elicitation.policy import CodeSink
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.threads import ThreadSessions
 from langgraph_mcp._sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import MCPConnectionError
+
+if TYPE_CHECKING:
+    from langchain_core.documents.base import Blob
+    from langchain_core.messages import BaseMessage
+    from mcp import Client
+
+    from langgraph_mcp.types import MCPResourceUpdatedEvent
 
 __all__ = ["MCPPool", "OnConnectionError", "PoolHolder", "ServerConnection"]
 
@@ -152,6 +161,136 @@ class MCPPool:
         for name in names:
             self._reported.pop(name, None)
 
+    # -- resources, prompts, the SDK session (see resources.py and prompts.py) -------------------
+
+    async def client(self, server: str) -> Client:
+        """The live SDK ``mcp.Client`` of ``server``'s shared session (connecting first if needed),
+        for anything this package does not wrap. It is valid until that session ends (a crash, a
+        restart, :meth:`aclose`); ask again after a reconnect. Do not close it or enter it: the
+        pool owns it. Requests sent through it bypass this package's timeouts, error translation
+        and ``max_concurrent_calls``.
+        """
+        return await self.connection(server).client()
+
+    async def list_resources(self, server: str) -> list[types.Resource]:
+        """``server``'s resources, every page; cached until the server says its resources changed
+        (``notifications/resources/list_changed``) or the session is replaced."""
+        return await resources.list_resources(self.connection(server))
+
+    async def list_resource_templates(self, server: str) -> list[types.ResourceTemplate]:
+        """``server``'s resource templates, every page; cached like :meth:`list_resources`."""
+        return await resources.list_resource_templates(self.connection(server))
+
+    async def read_resource(self, server: str, uri: str) -> list[Blob]:
+        """Read ``uri`` from ``server``: one LangChain ``Blob`` per entry of its contents (text as
+        ``str``, binary decoded to bytes), with ``mimetype`` and ``metadata`` ``{"uri", "server"}``
+        (and ``"meta"``: the entry's ``_meta``, when sent).
+
+        Raises:
+            MCPServerError: the server refused (e.g. -32002, no such resource).
+            MCPConnectionError, MCPTimeoutError, MCPProtocolError.
+        """
+        return await resources.read_resource(self.connection(server), uri)
+
+    async def read_resource_template(
+        self, server: str, template: str, arguments: Mapping[str, Any]
+    ) -> list[Blob]:
+        """Expand one of ``server``'s resource templates (by ``uriTemplate`` or ``name``) with
+        ``arguments`` (RFC 6570) and read the resource it names, as :meth:`read_resource`.
+
+        Raises:
+            MCPArgumentError: no such template, an argument missing or not in the template.
+        """
+        return await resources.read_resource_template(self.connection(server), template, arguments)
+
+    async def resolve_link(self, link: Any, *, index: int = 0, server: str | None = None) -> list[Blob]:
+        """Read the resource a resource link in a tool result points at, from the server that
+        returned it. ``link`` is a resource-link (or embedded-resource) block from a
+        ``ToolMessage``'s content or artifact, or the ``ToolMessage`` itself (then its
+        ``index``-th link). ``server`` is needed only for a link that does not name one.
+
+        Raises:
+            ValueError: ``link`` is not a resource link, or names no server and none is given.
+            and what :meth:`read_resource` raises.
+        """
+        named, uri = resources.link_target(link, index)
+        target = named or server
+        if target is None:
+            raise ValueError(
+                f"the resource link {uri!r} does not say which server it came from: pass server="
+            )
+        return await resources.read_resource(self.connection(target), uri)
+
+    def subscribe(
+        self, server: str, *uris: str
+    ) -> AbstractAsyncContextManager[AsyncIterator[MCPResourceUpdatedEvent]]:
+        """Watch resources of ``server`` for updates::
+
+            async with pool.subscribe("docs", "file:///notes.md") as updates:
+                async for update in updates:  # {"type": "mcp_resource_updated", "server", "uri"}
+                    blobs = await pool.read_resource(update["server"], update["uri"])
+
+        Entering returns once the server confirmed it (``resources/subscribe`` on 2025-11-25 and
+        older, ``subscriptions/listen`` on 2026-07-28). An update may name a sub-resource of a
+        watched URI. Opened in a LangGraph node, each update is also written to the run's custom
+        stream (``stream_mode="custom"``). The subscription outlives reconnects: after a new
+        session (or a lost update stream) each watched URI is reported once, since updates made
+        meanwhile were not sent.
+
+        Raises (on entry):
+            MCPServerError: the server offers no subscriptions, or refused one of the URIs.
+            MCPConnectionError: it cannot be reached. Iterating raises ``MCPConnectionError`` when
+            the server is given up on (``restart.max_attempts``) or its update stream keeps failing.
+        """
+        return resources.subscribe(self.connection(server), uris)
+
+    async def list_prompts(self, server: str) -> list[types.Prompt]:
+        """``server``'s prompts, every page; cached until the server says its prompts changed
+        (``notifications/prompts/list_changed``) or the session is replaced."""
+        return await prompts.list_prompts(self.connection(server))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> list[BaseMessage]:
+        """Prompt ``name`` of ``server`` filled with ``arguments``, as LangChain messages
+        (``user`` -> ``HumanMessage``, ``assistant`` -> ``AIMessage``; text, images, audio,
+        embedded resources and links as content blocks). The arguments are checked against the
+        prompt's declared ones before anything is sent.
+
+        Raises:
+            MCPArgumentError: no such prompt; an unknown, missing or non-string argument.
+            MCPServerError, MCPConnectionError, MCPTimeoutError, MCPProtocolError.
+        """
+        return await prompts.get_prompt(self.connection(server), name, arguments)
+
+    async def complete(
+        self,
+        server: str,
+        *,
+        argument: str,
+        value: str,
+        prompt: str | None = None,
+        template: str | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> types.Completion:
+        """Completions for ``argument`` of a prompt (``prompt=`` its name) or a resource template
+        (``template=`` its ``uriTemplate``), given the text typed so far (``value``) and the
+        arguments already chosen (``context``): ``.values``, ``.total``, ``.has_more``. A server
+        without the ``completions`` capability gives no values.
+
+        Raises:
+            MCPArgumentError: neither or both of ``prompt`` / ``template``.
+            MCPServerError, MCPConnectionError, MCPTimeoutError.
+        """
+        return await prompts.complete(
+            self.connection(server),
+            argument=argument,
+            value=value,
+            prompt=prompt,
+            template=template,
+            context=context,
+        )
+
     async def start(self) -> None:
         """Connect every server now, concurrently; apply ``on_connection_error``."""
         await self.list_all_tools()
@@ -164,7 +303,7 @@ class MCPPool:
         """
         names = list(self.connections)
         results = await asyncio.gather(
-            *(self.connections[n].list_tools() for n in names), return_exceptions=True
+            *(self._listing(self.connections[n]) for n in names), return_exceptions=True
         )
         listings: dict[str, list[types.Tool]] = {}
         failures: dict[str, Exception] = {}
@@ -193,6 +332,11 @@ class MCPPool:
                     self._reported[name] = failure
                     logger.warning("%s\nIts tools are left out until it can be reached.", failure)
         return listings
+
+    @staticmethod
+    async def _listing(connection: ServerConnection) -> list[types.Tool]:
+        """A server's tools as offered: its listing, plus the read tool if configured."""
+        return await resources.with_read_tool(connection, await connection.list_tools())
 
     def unreachable(self) -> dict[str, BaseException]:
         """The servers whose tools could not be listed the last time tools were collected, with

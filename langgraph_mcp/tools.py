@@ -72,6 +72,7 @@ from langgraph_mcp.options import (
 )
 from langgraph_mcp.output import READ_TOOL_NAME, cut_text, marker, store_output, with_marker
 from langgraph_mcp.pool import MCPPool
+from langgraph_mcp.resources import is_read_tool, read_as_tool_result
 from langgraph_mcp.types import MCPToolArtifact
 
 __all__ = ["RAISE_KINDS", "RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
@@ -249,21 +250,26 @@ class MCPTool(StructuredTool):
         server, name = self.server, self.mcp_name
         try:
             async with self._session_for(runtime) as connection:
-                result = await run_call(
-                    connection,
-                    mcp_name=name,
-                    tool_name=self.name,
-                    arguments=arguments,
-                    timeout=timeout,
-                    runtime=runtime,
-                    tool_call_id=tool_call_id,
-                    meta=options.meta(runtime) if options.meta is not None and runtime is not None else None,
-                    headers=(
-                        options.headers(runtime)
-                        if options.headers is not None and runtime is not None
-                        else None
-                    ),
-                )
+                if is_read_tool(self._mcp_tool):
+                    result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
+                else:
+                    result = await run_call(
+                        connection,
+                        mcp_name=name,
+                        tool_name=self.name,
+                        arguments=arguments,
+                        timeout=timeout,
+                        runtime=runtime,
+                        tool_call_id=tool_call_id,
+                        meta=options.meta(runtime)
+                        if options.meta is not None and runtime is not None
+                        else None,
+                        headers=(
+                            options.headers(runtime)
+                            if options.headers is not None and runtime is not None
+                            else None
+                        ),
+                    )
         except MCPConnectionError as exc:
             # A request that was sent says its outcome is unknown; one that never was, does not.
             return self._failure(str(exc), tool_call_id, kind="connection")
@@ -305,7 +311,7 @@ class MCPTool(StructuredTool):
                     text = f"{cut}\n{marker(shown, len(full))}"
             return self._failure(self._era_hint(text, error_text(result)), tool_call_id, artifact=artifact)
         handling = self._connection.config.output_for(self.mcp_name)
-        content, converted = convert_result(result, handling)
+        content, converted = convert_result(result, handling, server=server)
         if handling.max_chars is not None:
             content, converted = await self._limit(content, converted, handling, runtime, tool_call_id)
         if options.result is None or tool_call_id is None:

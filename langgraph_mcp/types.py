@@ -47,6 +47,7 @@ __all__ = [
     "MCPElicitationUrlRequest",
     "MCPLogEvent",
     "MCPProgressEvent",
+    "MCPResourceUpdatedEvent",
     "MCPSamplingInterrupt",
     "MCPSamplingResume",
     "MCPToolArtifact",
@@ -242,6 +243,15 @@ class MCPLogEvent(TypedDict):
     data: Any
 
 
+class MCPResourceUpdatedEvent(TypedDict):
+    """A subscribed resource changed (``stream_mode="custom"`` when the subscription was opened
+    in a graph node; also what :meth:`MCPPool.subscribe` yields). Read it again to see how."""
+
+    type: Literal["mcp_resource_updated"]
+    server: str
+    uri: str
+
+
 # -- results ----------------------------------------------------------------------------------
 
 
@@ -256,5 +266,7 @@ class MCPToolArtifact(TypedDict):
     """Content blocks routed away from the model by ``output_handling``."""
     meta: NotRequired[dict[str, Any]]
     """The result's ``_meta``, when the server sent one."""
+    server: NotRequired[str]
+    """The server that produced the result (resource links in it are read from there)."""
     full_text: NotRequired[str]
     """The whole text of an output cut by ``max_chars`` with ``overflow: "artifact"``."""

@@ -41,7 +41,7 @@ async def test_every_content_kind_with_default_routing(demo_config: dict[str, An
         "type": "file",
         "base64": base64.b64encode(b"hello resource").decode(),
         "mime_type": "text/plain",
-        "extras": {"uri": "res://demo/readme"},
+        "extras": {"uri": "res://demo/readme", "server": "demo"},
     }
     assert got["text_resource"].artifact["content"] == [text_file]
     assert got["text_resource"].content == "[resource res://demo/readme (text/plain) is in the artifact]"
@@ -50,7 +50,7 @@ async def test_every_content_kind_with_default_routing(demo_config: dict[str, An
         "type": "file",
         "base64": base64.b64encode(demo.BLOB_BYTES).decode(),
         "mime_type": "application/octet-stream",
-        "extras": {"uri": "res://demo/blob"},
+        "extras": {"uri": "res://demo/blob", "server": "demo"},
     }
     assert got["blob_resource"].artifact["content"] == [blob_file]
 
@@ -59,7 +59,12 @@ async def test_every_content_kind_with_default_routing(demo_config: dict[str, An
             "type": "file",
             "url": "res://demo/linked",
             "mime_type": "text/plain",
-            "extras": {"name": "linked", "title": "Linked file", "description": "a linked resource"},
+            "extras": {
+                "name": "linked",
+                "title": "Linked file",
+                "description": "a linked resource",
+                "server": "demo",
+            },
         }
     ]
 

@@ -15,9 +15,9 @@ import logging
 import threading
 import time
 import warnings
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 import anyio
 import httpx2
@@ -28,6 +28,12 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ToolsListChanged,
+)
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
@@ -46,6 +52,7 @@ from langgraph_mcp._session.transports import (
     refusal,
     server_failure,
 )
+from langgraph_mcp._session.watch import ResourceWatch
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
@@ -53,9 +60,10 @@ from langgraph_mcp.errors import (
     MCPConnectionError,
     MCPProtocolError,
     MCPServerError,
+    MCPTimeoutError,
 )
 
-__all__ = ["CLIENT_NAME", "Era", "LoopScope", "Round", "ServerConnection"]
+__all__ = ["CLIENT_NAME", "LISTINGS", "Era", "Listing", "LoopScope", "Round", "ServerConnection"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -66,6 +74,15 @@ Round = types.CallToolResult | types.InputRequiredResult
 """What one ``tools/call`` request returns: the result, or a request for input (2026-07-28)."""
 
 _ROUND: TypeAdapter[Round] = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+_T = TypeVar("_T")
+
+Listing = Literal["resources", "resource_templates", "prompts"]
+LISTINGS: dict[Listing, tuple[str, str, type[Any]]] = {
+    "resources": ("resources/list", "resources", types.Resource),
+    "resource_templates": ("resources/templates/list", "resourceTemplates", types.ResourceTemplate),
+    "prompts": ("prompts/list", "prompts", types.Prompt),
+}
+"""What each listing is called on the wire: its method, its answer's key, one entry's model."""
 _MAX_PAGES = 1000
 _LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 _TRANSPORT_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, httpx2.TransportError)
@@ -100,6 +117,8 @@ HTTP error status and no JSON-RPC error."""
 
 
 _MAX_UNSENT = 3
+_LISTEN_TRIES = 3
+_LISTEN_RETRY = 0.5
 
 
 class _NotSent(Exception):
@@ -153,6 +172,8 @@ class ServerConnection:
         self._tools: list[types.Tool] | None = None
         self._by_name: dict[str, types.Tool] = {}
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
+        self._lists: dict[Listing, list[Any]] = {}
+        self._list_versions: dict[Listing, int] = dict.fromkeys(LISTINGS, 0)
         self._warned_headers: set[str] = set()
         self.redact = config.redactor()
         """Removes this server's secrets from a text (every message built here passes it)."""
@@ -223,6 +244,11 @@ class ServerConnection:
         """The live SDK ``Client``, for anything this package does not wrap."""
         return (await self._live())[1]
 
+    async def live_session(self) -> Session:
+        """The running loop's live session (connecting first if needed); ``stop`` is set when it
+        ends."""
+        return await self._session()
+
     async def _session(self) -> Session:
         return await self.scope().owner.live()
 
@@ -287,6 +313,7 @@ class ServerConnection:
         assert client is not None
         self.protocol_version = client.protocol_version
         self._tools_changed()
+        self._lists_changed(*LISTINGS)
         if self._mode == "auto":  # remember the era: reconnects skip the probe
             if client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
                 self._mode = "legacy"
@@ -299,9 +326,20 @@ class ServerConnection:
     def _alongside(self, session: Session) -> Any:
         client = session.client
         assert client is not None
-        caps = client.server_capabilities.tools
-        if self.era == MODERN and caps is not None and caps.list_changed:
-            return self._listen(client)
+        caps = client.server_capabilities
+        watch = self.scope().watch
+        if self.era == MODERN:
+            flags = {
+                "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+                "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
+                "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
+            }
+            subscribable = bool(caps.resources and caps.resources.subscribe)
+            if any(flags.values()) or subscribable:
+                return self._listen(client, session, flags, watch if subscribable else None)
+            return None
+        if caps.resources is not None and caps.resources.subscribe:
+            return self._keep_subscribed(client, session, watch)
         return None
 
     async def _set_legacy_log_level(self, client: Client) -> None:
@@ -319,21 +357,104 @@ class ServerConnection:
                 "MCP server %r: logging/setLevel %s refused: %s", self.name, level, self.redact(describe(exc))
             )
 
-    async def _listen(self, client: Client) -> None:
-        try:
-            async with client.listen(tools_list_changed=True) as sub:
-                async for _event in sub:
-                    self._tools_changed()
-        except Exception as exc:  # a lost subscription must not end the session
-            logger.debug(
-                "MCP server %r: tools/list_changed subscription ended: %s", self.name, self.redact(str(exc))
-            )
+    async def _listen(
+        self, client: Client, session: Session, flags: dict[str, bool], watch: ResourceWatch | None
+    ) -> None:
+        """2026-07-28: one ``subscriptions/listen`` stream for the list changes the server offers
+        and the resources subscribed to, opened again whenever that set of resources changes. A
+        stream that drops is opened again (after ``_LISTEN_RETRY`` s, at most ``_LISTEN_TRIES``
+        times in a row); the subscribers hear of each of their resources once then."""
+        tries = 0
+        while True:
+            uris = watch.wanted() if watch is not None else frozenset()
+            if not any(flags.values()) and not uris:
+                assert watch is not None
+                await watch.changed_since(uris)
+                continue
+            restarted = False
+            try:
+                async with client.listen(**flags, resource_subscriptions=sorted(uris)) as sub:
+                    if watch is not None:
+                        watch.listening(session, uris, missed=tries > 0)
+                    tries = 0
+                    async with anyio.create_task_group() as tg:
+                        if watch is not None:
+
+                            async def restart(uris: frozenset[str] = uris) -> None:
+                                nonlocal restarted
+                                await watch.changed_since(uris)
+                                restarted = True
+                                tg.cancel_scope.cancel()
+
+                            tg.start_soon(restart)
+                        async for event in sub:
+                            self._on_event(event)
+                        tg.cancel_scope.cancel()
+                if restarted:
+                    continue
+                reason = "the server closed the stream"
+            except Exception as exc:
+                reason = self.redact(describe(exc))
+            # A lost stream must not end the session: open it again, a few times.
+            tries += 1
+            logger.debug("MCP server %r: subscriptions/listen ended: %s", self.name, reason)
+            if tries >= _LISTEN_TRIES:
+                if watch is not None:
+                    watch.failed(session, f"subscriptions/listen kept failing: {reason}")
+                return
+            await anyio.sleep(_LISTEN_RETRY * tries)
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, ToolsListChanged):
+            self._tools_changed()
+        elif isinstance(event, ResourcesListChanged):
+            self._lists_changed("resources", "resource_templates")
+        elif isinstance(event, PromptsListChanged):
+            self._lists_changed("prompts")
+        elif isinstance(event, ResourceUpdated):
+            self.scope().watch.updated(event.uri)
+
+    async def _keep_subscribed(self, client: Client, session: Session, watch: ResourceWatch) -> None:
+        """Handshake era: keep ``resources/subscribe`` in step with what is watched, on this
+        session (a new session subscribes again to everything still watched)."""
+        subscribed: set[str] = set()
+        while True:
+            wanted = watch.wanted()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                for uri in sorted(wanted - subscribed):
+                    try:
+                        with anyio.fail_after(self.config.connect_timeout):
+                            await client.subscribe_resource(uri)
+                        subscribed.add(uri)
+                    except (MCPError, TimeoutError, *_TRANSPORT_ERRORS) as exc:
+                        watch.refused(session, uri, self.redact(describe(exc)))
+                for uri in sorted(subscribed - wanted):
+                    subscribed.discard(uri)
+                    try:
+                        with anyio.fail_after(self.config.connect_timeout):
+                            await client.unsubscribe_resource(uri)
+                    except (MCPError, TimeoutError, *_TRANSPORT_ERRORS) as exc:
+                        logger.debug(
+                            "MCP server %r: resources/unsubscribe %s failed: %s",
+                            self.name,
+                            uri,
+                            self.redact(describe(exc)),
+                        )
+            watch.listening(session, frozenset(subscribed))
+            await watch.changed_since(wanted)
 
     # -- SDK callbacks (may run on the session's own tasks) ----------------------------------
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._tools_changed()
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self._lists_changed("resources", "resource_templates")
+        elif isinstance(message, types.PromptListChangedNotification):
+            self._lists_changed("prompts")
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self.scope().watch.updated(message.params.uri)
         elif isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %s", self.name, self.redact(repr(message)))
 
@@ -466,6 +587,154 @@ class ServerConnection:
     def listed(self, name: str) -> types.Tool | None:
         """The tool called ``name`` in the last listing, if any."""
         return self._by_name.get(name)
+
+    # -- resources, prompts and other requests ------------------------------------------------
+
+    def _lists_changed(self, *kinds: Listing) -> None:
+        for kind in kinds:
+            self._lists.pop(kind, None)
+            self._list_versions[kind] += 1
+
+    async def server_capabilities(self) -> types.ServerCapabilities:
+        """What the live session's server said it offers (connecting first if needed)."""
+        return (await self._live())[1].server_capabilities
+
+    def request_timeout(self) -> float | None:
+        """The limit for a request that is not a tool call: the server's ``timeout``, else the
+        pool's ``default_timeout``."""
+        if "timeout" in self.config.model_fields_set:
+            return self.config.timeout
+        return self.default_timeout
+
+    async def listing(self, kind: Listing) -> list[Any]:
+        """The server's resources, resource templates or prompts (every page), cached until the
+        server says that list changed, or a reconnect. An entry that is not valid is left out
+        with a warning; the others stay.
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError (e.g. the server has no such
+            list), MCPProtocolError (an answer is not a listing at all).
+        """
+        if (cached := self._lists.get(kind)) is not None:
+            return cached
+        version = self._list_versions[kind]
+        method, key, model = LISTINGS[kind]
+
+        async def pages(client: Client) -> list[Any]:
+            items: list[Any] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                with anyio.fail_after(self.config.connect_timeout):
+                    answer = await send_unchecked(
+                        client.session, method, {"cursor": cursor} if cursor else None
+                    )
+                entries = answer.get(key) if isinstance(answer, dict) else None
+                cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
+                if not isinstance(entries, list) or (cursor is not None and not isinstance(cursor, str)):
+                    raise MCPProtocolError(self.name, f"its {method} answer is not a valid listing")
+                for raw in entries:
+                    try:
+                        items.append(model.model_validate(raw))
+                    except ValidationError as exc:
+                        logger.warning(
+                            "MCP server %r: an entry of its %s answer is not valid and is left out: %s",
+                            self.name,
+                            method,
+                            self.redact(str(exc).splitlines()[0] + " " + _brief(raw)),
+                        )
+                if not cursor:
+                    break
+            return items
+
+        items = await self.request(method, pages, timeout=None)
+        if version == self._list_versions[kind]:
+            self._lists[kind] = items
+        return items
+
+    async def request(
+        self,
+        what: str,
+        send: Callable[[Client], Awaitable[_T]],
+        *,
+        timeout: float | Literal["default"] | None = "default",
+    ) -> _T:
+        """Send one request that is not a tool call (``send`` sends it with the live ``Client``)
+        and translate what goes wrong into this package's errors, as for a call. A request the
+        server rejected unread because it no longer knows the session is sent once more, on a new
+        session. ``timeout`` bounds it (default: :meth:`request_timeout`).
+
+        Raises:
+            MCPConnectionError: cannot connect, or the session died during the request.
+            MCPAuthenticationError: the server refused the credentials (HTTP 401/403).
+            MCPTimeoutError: no answer in time (the request is cancelled on the server).
+            MCPServerError: the server answered with a JSON-RPC error.
+            MCPProtocolError: the answer is not what the protocol says.
+        """
+        limit = self.request_timeout() if timeout == "default" else timeout
+        renewed = False
+        while True:
+            session, client = await self._live()
+            try:
+                return await self._request_once(session, client, what, send, limit)
+            except _SessionExpired as exc:
+                if renewed:
+                    raise MCPServerError(self.name, exc.code, exc.message) from None
+                renewed = True
+
+    async def _request_once(
+        self,
+        session: Session,
+        client: Client,
+        what: str,
+        send: Callable[[Client], Awaitable[_T]],
+        limit: float | None,
+    ) -> _T:
+        lost = f"the connection was lost during {what}. {OUTCOME_UNKNOWN}"
+        statuses: list[int] = []
+        try:
+            with http_statuses() as statuses, session.request():
+                if limit is None:
+                    return await send(client)
+                try:
+                    with anyio.fail_after(limit):
+                        return await send(client)
+                except TimeoutError as exc:
+                    if isinstance(exc, MCPTimeoutError):
+                        raise
+                    raise MCPTimeoutError(self.name, what, limit) from None
+        except (MCPTimeoutError, MCPProtocolError, MCPConnectionError, MCPServerError):
+            raise
+        except MCPError as exc:
+            if session.expired and statuses[-1:] == [404]:
+                raise _SessionExpired(exc.code, exc.error.message) from exc
+            if (status := refusal(statuses)) is not None:
+                raise MCPAuthenticationError(self.name, status) from exc
+            if exc.code == types.CONNECTION_CLOSED:
+                session.end()
+                await session.settle_stderr()
+                raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
+            if (
+                exc.code == types.INTERNAL_ERROR
+                and exc.error.message == _SDK_HTTP_FAILURE
+                and (status := server_failure(statuses)) is not None
+            ):
+                raise MCPConnectionError(self.name, f"the server answered HTTP {status} to {what}") from exc
+            raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
+        except TimeoutError as exc:  # a page of a listing
+            raise MCPTimeoutError(self.name, what, self.config.connect_timeout) from exc
+        except _TRANSPORT_ERRORS as exc:
+            session.end()
+            raise MCPConnectionError(self.name, self.redact(f"{lost} ({describe(exc)})")) from exc
+        except ValidationError as exc:
+            raise MCPProtocolError(self.name, f"the answer to {what} is not valid: {exc}") from exc
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            session.end()
+            if session.expired and statuses[-1:] == [404]:
+                raise _SessionExpired(types.INVALID_REQUEST, "session not found") from None
+            raise MCPConnectionError(self.name, lost) from None
 
     # -- calls ---------------------------------------------------------------------------------
 
@@ -781,6 +1050,11 @@ class ServerConnection:
         await _stop(scope.owner.abandon())  # (nothing left to stop if it did close)
 
 
+def _brief(raw: Any, limit: int = 200) -> str:
+    text = json.dumps(raw, default=str) if not isinstance(raw, str) else raw
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 async def _stop(process: ServerProcess | None) -> None:
     if process is not None:
         await process.stop()
@@ -800,6 +1074,7 @@ class LoopScope:
         )
         self.router = Router(connection.name, connection._fallback)
         self.tools_lock = asyncio.Lock()
+        self.watch = ResourceWatch()
         limit = connection.config.max_concurrent_calls
         self.limiter = FairLimiter(limit) if limit is not None else None
 

@@ -162,6 +162,11 @@ class SessionOwner:
         """The current session (live, connecting, or the last one that failed)."""
         return self._session
 
+    @property
+    def given_up(self) -> bool:
+        """The server was given up on (``restart.max_attempts``) until :meth:`retry`."""
+        return self._given_up is not None
+
     def refuse_new(self) -> None:
         """From now on, :meth:`live` raises: the session is closing."""
         self._closing = True
