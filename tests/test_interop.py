@@ -12,8 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +27,7 @@ from langgraph_mcp.elicitation import accept
 from tests.helpers import ai, call, thread, tool_graph, tool_results, tools_by_name
 from tests.interop.install import ensure_installed
 from tests.interop.servers import (
-    everything_http,
-    everything_stdio,
-    fastmcp_http,
-    fastmcp_stdio,
+    Servers,
     filesystem_stdio,
     git_stdio,
     memory_stdio,
@@ -50,31 +46,12 @@ def _servers_installed() -> None:
     ensure_installed()
 
 
-@asynccontextmanager
-async def _stdio_entry(entry: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-    yield entry
-
-
-@asynccontextmanager
-async def _http_entry(
-    server: AbstractAsyncContextManager[str], **extra: Any
-) -> AsyncIterator[dict[str, Any]]:
-    async with server as url:
-        yield {"url": url, **extra}
-
-
-def everything(transport: str, **extra: Any) -> AbstractAsyncContextManager[dict[str, Any]]:
-    """A configuration entry for server-everything over ``transport`` (started if HTTP)."""
-    if transport == "stdio":
-        return _stdio_entry(everything_stdio(**extra))
-    return _http_entry(everything_http(), **extra)
-
-
-def fastmcp(transport: str, **extra: Any) -> AbstractAsyncContextManager[dict[str, Any]]:
-    """A configuration entry for the FastMCP server over ``transport`` (started if HTTP)."""
-    if transport == "stdio":
-        return _stdio_entry(fastmcp_stdio(**extra))
-    return _http_entry(fastmcp_http(), **extra)
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    """The foreign servers' entries; their HTTP servers are shared by the module's tests."""
+    shared = Servers()
+    yield shared
+    shared.close()
 
 
 def _text(message: ToolMessage) -> str:
@@ -102,8 +79,8 @@ async def _progress_events(node: MCPToolNode, tool: str, args: dict[str, Any]) -
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_tools_images_structured_content(transport: str) -> None:
-    async with everything(transport) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_tools_images_structured_content(servers: Servers, transport: str) -> None:
+    async with MCPPool({"everything": servers.everything(transport)}) as pool:
         tools = await tools_by_name(pool)
         assert pool.connection("everything").protocol_version == LEGACY
         assert {"echo", "get-sum", "get-tiny-image", "get-structured-content"} <= set(tools)
@@ -129,8 +106,8 @@ async def test_everything_tools_images_structured_content(transport: str) -> Non
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_bad_arguments_become_error_tool_messages(transport: str) -> None:
-    async with everything(transport) as entry, MCPToolNode({"everything": entry}) as node:
+async def test_everything_bad_arguments_become_error_tool_messages(servers: Servers, transport: str) -> None:
+    async with MCPToolNode({"everything": servers.everything(transport)}) as node:
         graph = tool_graph(node)
         out = await graph.ainvoke(
             {"messages": [ai(("get-sum", {"a": 1}, "missing"), ("get-sum", {"a": "x", "b": 2}, "wrong"))]},
@@ -142,8 +119,8 @@ async def test_everything_bad_arguments_become_error_tool_messages(transport: st
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_progress_becomes_custom_stream_events(transport: str) -> None:
-    async with everything(transport) as entry, MCPToolNode({"everything": entry}) as node:
+async def test_everything_progress_becomes_custom_stream_events(servers: Servers, transport: str) -> None:
+    async with MCPToolNode({"everything": servers.everything(transport)}) as node:
         events, out = await _progress_events(
             node, "trigger-long-running-operation", {"duration": 0.3, "steps": 3}
         )
@@ -155,8 +132,10 @@ async def test_everything_progress_becomes_custom_stream_events(transport: str) 
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_elicitation_is_an_interrupt_resumed_with_command(transport: str) -> None:
-    async with everything(transport) as entry, MCPToolNode({"everything": entry}) as node:
+async def test_everything_elicitation_is_an_interrupt_resumed_with_command(
+    servers: Servers, transport: str
+) -> None:
+    async with MCPToolNode({"everything": servers.everything(transport)}) as node:
         graph = tool_graph(node)
         out = await graph.ainvoke({"messages": [ai(("trigger-elicitation-request", {}, "call_1"))]}, thread())
         assert node.pool.connection("everything").protocol_version == LEGACY
@@ -181,9 +160,9 @@ async def test_everything_elicitation_is_an_interrupt_resumed_with_command(trans
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize(("protocol", "negotiated"), [("auto", MODERN), ("legacy", LEGACY)])
 async def test_fastmcp_structured_output_image_and_progress(
-    transport: str, protocol: str, negotiated: str
+    servers: Servers, transport: str, protocol: str, negotiated: str
 ) -> None:
-    async with fastmcp(transport, protocol=protocol) as entry, MCPToolNode({"fast": entry}) as node:
+    async with MCPToolNode({"fast": servers.fastmcp(transport, protocol=protocol)}) as node:
         tools = await tools_by_name(node.pool)
         assert node.pool.connection("fast").protocol_version == negotiated
         add = tools["add"]
@@ -208,8 +187,10 @@ async def test_fastmcp_structured_output_image_and_progress(
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_fastmcp_ctx_elicit_is_an_interrupt_with_protocol_legacy(transport: str) -> None:
-    async with fastmcp(transport, protocol="legacy") as entry, MCPToolNode({"fast": entry}) as node:
+async def test_fastmcp_ctx_elicit_is_an_interrupt_with_protocol_legacy(
+    servers: Servers, transport: str
+) -> None:
+    async with MCPToolNode({"fast": servers.fastmcp(transport, protocol="legacy")}) as node:
         graph = tool_graph(node)
         out = await graph.ainvoke({"messages": [ai(("ask_name", {}, "call_1"))]}, thread())
         assert node.pool.connection("fast").protocol_version == LEGACY
@@ -222,31 +203,30 @@ async def test_fastmcp_ctx_elicit_is_an_interrupt_with_protocol_legacy(transport
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_fastmcp_ctx_elicit_on_2026_says_to_set_protocol_legacy(transport: str) -> None:
-    """FastMCP's ``ctx.elicit`` is a server-initiated request, which 2026-07-28 has no room for:
-    with the default ``protocol: "auto"`` the call fails, and the error says what to configure."""
-    async with fastmcp(transport) as entry, MCPToolNode({"fast": entry}) as node:
-        out = await tool_graph(node).ainvoke({"messages": [ai(("ask_name", {}, "call_1"))]}, thread())
-        assert node.pool.connection("fast").protocol_version == MODERN
-    (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
-    assert message.status == "error"
-    text = _text(message)
-    assert "server-initiated requests is unavailable on 2026-07-28" in text  # the server's own words
-    assert """set "protocol": "legacy" for MCP server 'fast'""" in text
-
-
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_fastmcp_input_required_round_is_an_interrupt_on_2026(transport: str) -> None:
-    async with fastmcp(transport) as entry, MCPToolNode({"fast": entry}) as node:
+async def test_fastmcp_asking_on_2026(servers: Servers, transport: str) -> None:
+    """With the default ``protocol: "auto"`` FastMCP speaks 2026-07-28. Its ``ctx.elicit`` is a
+    server-initiated request, which that protocol has no room for: the call fails, and the error
+    says what to configure. A tool that asks the 2026-07-28 way (an input-required round) is an
+    interrupt, resumed with ``Command``."""
+    async with MCPToolNode({"fast": servers.fastmcp(transport)}) as node:
         graph = tool_graph(node)
-        out = await graph.ainvoke({"messages": [ai(("confirm", {"item": "a.txt"}, "call_1"))]}, thread())
+        out = await graph.ainvoke({"messages": [ai(("ask_name", {}, "call_1"))]}, thread("elicit"))
         assert node.pool.connection("fast").protocol_version == MODERN
+        (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        assert message.status == "error"
+        text = _text(message)
+        assert "server-initiated requests is unavailable on 2026-07-28" in text  # the server's own words
+        assert """set "protocol": "legacy" for MCP server 'fast'""" in text
+
+        out = await graph.ainvoke(
+            {"messages": [ai(("confirm", {"item": "a.txt"}, "call_2"))]}, thread("round")
+        )
         (request,) = out["__interrupt__"][0].value["requests"]
         assert request["message"] == "Delete a.txt?"
         out = await graph.ainvoke(
-            Command(resume={"responses": {request["key"]: accept({"ok": True})}}), thread()
+            Command(resume={"responses": {request["key"]: accept({"ok": True})}}), thread("round")
         )
-    assert tool_results(out)["call_1"] == "deleted a.txt"
+    assert tool_results(out)["call_2"] == "deleted a.txt"
 
 
 async def test_sdk_server_asking_through_a_server_request_on_2026_says_to_set_protocol_legacy() -> None:

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_mcp import MCPPool, MCPServerError
+from langgraph_mcp import MCPArgumentError, MCPPool, MCPServerError
 from tests.helpers import call, tools_by_name
 from tests.interop.install import ensure_installed
-from tests.interop.servers import everything_http, everything_stdio, fastmcp_http, fastmcp_stdio, memory_stdio
+from tests.interop.servers import Servers, everything_stdio, memory_stdio
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -38,29 +37,12 @@ def _servers_installed() -> None:
     ensure_installed()
 
 
-@asynccontextmanager
-async def _stdio_entry(entry: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
-    yield entry
-
-
-@asynccontextmanager
-async def _http_entry(
-    server: AbstractAsyncContextManager[str], **extra: Any
-) -> AsyncIterator[dict[str, Any]]:
-    async with server as url:
-        yield {"url": url, **extra}
-
-
-def everything(transport: str, **extra: Any) -> AbstractAsyncContextManager[dict[str, Any]]:
-    if transport == "stdio":
-        return _stdio_entry(everything_stdio(**extra))
-    return _http_entry(everything_http(), **extra)
-
-
-def fastmcp(transport: str, **extra: Any) -> AbstractAsyncContextManager[dict[str, Any]]:
-    if transport == "stdio":
-        return _stdio_entry(fastmcp_stdio(**extra))
-    return _http_entry(fastmcp_http(), **extra)
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    """The foreign servers' entries; their HTTP servers are shared by the module's tests."""
+    shared = Servers()
+    yield shared
+    shared.close()
 
 
 def _texts(message: BaseMessage) -> list[str]:
@@ -80,8 +62,8 @@ def _blocks(message: BaseMessage, kind: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_resources_and_templates(transport: str) -> None:
-    async with everything(transport) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_resources_and_templates(servers: Servers, transport: str) -> None:
+    async with MCPPool({"everything": servers.everything(transport)}) as pool:
         resources = {str(r.uri): r for r in await pool.list_resources("everything")}
         assert pool.connection("everything").protocol_version == LEGACY
         assert resources[FEATURES_DOC].mime_type == "text/markdown"
@@ -113,12 +95,9 @@ async def test_everything_resources_and_templates(transport: str) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_prompts_with_arguments(transport: str) -> None:
-    import langgraph_mcp
-
-    argument_error = langgraph_mcp.MCPArgumentError  # type: ignore[attr-defined]
-    assert issubclass(argument_error, ValueError)
-    async with everything(transport) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_prompts_with_arguments(servers: Servers, transport: str) -> None:
+    assert issubclass(MCPArgumentError, ValueError)
+    async with MCPPool({"everything": servers.everything(transport)}) as pool:
         prompts = {p.name: p for p in await pool.list_prompts("everything")}
         assert {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"} <= set(prompts)
         arguments = {a.name: bool(a.required) for a in prompts["args-prompt"].arguments or []}
@@ -139,14 +118,14 @@ async def test_everything_prompts_with_arguments(transport: str) -> None:
             ("no-such-prompt", {}, "no-such-prompt"),
         ]
         for name, args, named in bad_calls:
-            with pytest.raises(argument_error) as caught:
+            with pytest.raises(MCPArgumentError) as caught:
                 await pool.get_prompt("everything", name, args)
             assert "everything" in str(caught.value) and named in str(caught.value), (name, args)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_prompt_with_embedded_resources(transport: str) -> None:
-    async with everything(transport) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_prompt_with_embedded_resources(servers: Servers, transport: str) -> None:
+    async with MCPPool({"everything": servers.everything(transport)}) as pool:
         intro, embedded = await pool.get_prompt(
             "everything", "resource-prompt", {"resourceType": "Text", "resourceId": "4"}
         )
@@ -162,8 +141,10 @@ async def test_everything_prompt_with_embedded_resources(transport: str) -> None
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_completion_of_prompt_and_template_arguments(transport: str) -> None:
-    async with everything(transport) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_completion_of_prompt_and_template_arguments(
+    servers: Servers, transport: str
+) -> None:
+    async with MCPPool({"everything": servers.everything(transport)}) as pool:
         departments = await pool.complete(
             "everything", prompt="completable-prompt", argument="department", value="S"
         )
@@ -188,8 +169,10 @@ async def test_everything_completion_of_prompt_and_template_arguments(transport:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_resource_links_from_a_tool_resolve_on_their_server(transport: str) -> None:
-    async with everything(transport) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_resource_links_from_a_tool_resolve_on_their_server(
+    servers: Servers, transport: str
+) -> None:
+    async with MCPPool({"everything": servers.everything(transport)}) as pool:
         tools = await tools_by_name(pool)
         message = await call(tools["get-resource-links"], {"count": 2})
         assert message.artifact["server"] == "everything"
@@ -209,8 +192,8 @@ async def test_everything_resource_links_from_a_tool_resolve_on_their_server(tra
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_everything_resource_tool_for_the_model(transport: str) -> None:
-    async with everything(transport, resource_tool=True) as entry, MCPPool({"everything": entry}) as pool:
+async def test_everything_resource_tool_for_the_model(servers: Servers, transport: str) -> None:
+    async with MCPPool({"everything": servers.everything(transport, resource_tool=True)}) as pool:
         tools = await tools_by_name(pool)
         reader = tools["read_resource"]
         assert FEATURES_DOC in (reader.description or "")
@@ -255,8 +238,10 @@ async def test_memory_knowledge_graph_resource_and_its_updates(tmp_path: Path) -
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize(("protocol", "negotiated"), [("auto", MODERN), ("legacy", LEGACY)])
-async def test_fastmcp_resource_template_and_prompt(transport: str, protocol: str, negotiated: str) -> None:
-    async with fastmcp(transport, protocol=protocol) as entry, MCPPool({"fast": entry}) as pool:
+async def test_fastmcp_resource_template_and_prompt(
+    servers: Servers, transport: str, protocol: str, negotiated: str
+) -> None:
+    async with MCPPool({"fast": servers.fastmcp(transport, protocol=protocol)}) as pool:
         resources = {str(r.uri): r for r in await pool.list_resources("fast")}
         assert pool.connection("fast").protocol_version == negotiated
         assert resources["interop://readme"].mime_type == "text/plain"

@@ -6,13 +6,14 @@ fresh checkout needs nothing but ``uv run --locked pytest`` (with Node.js 20+ an
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+import socket
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tests.interop.install import PYTHON_PROJECT, ensure_installed, node_bin, python_bin
 
@@ -62,75 +63,63 @@ def fastmcp_stdio(**extra: Any) -> dict[str, Any]:
     return {"command": str(python_bin("python")), "args": [str(FASTMCP_SERVER)], **extra}
 
 
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), _STOP_GRACE)
-        except TimeoutError:
-            with suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+def _pump(stream: IO[bytes], announce: str | None, seen: list[str], found: threading.Event) -> None:
+    """Read ``stream`` to its end (an undrained pipe would block the child); set ``found`` on
+    the first line starting with ``announce`` (that line is kept last in ``seen``)."""
+    for raw in iter(stream.readline, b""):
+        if announce is not None and not found.is_set():
+            seen.append(raw.decode(errors="replace").rstrip())
+            if seen[-1].startswith(announce):
+                found.set()
+    found.set()  # end of output: the waiter looks at ``seen`` to tell which
 
 
-async def _wait_for_line(stream: asyncio.StreamReader, prefix: str, seen: list[str]) -> str:
-    while line := await stream.readline():
-        text = line.decode(errors="replace").strip()
-        seen.append(text)
-        if text.startswith(prefix):
-            return text
-    raise EOFError(f"the server closed its output before printing {prefix!r}")
-
-
-async def _drain(stream: asyncio.StreamReader) -> None:  # an undrained pipe would block the child
-    while await stream.read(65536):
-        pass
-
-
-@asynccontextmanager
-async def _spawn(
-    args: list[str], *, env: dict[str, str], announce: str, on_stderr: bool
-) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
-    proc = await asyncio.create_subprocess_exec(
-        *args,
+@contextmanager
+def _running(args: list[str], *, env: dict[str, str], announce: str, on_stderr: bool) -> Iterator[str]:
+    """Run ``args`` until the block ends; yields the line starting with ``announce`` it printed
+    (on stderr or stdout) once it was ready. Its other output is read and dropped."""
+    proc = subprocess.Popen(
+        args,
         env={**os.environ, **env},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
     watched, other = (proc.stderr, proc.stdout) if on_stderr else (proc.stdout, proc.stderr)
     seen: list[str] = []
-    drainers = [asyncio.ensure_future(_drain(other))]
+    found = threading.Event()
+    pumps = [
+        threading.Thread(target=_pump, args=(watched, announce, seen, found), daemon=True),
+        threading.Thread(target=_pump, args=(other, None, [], threading.Event()), daemon=True),
+    ]
+    for pump in pumps:
+        pump.start()
     try:
-        try:
-            line = await asyncio.wait_for(_wait_for_line(watched, announce, seen), _LISTEN_TIMEOUT)
-        except (TimeoutError, EOFError) as exc:
-            await _stop(proc)
+        if not found.wait(_LISTEN_TIMEOUT) or not seen or not seen[-1].startswith(announce):
             raise RuntimeError(
-                f"{args[0]} did not start: {exc!r}; exit code {proc.returncode}; output:\n" + "\n".join(seen)
-            ) from exc
-        drainers.append(asyncio.ensure_future(_drain(watched)))
-        yield proc, line
+                f"{args[0]} did not start (exit code {proc.poll()}); it printed:\n" + "\n".join(seen)
+            )
+        yield seen[-1]
     finally:
-        await _stop(proc)
-        for drainer in drainers:
-            drainer.cancel()
-            with suppress(asyncio.CancelledError):
-                await drainer
+        proc.terminate()
+        try:
+            proc.wait(_STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for pump in pumps:
+            pump.join(_STOP_GRACE)
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-@asynccontextmanager
-async def everything_http() -> AsyncIterator[str]:
+@contextmanager
+def everything_http() -> Iterator[str]:
     """``server-everything`` in ``streamableHttp`` mode on a free port of 127.0.0.1; its URL.
 
     It takes its port from ``PORT`` and names no host; ``loopback.cjs`` (preloaded) makes it
@@ -141,7 +130,7 @@ async def everything_http() -> AsyncIterator[str]:
         port = _free_port()
         started = False
         try:
-            async with _spawn(
+            with _running(
                 [str(node_bin("mcp-server-everything")), "streamableHttp"],
                 env={"PORT": str(port), "NODE_OPTIONS": f"--require {LOOPBACK_PRELOAD}"},
                 announce="MCP Streamable HTTP Server listening on port",
@@ -155,21 +144,50 @@ async def everything_http() -> AsyncIterator[str]:
                 raise
 
 
-@asynccontextmanager
-async def fastmcp_http() -> AsyncIterator[str]:
+@contextmanager
+def fastmcp_http() -> Iterator[str]:
     """``fastmcp_server.py --http`` (it binds port 0 of 127.0.0.1 itself); its URL."""
     ensure_installed()
-    async with _spawn(
+    with _running(
         [str(python_bin("python")), str(FASTMCP_SERVER), "--http"],
         env={"PYTHONUNBUFFERED": "1"},
         announce="LISTENING ",
         on_stderr=False,
-    ) as (_proc, line):
+    ) as line:
         yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+
+class Servers:
+    """Configuration entries for the foreign servers that speak both stdio and HTTP. The HTTP
+    servers are started on first use and shared (each pool still opens its own MCP session)
+    until :meth:`close`."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+        self._urls: dict[str, str] = {}
+
+    def _url(self, name: str, start: Callable[[], AbstractContextManager[str]]) -> str:
+        if name not in self._urls:
+            self._urls[name] = self._stack.enter_context(start())
+        return self._urls[name]
+
+    def everything(self, transport: str, **extra: Any) -> dict[str, Any]:
+        if transport == "stdio":
+            return everything_stdio(**extra)
+        return {"url": self._url("everything", everything_http), **extra}
+
+    def fastmcp(self, transport: str, **extra: Any) -> dict[str, Any]:
+        if transport == "stdio":
+            return fastmcp_stdio(**extra)
+        return {"url": self._url("fastmcp", fastmcp_http), **extra}
+
+    def close(self) -> None:
+        self._stack.close()
 
 
 __all__ = [
     "FASTMCP_SERVER",
+    "Servers",
     "everything_http",
     "everything_stdio",
     "fastmcp_http",
