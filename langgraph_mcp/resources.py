@@ -6,6 +6,7 @@ The functions here take a :class:`~langgraph_mcp._session.connection.ServerConne
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -344,14 +345,21 @@ async def subscribe(
             raise MCPServerError(connection.name, types.INVALID_PARAMS, str(exc)) from None
         except ConnectionError as exc:
             raise MCPConnectionError(connection.name, str(exc)) from None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_keep_connected, connection, subscriber, session)
-            try:
-                yield _updates(connection.name, subscriber, writer)
-            finally:
-                tg.cancel_scope.cancel()
+        keeper = asyncio.get_running_loop().create_task(_keep_connected(connection, subscriber, session))
+        try:
+            yield _updates(connection.name, subscriber, writer)
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
     finally:
         scope.watch.remove(subscriber)
+        # Let the server stop sending what nobody watches (on a live session; within the
+        # connect timeout).
+        live = scope.owner.session
+        if live is not None and live.alive and not scope.owner.closing:
+            with anyio.move_on_after(connection.config.connect_timeout):
+                await scope.watch.settled()
 
 
 async def _updates(
@@ -370,7 +378,8 @@ async def _updates(
 
 async def _keep_connected(connection: ServerConnection, subscriber: Subscriber, session: Any) -> None:
     """Keep a session live while the subscription is open: when one ends, open the next (its
-    background work subscribes again). A server given up on ends the subscription."""
+    background work subscribes again). A server given up on, or a pool closing, ends the
+    subscription (its iterator raises)."""
     while True:
         await session.stop.wait()
         while True:
@@ -378,7 +387,8 @@ async def _keep_connected(connection: ServerConnection, subscriber: Subscriber, 
                 session = await connection.live_session()
                 break
             except MCPConnectionError as exc:
-                if connection.scope().owner.given_up:
+                owner = connection.scope().owner
+                if owner.given_up or owner.closing:
                     subscriber.fail(ConnectionError(str(exc)))
                     return
                 await anyio.sleep(max(0.2, connection.config.restart.backoff))

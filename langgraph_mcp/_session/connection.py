@@ -369,6 +369,7 @@ class ServerConnection:
             uris = watch.wanted() if watch is not None else frozenset()
             if not any(flags.values()) and not uris:
                 assert watch is not None
+                watch.listening(session, uris)
                 await watch.changed_since(uris)
                 continue
             restarted = False
@@ -615,6 +616,7 @@ class ServerConnection:
             MCPConnectionError, MCPTimeoutError, MCPServerError (e.g. the server has no such
             list), MCPProtocolError (an answer is not a listing at all).
         """
+        await self._live()  # a new session forgets the listings: connect before reading one
         if (cached := self._lists.get(kind)) is not None:
             return cached
         version = self._list_versions[kind]

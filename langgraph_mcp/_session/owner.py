@@ -163,6 +163,11 @@ class SessionOwner:
         return self._session
 
     @property
+    def closing(self) -> bool:
+        """The owner takes no new sessions (its pool is closing or closed)."""
+        return self._closing
+
+    @property
     def given_up(self) -> bool:
         """The server was given up on (``restart.max_attempts``) until :meth:`retry`."""
         return self._given_up is not None

@@ -128,6 +128,11 @@ class ResourceWatch:
             if sub.matches(uri):
                 sub.push(uri)
 
+    async def settled(self) -> None:
+        """Wait until the server sends updates of no URI that nobody watches any more."""
+        while self._live is not None and not self._live[1] <= self.wanted():
+            await self._confirmed.wait()
+
     async def confirmed(self, subscriber: Subscriber, session: Any) -> None:
         """Wait until ``session`` sends updates of every URI of ``subscriber``.
 

@@ -12,10 +12,11 @@ argument ``name``.
 
 Tools: ``bump`` (the counter + 1; tells subscribers of ``notes://counter``), ``add_note`` and
 ``add_prompt`` (tell clients the list changed), ``link`` (a resource link to ``notes://index``),
-``subscribers`` (the URIs the calling session subscribed to, handshake era).
+``crash`` (ends the process), ``subscribers`` (the URIs the calling session subscribed to, handshake era).
 Subscribing (handshake era) to a URI this server does not have is refused.
 """
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360f8cf00000301010018dd8db40000000049454e44ae426082"
 )
-INDEX = "# Notes\n\nThe index of every note."
+INDEX = "# Notes\n\n" + "".join(f"- note {i}: the index of every note.\n" for i in range(10))
 PAGE_SIZE = 2
 CURSOR = "page:"
 STYLES = ("short", "long", "bullets")
@@ -47,8 +48,8 @@ NOTE_NAMES = ("alpha", "beta", "gamma")
 def build_server(name: str = "library") -> MCPServer:
     srv: MCPServer = MCPServer(name)
     counter = {"value": 0}
-    subscribed: dict[int, set[str]] = {}
-    sessions: dict[int, Any] = {}
+    subscribed: dict[str, set[str]] = {}
+    sessions: dict[str, Any] = {}
 
     @srv.resource(
         "notes://index", name="index", description="The index of every note.", mime_type="text/markdown"
@@ -107,12 +108,12 @@ def build_server(name: str = "library") -> MCPServer:
         known = {str(r.uri) for r in await srv.list_resources()} | {"notes://pair"}
         if str(params.uri) not in known:
             raise MCPError(code=types.INVALID_PARAMS, message=f"No resource {params.uri}")
-        subscribed.setdefault(id(ctx.session), set()).add(str(params.uri))
-        sessions[id(ctx.session)] = ctx.session
+        subscribed.setdefault(_session_key(ctx), set()).add(str(params.uri))
+        sessions[_session_key(ctx)] = ctx.session
         return types.EmptyResult()
 
     async def unsubscribe(ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
-        subscribed.get(id(ctx.session), set()).discard(str(params.uri))
+        subscribed.get(_session_key(ctx), set()).discard(str(params.uri))
         return types.EmptyResult()
 
     low = srv._lowlevel_server
@@ -166,9 +167,14 @@ def build_server(name: str = "library") -> MCPServer:
         ]
 
     @srv.tool()
+    def crash() -> str:
+        """End the server process at once."""
+        os._exit(3)
+
+    @srv.tool()
     def subscribers(ctx: Context) -> list[str]:
         """The URIs this session subscribed to (handshake era)."""
-        return sorted(subscribed.get(id(ctx.session), set()))
+        return sorted(subscribed.get(_session_key(ctx), set()))
 
     @srv.prompt(description="Summarise a topic.")
     def summarise(topic: str, style: str = "short") -> str:
@@ -207,6 +213,15 @@ def build_server(name: str = "library") -> MCPServer:
         return types.Completion(values=values, total=len(values), has_more=False)
 
     return srv
+
+
+def _session_key(ctx: Any) -> str:
+    """The MCP session a request belongs to: its ``mcp-session-id`` over HTTP, else the process."""
+    if isinstance(ctx, Context):
+        headers = ctx.headers or {}
+    else:
+        headers = getattr(getattr(ctx, "request", None), "headers", None) or {}
+    return {k.lower(): v for k, v in headers.items()}.get("mcp-session-id", "<process>")
 
 
 def _b64(data: bytes) -> str:
