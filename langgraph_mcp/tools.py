@@ -31,6 +31,7 @@ import contextvars
 import functools
 import json
 import logging
+import re
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, cast
@@ -75,6 +76,16 @@ from langgraph_mcp.resources import is_read_tool, read_as_tool_result
 from langgraph_mcp.types import MCPToolArtifact
 
 __all__ = ["RAISE_KINDS", "RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
+
+# How servers word their refusal to send a request the 2026-07-28 protocol has no room for: the
+# MCP SDK's "no back-channel for server-initiated requests", FastMCP's "elicitation via
+# server-initiated requests is unavailable on 2026-07-28 connections".
+_SERVER_REQUEST_REFUSED = re.compile(r"server-initiated request|back-channel", re.IGNORECASE)
+_LEGACY_HINT = (
+    "The server tried to ask the client something (elicitation, sampling or roots) with a request "
+    "of its own, which the 2026-07-28 protocol negotiated with it cannot carry; "
+    'set "protocol": "legacy" for MCP server {server!r} to use the 2025-11-25 protocol, where it can.'
+)
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -271,7 +282,10 @@ class MCPTool(StructuredTool):
             )
         except MCPServerError as exc:
             return self._failure(
-                f"MCP server {server!r} rejected the call to {name!r}: {exc.reason} (MCP error {exc.code})",
+                self._era_hint(
+                    f"MCP server {server!r} rejected the call to {name!r}: "
+                    f"{exc.reason} (MCP error {exc.code})"
+                ),
                 tool_call_id,
                 kind="protocol",
             )
@@ -295,7 +309,7 @@ class MCPTool(StructuredTool):
                 cut, full, shown = cut_text(text, handling.max_chars)
                 if full is not None:
                     text = f"{cut}\n{marker(shown, len(full))}"
-            return self._failure(text, tool_call_id, artifact=artifact)
+            return self._failure(self._era_hint(text, error_text(result)), tool_call_id, artifact=artifact)
         handling = self._connection.config.output_for(self.mcp_name)
         content, converted = convert_result(result, handling, server=server)
         if handling.max_chars is not None:
@@ -416,6 +430,15 @@ class MCPTool(StructuredTool):
             artifact = {**artifact, "full_text": full}
             where = "; the full output is kept for the application"
         return cast(Any, with_marker(cut, marker(shown, len(full), where))), artifact
+
+    def _era_hint(self, text: str, cause: str | None = None) -> str:
+        """``text``, plus what to configure when the server failed the call because it asked the
+        client something through a server-initiated request (elicitation, sampling, roots),
+        which a 2026-07-28 session cannot carry. ``cause`` is the server's own error text when
+        ``text`` may have been cut."""
+        if self._connection.era != "2026-07-28" or not _SERVER_REQUEST_REFUSED.search(cause or text):
+            return text
+        return f"{text}\n\n{_LEGACY_HINT.format(server=self.server)}"
 
     def _failure(
         self, text: str, tool_call_id: str | None, *, kind: str = "tool_error", artifact: Any = None
