@@ -12,6 +12,9 @@ classes, which is what ``auth`` is documented to take; the code here only stands
 person and the browser (following the authorization redirect) and, for cross-app access, for
 the enterprise identity provider's first leg, which the SDK leaves to the deployment.
 
+``python tests/conformance/client.py --serve <socket>`` keeps one interpreter with all of this
+imported and forks it per scenario for ``launch.py`` (see there); ``run.py`` uses that.
+
 Exit status: 0 when the scenario's MCP operations succeeded, 1 otherwise (the suite judges
 conformance from what its server saw, not from this status).
 """
@@ -22,8 +25,10 @@ import asyncio
 import json
 import logging
 import os
+import signal
+import socket
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -140,6 +145,9 @@ def pre_registered_provider(url: str) -> Any:
         client_id=ctx["client_id"],
         client_secret=ctx["client_secret"],
         redirect_uris=[REDIRECT_URI],  # type: ignore[list-item]
+        # A pre-registered client knows how it authenticates; the SDK sends no secret for a
+        # record without a method (it does not apply RFC 7591's client_secret_basic default).
+        token_endpoint_auth_method="client_secret_basic",
     )
     return authorization_code_provider(url, info)
 
@@ -261,7 +269,7 @@ async def elicitation_defaults(url: str) -> None:
     log.info("result: %s", result.content)
 
 
-def auth_flow(make: Callable[[str], Any]) -> Callable[[str], Awaitable[None]]:
+def auth_flow(make: Callable[[str], Any]) -> Callable[[str], Coroutine[Any, Any, None]]:
     async def run(url: str) -> None:
         await list_and_call(url, make(url), {"test-tool": {}})
 
@@ -272,7 +280,7 @@ async def cross_app_access(url: str) -> None:
     await list_and_call(url, await cross_app_access_provider(url), {"test-tool": {}})
 
 
-SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
+SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "initialize": lambda url: list_and_call(url),
     "tools_call": lambda url: list_and_call(url, calls={"add_numbers": {"a": 5, "b": 3}}),
     "elicitation-sep1034-client-defaults": elicitation_defaults,
@@ -286,7 +294,7 @@ SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
 authorization-code flow."""
 
 
-def handler(scenario: str) -> Callable[[str], Awaitable[None]]:
+def handler(scenario: str) -> Callable[[str], Coroutine[Any, Any, None]]:
     if scenario in SCENARIOS:
         return SCENARIOS[scenario]
     if scenario.startswith("auth/"):
@@ -294,7 +302,55 @@ def handler(scenario: str) -> Callable[[str], Awaitable[None]]:
     raise SystemExit(f"unknown scenario {scenario!r}")
 
 
+def serve(path: str) -> None:
+    """Serve ``launch.py`` on the Unix socket ``path``: fork per request, run the scenario in
+    the child on the launcher's own stdin/stdout/stderr and send back its exit status.
+
+    The parent has only imported modules (no threads, no event loop), so each child starts as
+    clean as a new interpreter would, minus the import time.
+    """
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen(64)
+        print("ready", flush=True)
+        while True:
+            conn, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                status = 1
+                try:
+                    status = serve_one(conn)
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(status)
+            conn.close()
+
+
+def serve_one(conn: socket.socket) -> int:
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    while chunk := conn.recv(1 << 16):
+        data += chunk
+    request = json.loads(data)
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    for name in ("MCP_CONFORMANCE_SCENARIO", "MCP_CONFORMANCE_CONTEXT"):
+        os.environ.pop(name, None)
+    os.environ.update(request["env"])
+    status = main(request["argv"])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    conn.sendall(bytes([status]))
+    return status
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[1] == "--serve":
+        serve(argv[2])
+        return 0
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     if len(argv) != 2:
         print("usage: client.py <server-url>  (scenario in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
