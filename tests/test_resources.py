@@ -304,3 +304,34 @@ async def test_an_empty_list_for_a_path_variable_is_a_missing_argument() -> None
     async with MCPPool({"lib": stdio_params("library")}) as pool:
         with pytest.raises(MCPArgumentError, match="needs 'name'"):
             await pool.read_resource_template("lib", "note", {"name": []})
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_subscriptions_come_and_go_while_others_stay(protocol: str) -> None:
+    # On 2026-07-28 each change of the watched set opens a new update stream (before the old one
+    # closes); before, it subscribes and unsubscribes. Either way the other watchers keep theirs.
+    async with MCPPool({"lib": {**stdio_params("library"), "protocol": protocol}}) as pool:
+        connection = pool.connection("lib")
+        async with pool.subscribe("lib", "notes://counter") as counter:
+            for round_ in range(3):
+                async with pool.subscribe("lib", "notes://index", "notes://counter") as both:
+                    await connection.call_tool("bump")
+                    assert (await asyncio.wait_for(anext(both), 10))["uri"] == "notes://counter"
+                    assert (await asyncio.wait_for(anext(counter), 10))["uri"] == "notes://counter"
+                await connection.call_tool("bump")
+                assert (await asyncio.wait_for(anext(counter), 10))["uri"] == "notes://counter", round_
+            [blob] = await pool.read_resource("lib", "notes://counter")
+            assert blob.as_string() == "6"
+
+
+async def test_the_read_tool_lists_resources_added_later() -> None:
+    async with MCPToolNode({"lib": {**stdio_params("library"), "resource_tool": True}}) as node:
+        before = {t.name: t for t in await node.get_tools()}["read_resource"]
+        assert "notes://extra/late" not in before.description
+        await node.pool.connection("lib").call_tool("add_note", {"name": "late"})
+        for _ in range(500):
+            after = {t.name: t for t in await node.get_tools()}["read_resource"]
+            if "notes://extra/late" in after.description:
+                break
+            await asyncio.sleep(0.02)
+        assert "notes://extra/late" in after.description

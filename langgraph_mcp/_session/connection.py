@@ -119,6 +119,7 @@ HTTP error status and no JSON-RPC error."""
 _MAX_UNSENT = 3
 _LISTEN_TRIES = 3
 _LISTEN_RETRY = 0.5
+_LISTEN_PAUSE = 30.0
 
 
 class _NotSent(Exception):
@@ -361,49 +362,72 @@ class ServerConnection:
         self, client: Client, session: Session, flags: dict[str, bool], watch: ResourceWatch | None
     ) -> None:
         """2026-07-28: one ``subscriptions/listen`` stream for the list changes the server offers
-        and the resources subscribed to, opened again whenever that set of resources changes. A
-        stream that drops is opened again (after ``_LISTEN_RETRY`` s, at most ``_LISTEN_TRIES``
-        times in a row); the subscribers hear of each of their resources once then."""
-        tries = 0
-        while True:
-            uris = watch.wanted() if watch is not None else frozenset()
-            if not any(flags.values()) and not uris:
-                assert watch is not None
-                watch.listening(session, uris)
-                await watch.changed_since(uris)
-                continue
-            restarted = False
+        and the resources subscribed to.
+
+        When the set of resources changes, the next stream is opened before the current one is
+        closed, so no update falls between them (one may come twice). A stream that drops is
+        opened again after ``_LISTEN_RETRY`` s (longer each time); after ``_LISTEN_TRIES`` drops
+        in a row the subscribers are told it failed, and it is tried again every
+        ``_LISTEN_PAUSE`` s. When a stream opens after a drop, the subscribers hear of each of
+        their resources once (updates sent meanwhile were lost)."""
+        failures = 0
+        missed = False
+        reason = ""
+        async with anyio.create_task_group() as tg:
+            current: anyio.CancelScope | None = None
+            while True:
+                uris = watch.wanted() if watch is not None else frozenset()
+                if not any(flags.values()) and not uris:
+                    assert watch is not None
+                    if current is not None:
+                        current.cancel()
+                        current = None
+                    watch.listening(session, uris)
+                    await watch.changed_since(uris)
+                    continue
+                stream = _Stream()
+                tg.start_soon(self._stream, client, flags, uris, stream)
+                await _first(stream.opened.wait(), stream.ended.wait())
+                if stream.opened.is_set():
+                    if current is not None:
+                        current.cancel()  # the new stream is up: the old one may go
+                    current = stream.scope
+                    failures = 0
+                    if watch is not None:
+                        watch.listening(session, uris, missed=missed)
+                    missed = False
+                    if watch is not None:
+                        await _first(watch.changed_since(uris), stream.ended.wait())
+                    else:
+                        await stream.ended.wait()
+                    if not stream.ended.is_set():
+                        continue  # other resources are wanted: open the next stream
+                reason = stream.reason
+                current = None
+                failures += 1
+                missed = True
+                logger.debug("MCP server %r: subscriptions/listen ended: %s", self.name, reason)
+                if failures >= _LISTEN_TRIES:
+                    if watch is not None:
+                        watch.failed(session, f"subscriptions/listen kept failing: {reason}")
+                    await anyio.sleep(_LISTEN_PAUSE)
+                else:
+                    await anyio.sleep(_LISTEN_RETRY * failures)
+
+    async def _stream(
+        self, client: Client, flags: dict[str, bool], uris: frozenset[str], stream: _Stream
+    ) -> None:
+        """Run one ``subscriptions/listen`` stream until it ends or ``stream.scope`` is cancelled."""
+        with stream.scope:
             try:
                 async with client.listen(**flags, resource_subscriptions=sorted(uris)) as sub:
-                    if watch is not None:
-                        watch.listening(session, uris, missed=tries > 0)
-                    tries = 0
-                    async with anyio.create_task_group() as tg:
-                        if watch is not None:
-
-                            async def restart(uris: frozenset[str] = uris) -> None:
-                                nonlocal restarted
-                                await watch.changed_since(uris)
-                                restarted = True
-                                tg.cancel_scope.cancel()
-
-                            tg.start_soon(restart)
-                        async for event in sub:
-                            self._on_event(event)
-                        tg.cancel_scope.cancel()
-                if restarted:
-                    continue
-                reason = "the server closed the stream"
-            except Exception as exc:
-                reason = self.redact(describe(exc))
-            # A lost stream must not end the session: open it again, a few times.
-            tries += 1
-            logger.debug("MCP server %r: subscriptions/listen ended: %s", self.name, reason)
-            if tries >= _LISTEN_TRIES:
-                if watch is not None:
-                    watch.failed(session, f"subscriptions/listen kept failing: {reason}")
-                return
-            await anyio.sleep(_LISTEN_RETRY * tries)
+                    stream.opened.set()
+                    async for event in sub:
+                        self._on_event(event)
+                stream.reason = "the server closed the stream"
+            except Exception as exc:  # a lost stream must not end the session
+                stream.reason = self.redact(describe(exc))
+        stream.ended.set()
 
     def _on_event(self, event: Any) -> None:
         if isinstance(event, ToolsListChanged):
@@ -595,6 +619,8 @@ class ServerConnection:
         for kind in kinds:
             self._lists.pop(kind, None)
             self._list_versions[kind] += 1
+        if self.config.resource_tool and "resources" in kinds:
+            self.tools_version += 1  # the read tool's description lists the resources
 
     async def server_capabilities(self) -> types.ServerCapabilities:
         """What the live session's server said it offers (connecting first if needed)."""
@@ -1052,6 +1078,28 @@ class ServerConnection:
         if not future.done():
             future.cancel()
         await _stop(scope.owner.abandon())  # (nothing left to stop if it did close)
+
+
+class _Stream:
+    """One ``subscriptions/listen`` stream's state, as its task reports it."""
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+        self.opened = anyio.Event()
+        self.ended = anyio.Event()
+        self.reason = "cancelled"
+
+
+async def _first(*waits: Awaitable[Any]) -> None:
+    """Wait until the first of ``waits`` is done; cancel the others."""
+    async with anyio.create_task_group() as tg:
+
+        async def run(wait: Awaitable[Any]) -> None:
+            await wait
+            tg.cancel_scope.cancel()
+
+        for wait in waits:
+            tg.start_soon(run, wait)
 
 
 def _brief(raw: Any, limit: int = 200) -> str:

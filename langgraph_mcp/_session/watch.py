@@ -109,6 +109,7 @@ class ResourceWatch:
         earlier session, or on this one before its update stream was lost (``missed``), hear of
         each of their URIs once: updates made meanwhile were not sent."""
         self._live = (session, uris)
+        self._failed.pop(session, None)  # a stream is up again
         for sub in self._subscribers:
             if sub.session is not None and (missed or sub.session is not session) and sub.uris <= uris:
                 for uri in sorted(sub.uris):
