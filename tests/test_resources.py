@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any, TypedDict
 
@@ -335,3 +336,89 @@ async def test_the_read_tool_lists_resources_added_later() -> None:
                 break
             await asyncio.sleep(0.02)
         assert "notes://extra/late" in after.description
+
+
+async def _listeners(pool: MCPPool) -> list[list[str]]:
+    """The resource URIs of each ``subscriptions/listen`` stream the library server has open."""
+    result = await pool.connection("lib").call_tool("listeners")
+    assert isinstance(result.structured_content, dict)
+    listeners: list[list[str]] = result.structured_content["result"]
+    return listeners
+
+
+async def test_a_stream_refused_once_does_not_leave_the_earlier_stream_open() -> None:
+    # The next stream is opened before the current one closes; when it is refused, the current
+    # one must still be closed once a later stream opens, not left running for the session's life.
+    async with MCPPool({"lib": stdio_params("library")}) as pool:
+        connection = pool.connection("lib")
+        async with pool.subscribe("lib", "notes://counter"):
+            await connection.call_tool("refuse_listens", {"count": 1})
+            async with pool.subscribe("lib", "notes://index"):
+                pass
+        for _ in range(250):
+            listeners = await _listeners(pool)
+            if not any(listeners):
+                break
+            await asyncio.sleep(0.02)
+        assert not any(listeners), f"streams still watching resources nobody watches: {listeners}"
+
+
+async def test_a_refused_new_stream_does_not_end_the_subscriptions_already_running() -> None:
+    # A server at its limit of listen streams refuses the stream for a new set of resources; the
+    # stream already running for notes://counter is fine and its subscriber keeps hearing updates.
+    async with MCPPool({"lib": {**stdio_params("library"), "connect_timeout": 10}}) as pool:
+        connection = pool.connection("lib")
+        async with pool.subscribe("lib", "notes://counter") as counter:
+            await connection.call_tool("refuse_listens", {"count": 3})
+            try:
+                async with pool.subscribe("lib", "notes://index"):
+                    pass
+            except MCPConnectionError:
+                pass  # the new subscription may fail: the server refused its stream
+            # No update is pending: the subscription waits for one instead of ending.
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(anext(counter), 1)
+
+
+async def test_a_list_change_sent_while_the_stream_was_down_is_not_lost() -> None:
+    # The stream drops, and the resource list changes before it is open again: nobody is told,
+    # so the cached listing must be refetched once the stream is back.
+    async with MCPPool({"lib": stdio_params("library")}) as pool:
+        assert "notes://extra/unheard" not in [str(r.uri) for r in await pool.list_resources("lib")]
+        await pool.connection("lib").call_tool("drop_listens_then_add_note", {"name": "unheard"})
+        for _ in range(250):
+            if await _listeners(pool):
+                break
+            await asyncio.sleep(0.02)
+        assert await _listeners(pool), "the stream was not opened again"
+        assert "notes://extra/unheard" in [str(r.uri) for r in await pool.list_resources("lib")]
+
+
+async def test_leaving_a_subscription_after_its_stream_gave_up_is_prompt() -> None:
+    # The stream drops and is refused three times: the subscriber is told. Leaving the
+    # subscription then must not wait for a confirmation that cannot come (the connect timeout).
+    config = {**stdio_params("library"), "connect_timeout": 10}
+    async with MCPPool({"lib": config}) as pool:
+        connection = pool.connection("lib")
+        async with pool.subscribe("lib", "notes://counter") as counter:
+            await connection.call_tool("refuse_listens", {"count": 3})
+            await connection.call_tool("drop_listens_then_add_note", {"name": "gone"})
+            with pytest.raises(MCPConnectionError, match="kept failing"):
+                await asyncio.wait_for(anext(counter), 10)
+            started = time.monotonic()
+        elapsed = time.monotonic() - started
+        assert elapsed < 3, f"leaving the subscription took {elapsed:.1f}s"
+
+
+async def test_a_new_subscription_after_the_stream_gave_up_works_once_the_server_accepts_it() -> None:
+    # Three refusals in a row make the stream give up; the server accepts listen requests again
+    # right after. A new subscription must open a stream, not fail for the next 30 s.
+    async with MCPPool({"lib": stdio_params("library")}) as pool:
+        connection = pool.connection("lib")
+        await connection.call_tool("refuse_listens", {"count": 3})
+        with pytest.raises(MCPConnectionError):
+            async with pool.subscribe("lib", "notes://counter"):
+                pass
+        async with pool.subscribe("lib", "notes://counter") as counter:
+            await connection.call_tool("bump")
+            assert (await asyncio.wait_for(anext(counter), 10))["uri"] == "notes://counter"

@@ -14,6 +14,10 @@ Tools: ``bump`` (the counter + 1; tells subscribers of ``notes://counter``), ``a
 ``add_prompt`` (tell clients the list changed), ``link`` (a resource link to ``notes://index``),
 ``crash`` (ends the process), ``subscribers`` (the URIs the calling session subscribed to, handshake era).
 Subscribing (handshake era) to a URI this server does not have is refused.
+
+2026-07-28 ``subscriptions/listen``: ``listeners`` (the resource URIs of each open listen stream),
+``refuse_listens(count)`` (the next ``count`` listen requests are refused) and
+``drop_listens_then_add_note(name)`` (ends every listen stream, then adds a note: nobody hears of it).
 """
 
 import os
@@ -117,6 +121,24 @@ def build_server(name: str = "library") -> MCPServer:
         return types.EmptyResult()
 
     low = srv._lowlevel_server
+    listen_handler: Any = low._request_handlers["subscriptions/listen"].handler
+    listens: dict[int, list[str]] = {}
+    refusals = {"left": 0}
+
+    async def listen(
+        ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> Any:
+        if refusals["left"] > 0:
+            refusals["left"] -= 1
+            raise MCPError(code=types.INTERNAL_ERROR, message="Subscription limit reached")
+        key = id(ctx)
+        listens[key] = sorted(params.notifications.resource_subscriptions or ())
+        try:
+            return await listen_handler(ctx, params)
+        finally:
+            del listens[key]
+
+    low.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, listen)
     low.add_request_handler("resources/read", types.ReadResourceRequestParams, read_pair)
     low.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
     low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
@@ -157,6 +179,26 @@ def build_server(name: str = "library") -> MCPServer:
         srv.add_prompt(_extra_prompt(name))
         await lists_changed(ctx, "prompts")
         return name
+
+    @srv.tool()
+    def listeners() -> list[list[str]]:
+        """The resource URIs of each open subscriptions/listen stream."""
+        return sorted(listens.values())
+
+    @srv.tool()
+    def refuse_listens(count: int) -> int:
+        """Refuse the next ``count`` subscriptions/listen requests."""
+        refusals["left"] = count
+        return count
+
+    @srv.tool()
+    async def drop_listens_then_add_note(name: str, ctx: Context) -> str:
+        """End every listen stream, then add notes://extra/<name> (its list change reaches nobody)."""
+        listen_handler.close()
+        uri = f"notes://extra/{name}"
+        srv.add_resource(FunctionResource(uri=uri, name=name, fn=lambda: f"extra {name}"))
+        await ctx.notify_resources_changed()
+        return uri
 
     @srv.tool()
     def link() -> list[types.ContentBlock]:
