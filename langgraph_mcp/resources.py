@@ -362,7 +362,7 @@ async def subscribe(
             raise MCPConnectionError(connection.name, str(exc)) from None
         keeper = asyncio.get_running_loop().create_task(_keep_connected(connection, subscriber, session))
         try:
-            yield _updates(connection.name, subscriber, writer)
+            yield _Updates(connection.name, subscriber, writer)
         finally:
             keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -377,18 +377,27 @@ async def subscribe(
                 await scope.watch.settled()
 
 
-async def _updates(
-    server: str, subscriber: Subscriber, writer: Any
-) -> AsyncIterator[MCPResourceUpdatedEvent]:
-    while True:
+class _Updates:
+    """The updates of one subscription, as an async iterator. Not a generator: a caller may
+    stop waiting for the next update (``asyncio.wait_for``) and wait again later."""
+
+    def __init__(self, server: str, subscriber: Subscriber, writer: Any) -> None:
+        self._server = server
+        self._subscriber = subscriber
+        self._writer = writer
+
+    def __aiter__(self) -> _Updates:
+        return self
+
+    async def __anext__(self) -> MCPResourceUpdatedEvent:
         try:
-            uri = await subscriber.next()
+            uri = await self._subscriber.next()
         except ConnectionError as exc:
-            raise MCPConnectionError(server, f"resource subscription lost: {exc}") from None
-        event: MCPResourceUpdatedEvent = {"type": "mcp_resource_updated", "server": server, "uri": uri}
-        if writer is not None:
-            writer(dict(event))
-        yield event
+            raise MCPConnectionError(self._server, f"resource subscription lost: {exc}") from None
+        event: MCPResourceUpdatedEvent = {"type": "mcp_resource_updated", "server": self._server, "uri": uri}
+        if self._writer is not None:
+            self._writer(dict(event))
+        return event
 
 
 async def _keep_connected(connection: ServerConnection, subscriber: Subscriber, session: Any) -> None:

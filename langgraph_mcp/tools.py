@@ -80,7 +80,10 @@ __all__ = ["RAISE_KINDS", "RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tool
 # How servers word their refusal to send a request the 2026-07-28 protocol has no room for: the
 # MCP SDK's "no back-channel for server-initiated requests", FastMCP's "elicitation via
 # server-initiated requests is unavailable on 2026-07-28 connections".
-_SERVER_REQUEST_REFUSED = re.compile(r"server-initiated request|back-channel", re.IGNORECASE)
+_SERVER_REQUEST_REFUSED = re.compile(
+    r"no back-channel for server-initiated requests|server-initiated requests? (?:is|are) unavailable",
+    re.IGNORECASE,
+)
 _LEGACY_HINT = (
     "The server tried to ask the client something (elicitation, sampling or roots) with a request "
     "of its own, which the 2026-07-28 protocol negotiated with it cannot carry; "

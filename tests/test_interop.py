@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from langgraph_mcp import MCPPool, MCPToolNode
@@ -248,6 +249,20 @@ async def test_sdk_server_asking_through_a_server_request_on_2026_says_to_set_pr
     assert message.status == "error"
     assert "no back-channel for server-initiated requests" in _text(message)
     assert """set "protocol": "legacy" for MCP server 'old'""" in _text(message)
+
+
+async def test_a_tool_error_that_merely_mentions_server_requests_gets_no_hint() -> None:
+    server = MCPServer("talker")
+
+    @server.tool()
+    def explain() -> str:
+        raise ToolError("a back-channel is how server-initiated requests travel")
+
+    async with MCPPool({"talker": server}) as pool:
+        message = await call((await tools_by_name(pool))["explain"])
+    assert message.status == "error"
+    assert "back-channel" in _text(message)
+    assert '"protocol": "legacy"' not in _text(message)
 
 
 # -- server-filesystem, server-memory (TypeScript reference servers, stdio only) -------------------

@@ -120,6 +120,7 @@ _MAX_UNSENT = 3
 _LISTEN_TRIES = 3
 _LISTEN_RETRY = 0.5
 _LISTEN_PAUSE = 30.0
+_LISTEN_STABLE = 5.0
 
 
 class _NotSent(Exception):
@@ -365,68 +366,95 @@ class ServerConnection:
         and the resources subscribed to.
 
         When the set of resources changes, the next stream is opened before the current one is
-        closed, so no update falls between them (one may come twice). A stream that drops is
-        opened again after ``_LISTEN_RETRY`` s (longer each time); after ``_LISTEN_TRIES`` drops
-        in a row the subscribers are told it failed, and it is tried again every
-        ``_LISTEN_PAUSE`` s. When a stream opens after a drop, the subscribers hear of each of
-        their resources once (updates sent meanwhile were lost)."""
+        closed, so no update falls between them (one may come twice). If the server refuses
+        that stream while the current one runs, the current one goes on and only the resources
+        it does not cover are refused (their subscribers get the error). A stream that drops is
+        opened again after ``_LISTEN_RETRY`` s (longer each time); when it opens, the cached
+        listings are dropped and the subscribers hear of each of their resources once (what
+        was sent meanwhile is lost). After ``_LISTEN_TRIES`` failures in a row (a stream that
+        lasted under ``_LISTEN_STABLE`` s counts) the subscribers are told, and it is tried
+        again after ``_LISTEN_PAUSE`` s, or as soon as a subscription comes or goes."""
         failures = 0
         missed = False
-        reason = ""
         async with anyio.create_task_group() as tg:
-            current: anyio.CancelScope | None = None
+            current: _Stream | None = None
             while True:
-                uris = watch.wanted() if watch is not None else frozenset()
+                version, uris = watch.snapshot() if watch is not None else (0, frozenset[str]())
                 if not any(flags.values()) and not uris:
                     assert watch is not None
                     if current is not None:
-                        current.cancel()
+                        current.scope.cancel()
                         current = None
                     watch.listening(session, uris)
-                    await watch.changed_since(uris)
+                    await watch.changed_since(version)
                     continue
-                stream = _Stream()
-                tg.start_soon(self._stream, client, flags, uris, stream)
-                await _first(stream.opened.wait(), stream.ended.wait())
-                if stream.opened.is_set():
-                    if current is not None:
-                        current.cancel()  # the new stream is up: the old one may go
-                    current = stream.scope
-                    failures = 0
-                    if watch is not None:
-                        watch.listening(session, uris, missed=missed)
-                    missed = False
-                    if watch is not None:
-                        await _first(watch.changed_since(uris), stream.ended.wait())
+                if current is not None and current.uris == uris and not current.ended.is_set():
+                    await _first(_changed(watch, version), current.ended.wait())  # nothing to reopen
+                    if not current.ended.is_set():
+                        continue
+                    stream = current
+                else:
+                    stream = _Stream(uris)
+                    tg.start_soon(self._stream, client, flags, stream)
+                    with anyio.move_on_after(self.config.connect_timeout):
+                        await _first(stream.opened.wait(), stream.ended.wait())
+                    if not stream.opened.is_set():
+                        stream.scope.cancel()
+                        reason = stream.reason if stream.ended.is_set() else "not answered (connect_timeout)"
+                        if current is not None and not current.ended.is_set():
+                            # The running stream goes on; what the new one would add is refused.
+                            if watch is not None:
+                                for uri in sorted(uris - current.honored):
+                                    watch.refused(session, uri, reason)
+                            await _first(_changed(watch, version), current.ended.wait())
+                            continue
                     else:
-                        await stream.ended.wait()
-                    if not stream.ended.is_set():
-                        continue  # other resources are wanted: open the next stream
-                reason = stream.reason
+                        if current is not None:
+                            current.scope.cancel()  # the new stream is up: the old one may go
+                        current = stream
+                        if missed:  # list changes sent while no stream was open were lost
+                            self._tools_changed()
+                            self._lists_changed(*LISTINGS)
+                        if watch is not None:
+                            for uri in sorted(uris - stream.honored):
+                                watch.refused(session, uri, "the server did not accept a subscription to it")
+                            watch.listening(session, stream.honored, missed=missed)
+                        missed = False
+                        await _first(_changed(watch, version), stream.ended.wait())
+                        if not stream.ended.is_set():
+                            continue  # other resources are wanted: open the next stream
+                # The stream could not open, or it dropped.
                 current = None
+                if stream.lasted() >= _LISTEN_STABLE:
+                    failures = 0
                 failures += 1
                 missed = True
-                logger.debug("MCP server %r: subscriptions/listen ended: %s", self.name, reason)
+                logger.debug("MCP server %r: subscriptions/listen ended: %s", self.name, stream.reason)
+                if watch is not None:
+                    watch.dropped(session)
                 if failures >= _LISTEN_TRIES:
                     if watch is not None:
-                        watch.failed(session, f"subscriptions/listen kept failing: {reason}")
-                    await anyio.sleep(_LISTEN_PAUSE)
+                        watch.failed(session, f"subscriptions/listen kept failing: {stream.reason}")
+                    with anyio.move_on_after(_LISTEN_PAUSE):
+                        await _changed(watch, version)
                 else:
                     await anyio.sleep(_LISTEN_RETRY * failures)
 
-    async def _stream(
-        self, client: Client, flags: dict[str, bool], uris: frozenset[str], stream: _Stream
-    ) -> None:
+    async def _stream(self, client: Client, flags: dict[str, bool], stream: _Stream) -> None:
         """Run one ``subscriptions/listen`` stream until it ends or ``stream.scope`` is cancelled."""
         with stream.scope:
             try:
-                async with client.listen(**flags, resource_subscriptions=sorted(uris)) as sub:
+                async with client.listen(**flags, resource_subscriptions=sorted(stream.uris)) as sub:
+                    honored = sub.honored.resource_subscriptions if sub.honored is not None else None
+                    stream.honored = frozenset(honored or ())
+                    stream.opened_at = time.monotonic()
                     stream.opened.set()
                     async for event in sub:
                         self._on_event(event)
                 stream.reason = "the server closed the stream"
             except Exception as exc:  # a lost stream must not end the session
                 stream.reason = self.redact(describe(exc))
+        stream.ended_at = time.monotonic()
         stream.ended.set()
 
     def _on_event(self, event: Any) -> None:
@@ -444,7 +472,7 @@ class ServerConnection:
         session (a new session subscribes again to everything still watched)."""
         subscribed: set[str] = set()
         while True:
-            wanted = watch.wanted()
+            version, wanted = watch.snapshot()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
                 for uri in sorted(wanted - subscribed):
@@ -467,7 +495,7 @@ class ServerConnection:
                             self.redact(describe(exc)),
                         )
             watch.listening(session, frozenset(subscribed))
-            await watch.changed_since(wanted)
+            await watch.changed_since(version)
 
     # -- SDK callbacks (may run on the session's own tasks) ----------------------------------
 
@@ -1083,11 +1111,30 @@ class ServerConnection:
 class _Stream:
     """One ``subscriptions/listen`` stream's state, as its task reports it."""
 
-    def __init__(self) -> None:
+    def __init__(self, uris: frozenset[str]) -> None:
+        self.uris = uris
+        self.honored: frozenset[str] = frozenset()
+        """The resources the server agreed to send updates of."""
         self.scope = anyio.CancelScope()
         self.opened = anyio.Event()
         self.ended = anyio.Event()
+        self.opened_at: float | None = None
+        self.ended_at: float | None = None
         self.reason = "cancelled"
+
+    def lasted(self) -> float:
+        """Seconds it was open (0 if it never opened)."""
+        if self.opened_at is None:
+            return 0.0
+        return (self.ended_at or time.monotonic()) - self.opened_at
+
+
+async def _changed(watch: ResourceWatch | None, version: int) -> None:
+    """Wait until a subscription came or went since ``version`` (for ever without a watch)."""
+    if watch is None:
+        await anyio.sleep_forever()
+    else:
+        await watch.changed_since(version)
 
 
 async def _first(*waits: Awaitable[Any]) -> None:

@@ -65,6 +65,8 @@ class ResourceWatch:
     def __init__(self) -> None:
         self._subscribers: list[Subscriber] = []
         self._changed = asyncio.Event()
+        self.version = 0
+        """Bumped whenever a subscription comes or goes."""
         self._confirmed = asyncio.Event()
         self._live: tuple[Any, frozenset[str]] | None = None
         self._refused: dict[tuple[Any, str], str] = {}
@@ -76,6 +78,7 @@ class ResourceWatch:
 
     def add(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
+        self._failed.clear()  # a new subscription tries again, whatever failed before
         self._bump_changed()
 
     def remove(self, subscriber: Subscriber) -> None:
@@ -89,12 +92,18 @@ class ResourceWatch:
         for session in [s for s in self._failed if s.stop.is_set()]:
             del self._failed[session]
 
-    async def changed_since(self, uris: frozenset[str]) -> None:
-        """Wait until the wanted URIs differ from ``uris``."""
-        while self.wanted() == uris:
+    def snapshot(self) -> tuple[int, frozenset[str]]:
+        """The :attr:`version` and the URIs wanted at it."""
+        return self.version, self.wanted()
+
+    async def changed_since(self, version: int) -> None:
+        """Wait until a subscription came or went after :attr:`version` was ``version`` (a URI
+        dropped and wanted again in between counts: the waiter must look again)."""
+        while self.version == version:
             await self._changed.wait()
 
     def _bump_changed(self) -> None:
+        self.version += 1
         event, self._changed = self._changed, asyncio.Event()
         event.set()
 
@@ -122,8 +131,16 @@ class ResourceWatch:
         self._refused[(session, uri)] = reason
         self._bump_confirmed()
 
+    def dropped(self, session: Any) -> None:
+        """The session's update stream is down (2026-07-28): nothing is confirmed until it is up."""
+        if self._live is not None and self._live[0] is session:
+            self._live = None
+        self._bump_confirmed()
+
     def failed(self, session: Any, reason: str) -> None:
-        """The session's update stream ended for good (2026-07-28 ``subscriptions/listen``)."""
+        """The session's update stream kept failing (2026-07-28 ``subscriptions/listen``): every
+        subscriber, and every one that waits for a confirmation, gets ``reason``."""
+        self.dropped(session)
         self._failed[session] = reason
         for sub in self._subscribers:
             sub.fail(ConnectionError(reason))
