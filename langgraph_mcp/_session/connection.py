@@ -760,21 +760,7 @@ class ServerConnection:
         except (MCPTimeoutError, MCPProtocolError, MCPConnectionError, MCPServerError):
             raise
         except MCPError as exc:
-            if session.expired and statuses[-1:] == [404]:
-                raise _SessionExpired(exc.code, exc.error.message) from exc
-            if (status := refusal(statuses)) is not None:
-                raise MCPAuthenticationError(self.name, status) from exc
-            if exc.code == types.CONNECTION_CLOSED:
-                session.end()
-                await session.settle_stderr()
-                raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
-            if (
-                exc.code == types.INTERNAL_ERROR
-                and exc.error.message == _SDK_HTTP_FAILURE
-                and (status := server_failure(statuses)) is not None
-            ):
-                raise MCPConnectionError(self.name, f"the server answered HTTP {status} to {what}") from exc
-            raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
+            raise await self._translate(exc, session, statuses, lost, f"to {what}") from exc
         except TimeoutError as exc:  # the limit, or (without one) a page of a listing
             seconds = limit if limit is not None else self.config.connect_timeout
             raise MCPTimeoutError(self.name, what, seconds) from exc
@@ -944,23 +930,8 @@ class ServerConnection:
                     session, client, request, clock, sink, exclusive, progress, headers
                 )
         except MCPError as exc:
-            if session.expired and statuses[-1:] == [404]:  # unknown session: it did not run
-                raise _SessionExpired(exc.code, exc.error.message) from exc
-            if (status := refusal(statuses)) is not None:  # refused: the request did not run
-                raise MCPAuthenticationError(self.name, status) from exc
-            if exc.code == types.CONNECTION_CLOSED:
-                session.end()
-                await session.settle_stderr()
-                raise MCPConnectionError(self.name, lost + session.stderr_hint()) from exc
-            if (
-                exc.code == types.INTERNAL_ERROR
-                and exc.error.message == _SDK_HTTP_FAILURE
-                and (status := server_failure(statuses)) is not None
-            ):
-                # No answer from the server, only an HTTP error status standing in for one.
-                failed = f"the server answered HTTP {status} during the call to {name!r}. {OUTCOME_UNKNOWN}"
-                raise MCPConnectionError(self.name, failed) from exc
-            raise MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data) from exc
+            during = f"during the call to {name!r}. {OUTCOME_UNKNOWN}"
+            raise await self._translate(exc, session, statuses, lost, during) from exc
         except _TRANSPORT_ERRORS as exc:
             session.end()
             raise MCPConnectionError(self.name, self.redact(f"{lost} ({describe(exc)})")) from exc
@@ -979,6 +950,29 @@ class ServerConnection:
             if (status := refusal(statuses)) is not None:
                 raise MCPAuthenticationError(self.name, status) from None
             raise MCPConnectionError(self.name, lost) from None
+
+    async def _translate(
+        self, exc: MCPError, session: Session, statuses: list[int], lost: str, http_failure: str
+    ) -> Exception:
+        """What an ``MCPError`` from a request sent on ``session`` means in this package's terms
+        (``statuses``: the HTTP statuses seen meanwhile; ``lost``: what to say if the connection
+        closed; ``http_failure``: what follows "the server answered HTTP <status>")."""
+        if session.expired and statuses[-1:] == [404]:  # unknown session: it did not run
+            return _SessionExpired(exc.code, exc.error.message)
+        if (status := refusal(statuses)) is not None:  # refused: the request did not run
+            return MCPAuthenticationError(self.name, status)
+        if exc.code == types.CONNECTION_CLOSED:
+            session.end()
+            await session.settle_stderr()
+            return MCPConnectionError(self.name, lost + session.stderr_hint())
+        if (
+            exc.code == types.INTERNAL_ERROR
+            and exc.error.message == _SDK_HTTP_FAILURE
+            and (status := server_failure(statuses)) is not None
+        ):
+            # No answer from the server, only an HTTP error status standing in for one.
+            return MCPConnectionError(self.name, f"the server answered HTTP {status} {http_failure}")
+        return MCPServerError(self.name, exc.code, self.redact(exc.error.message), exc.error.data)
 
     def _slot(self) -> AbstractAsyncContextManager[Slot | None]:
         """One of the session's ``max_concurrent_calls`` slots, queued fairly by LangGraph thread
