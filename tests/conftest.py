@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.postgres import URI_ENV, postgres_bin, postgres_cluster
-from tests.servers import demo, fickle
+from tests.servers import demo, fickle, library
 
 # (transport, protocol) pairs the demo server is exercised over.
 TRANSPORTS = [
@@ -66,6 +66,20 @@ async def fickle_config(request: pytest.FixtureRequest) -> AsyncIterator[dict[st
         yield {**stdio_params("fickle"), "protocol": protocol}
     else:
         async with serve_in_loop(fickle.build_server(state=fickle.FickleState())) as url:
+            yield {"url": url, "protocol": protocol}
+
+
+LIBRARY_CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
+
+
+@pytest.fixture(params=LIBRARY_CASES, ids=[f"{t}-{p}" for t, p in LIBRARY_CASES])
+async def library_config(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
+    """A connection config for the library server over stdio or HTTP, in both protocol eras."""
+    transport, protocol = request.param
+    if transport == "stdio":
+        yield {**stdio_params("library"), "protocol": protocol}
+    else:
+        async with serve_in_loop(library.build_server()) as url:
             yield {"url": url, "protocol": protocol}
 
 

@@ -3,7 +3,6 @@ fixture server over stdio and streamable HTTP in both protocol eras."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,20 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_mcp import MCPArgumentError, MCPPool
 from langgraph_mcp.prompts import check_arguments
-from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.servers import library
-
-CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
-
-
-@pytest.fixture(params=CASES, ids=[f"{t}-{p}" for t, p in CASES])
-async def library_config(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
-    transport, protocol = request.param
-    if transport == "stdio":
-        yield {**stdio_params("library"), "protocol": protocol}
-    else:
-        async with serve_in_loop(library.build_server()) as url:
-            yield {"url": url, "protocol": protocol}
 
 
 async def test_prompts_become_messages(library_config: dict[str, Any]) -> None:

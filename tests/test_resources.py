@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any, TypedDict
 
 import pytest
@@ -12,22 +11,11 @@ from langchain_core.messages import ToolMessage
 from langgraph.graph import START, StateGraph
 
 from langgraph_mcp import MCPArgumentError, MCPConnectionError, MCPPool, MCPServerError, MCPToolNode
-from tests.conftest_servers import serve_in_loop, stdio_params
+from tests.conftest_servers import stdio_params
 from tests.helpers import ai, thread, tool_graph
 from tests.servers import demo, library
 
-CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
 ERA = {"auto": "2026-07-28", "legacy": "legacy"}
-
-
-@pytest.fixture(params=CASES, ids=[f"{t}-{p}" for t, p in CASES])
-async def library_config(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
-    transport, protocol = request.param
-    if transport == "stdio":
-        yield {**stdio_params("library"), "protocol": protocol}
-    else:
-        async with serve_in_loop(library.build_server()) as url:
-            yield {"url": url, "protocol": protocol}
 
 
 async def test_listings_are_paged_cached_and_read_into_blobs(library_config: dict[str, Any]) -> None:
