@@ -4,7 +4,7 @@ Servers: ``server-everything`` (static documents, two resource templates with co
 prompts with and without arguments, completable prompts, resource links from a tool),
 ``server-memory`` (its knowledge graph as a subscribable resource) and the FastMCP server in
 ``tests/interop/python`` (a resource, a template, a prompt with arguments), over stdio and
-loopback streamable HTTP where the server offers it. See ``tests/test_interop.py`` for tools.
+loopback streamable HTTP where the server offers it. See ``tests/interop/test_servers.py`` for tools.
 """
 
 from __future__ import annotations

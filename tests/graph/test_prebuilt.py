@@ -25,7 +25,7 @@ from tests.conftest_servers import stdio_params
 from tests.helpers import ai, thread
 from tests.servers import shopfront
 
-RUNNER = Path(__file__).with_name("agent_runner.py")
+RUNNER = Path(__file__).parent.parent / "agent_runner.py"
 
 
 class Parent(TypedDict, total=False):

@@ -1,6 +1,6 @@
 """The deployable graphs in ``graphs/``, run in process on the bundled ``graphs/mcp.json``.
 
-(The same graphs on a real ``langgraph dev`` server: ``tests/test_deploy.py``.)
+(The same graphs on a real ``langgraph dev`` server: ``tests/deploy/test_langgraph_dev.py``.)
 """
 
 from __future__ import annotations
