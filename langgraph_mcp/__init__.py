@@ -10,7 +10,14 @@ Payload, resume and stream-event types are in :mod:`langgraph_mcp.types`;
 helpers that build resume values are in :mod:`langgraph_mcp.elicitation`.
 """
 
+from langgraph_mcp._middleware import MCPMiddleware
+from langgraph_mcp._node import MCPToolNode
+from langgraph_mcp._output import read_tool_output
+from langgraph_mcp._pool import MCPPool
+from langgraph_mcp._prebuilt import create_mcp_agent, route_tool_calls
+from langgraph_mcp._tools import MCPTool, load_mcp_tools
 from langgraph_mcp._uritemplate import expand_uri_template
+from langgraph_mcp._version import __version__
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
@@ -22,34 +29,30 @@ from langgraph_mcp.config import (
     load_connections,
 )
 from langgraph_mcp.errors import (
+    FailureKind,
     MCPArgumentError,
     MCPAuthenticationError,
     MCPConfigError,
     MCPConnectionError,
+    MCPError,
     MCPProtocolError,
     MCPServerError,
     MCPTimeoutError,
     MCPToolCallError,
+    MCPUnknownServerError,
+    MissingValue,
 )
-from langgraph_mcp.middleware import MCPMiddleware
-from langgraph_mcp.node import MCPToolNode
 from langgraph_mcp.options import (
     FromConfig,
     FromContext,
     FromState,
     FromStore,
-    MissingValue,
     ResultToState,
     ToolOptions,
 )
-from langgraph_mcp.output import read_tool_output
-from langgraph_mcp.pool import MCPPool
-from langgraph_mcp.prebuilt import create_mcp_agent, route_tool_calls
-from langgraph_mcp.tools import MCPTool, load_mcp_tools
-
-__version__ = "0.1.0"
 
 __all__ = [
+    "FailureKind",
     "FromConfig",
     "FromContext",
     "FromState",
@@ -60,6 +63,7 @@ __all__ = [
     "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
+    "MCPError",
     "MCPMiddleware",
     "MCPPool",
     "MCPProtocolError",
@@ -68,6 +72,7 @@ __all__ = [
     "MCPTool",
     "MCPToolCallError",
     "MCPToolNode",
+    "MCPUnknownServerError",
     "MissingValue",
     "OutputHandling",
     "RestartPolicy",

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
-from langgraph_mcp._compat import graph_configurable, in_graph, task_scratchpad
+from langgraph_mcp._compat.langgraph import graph_configurable, in_graph, task_scratchpad
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, question_key
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.types import MCPApprovalInterrupt

@@ -26,14 +26,14 @@ from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolRuntime
 from langgraph.runtime import Runtime
 
-from langgraph_mcp._compat import graph_configurable, in_graph
+from langgraph_mcp._compat.langgraph import graph_configurable, in_graph
 from langgraph_mcp._elicitation.held import run_held
 from langgraph_mcp._elicitation.policy import Answerer, CodeSink, needs_person
 from langgraph_mcp._elicitation.rounds import run_rounds
 from langgraph_mcp._elicitation.url_required import retry_after_url_elicitation
+from langgraph_mcp._progress import CallObserver
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp.errors import MCPProtocolError
-from langgraph_mcp.progress import CallObserver
 
 __all__ = ["Mode", "run_call"]
 

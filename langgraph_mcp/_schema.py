@@ -8,11 +8,8 @@ is not ``"type": "object"``, a schema that is not valid JSON schema, a ``$ref`` 
 resolve within the schema itself, a schema too large or too deep once LangChain inlines its
 ``$ref``s (as ``bind_tools`` does on every model call), or ``execution.taskSupport: "required"``.
 
-:class:`ArgumentChecker` checks a call's arguments before the server is contacted. LangChain does
-not validate a dict (JSON-schema) ``args_schema``, so violations become LangGraph's
-``ToolInvocationError`` with pydantic-style details, using pydantic's wording where the two
-overlap (missing field, wrong type, extra field, pattern), so ``ToolNode`` reports them exactly
-as it reports bad arguments to a local tool.
+Arguments are checked against the vetted schemas in ``_arguments.py`` (which knows LangGraph's
+error types; this module imports nothing from LangGraph, as the session layer uses it).
 
 No reference in a server's schema is ever fetched or read: :data:`REGISTRY` refuses every URI
 that is not part of the schema itself (JSON schema's own metaschemas, bundled with
@@ -27,7 +24,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,12 +34,10 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped]
 from langchain_core.utils.json_schema import dereference_refs
-from langgraph.prebuilt.tool_node import ToolInvocationError
 from mcp.shared.inbound import find_invalid_x_mcp_header
 from pydantic import ValidationError as ModelValidationError
-from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.exceptions import NoSuchResource
 
 from langgraph_mcp._sanitise import sanitise_text
 
@@ -51,8 +45,8 @@ __all__ = [
     "MAX_SCHEMA_DEPTH",
     "MAX_SCHEMA_VALUES",
     "REGISTRY",
-    "ArgumentChecker",
-    "UnusableSchema",
+    "short_text",
+    "unresolvable_refs",
     "model_schema",
     "schema_problem",
     "schema_validator",
@@ -160,12 +154,12 @@ class _TooLarge(Exception):
     pass
 
 
-def _short_text(text: str) -> str:
+def short_text(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 def _short(value: Any) -> str:
-    return _short_text(repr(value))
+    return short_text(repr(value))
 
 
 _NOWHERE = object()
@@ -223,7 +217,7 @@ def _check_inlined_size(schema: dict[str, Any]) -> None:
     visit(schema, 0, frozenset(), True)
 
 
-def _unresolvable_refs(schema: dict[str, Any]) -> list[str]:
+def unresolvable_refs(schema: dict[str, Any]) -> list[str]:
     """The ``$ref``s (and ``$dynamicRef``/``$recursiveRef``s) in ``schema`` that do not resolve
     within it, as JSON schema resolves them (base URIs from ``$id``, anchors), sorted; nothing
     is fetched."""
@@ -319,30 +313,28 @@ def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
         schema_validator(schema)
     except SchemaError as exc:
         where = ".".join(map(str, exc.absolute_path))
-        return _short_text(f"is not a valid JSON schema: {exc.message}" + (f" (at {where})" if where else ""))
+        return short_text(f"is not a valid JSON schema: {exc.message}" + (f" (at {where})" if where else ""))
     except Exception as exc:
-        return _short_text(f"is not a usable JSON schema: {type(exc).__name__}: {exc}")
+        return short_text(f"is not a usable JSON schema: {type(exc).__name__}: {exc}")
     try:
-        refs = _unresolvable_refs(schema)
+        refs = unresolvable_refs(schema)
         loop = _ref_loop(schema) if not refs else []
     except Exception as exc:
-        return _short_text(f"has $refs that cannot be followed: {type(exc).__name__}: {exc}")
+        return short_text(f"has $refs that cannot be followed: {type(exc).__name__}: {exc}")
     if refs:
-        return _short_text(
+        return short_text(
             f"has {'a $ref that does' if len(refs) == 1 else '$refs that do'} not resolve within the schema: "
             f"{', '.join(map(repr, refs))} (references are never fetched)"
         )
     if loop:
-        return _short_text(
+        return short_text(
             "has $refs that lead back to where they start without going into the arguments: "
             f"{', '.join(map(repr, loop))} (checking them would never end)"
         )
     try:
         json.dumps(dereference_refs(model_schema(schema)), allow_nan=False)
     except Exception as exc:
-        return _short_text(
-            f"cannot be turned into a tool definition for a model: {type(exc).__name__}: {exc}"
-        )
+        return short_text(f"cannot be turned into a tool definition for a model: {type(exc).__name__}: {exc}")
     return None
 
 
@@ -366,14 +358,14 @@ def _vetted(raw: object, modern: bool) -> types.Tool:
     except ModelValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
-        raise _LeftOut(_short_text(f"its {where} is not valid: {first['msg']}")) from None
+        raise _LeftOut(short_text(f"its {where} is not valid: {first['msg']}")) from None
     if tool.execution is not None and tool.execution.task_support == "required":
         raise _LeftOut(
             'it requires task-augmented execution (execution.taskSupport: "required"), '
             "which this client does not offer"
         )
     if modern and (header := find_invalid_x_mcp_header(schema)) is not None:
-        raise _LeftOut(_short_text(f"its inputSchema has an invalid x-mcp-header annotation: {header}"))
+        raise _LeftOut(short_text(f"its inputSchema has an invalid x-mcp-header annotation: {header}"))
     problem = schema_problem(schema)
     if problem is not None:
         raise _LeftOut(f"its inputSchema {problem}")
@@ -397,168 +389,3 @@ def vet_tool(server: str, raw: object, *, position: int, modern: bool = False) -
         )
         logger.warning("MCP server %r: %s is left out: %s", server, which, exc)
         return None
-
-
-# -- checking arguments --------------------------------------------------------------------------
-
-_PYDANTIC_TYPE_ERRORS = {
-    "integer": "int_type",
-    "number": "float_type",
-    "string": "string_type",
-    "boolean": "bool_type",
-    "array": "list_type",
-    "object": "dict_type",
-    "null": "none_required",
-}
-
-
-def _pydantic_type_error(expected: str, value: Any) -> str:
-    """The pydantic error type a pydantic model would report for this value."""
-    if isinstance(value, str) and expected in ("integer", "number", "boolean"):
-        try:
-            float(value)
-        except ValueError:
-            return {"integer": "int_parsing", "number": "float_parsing", "boolean": "bool_parsing"}[expected]
-    if expected == "integer" and isinstance(value, float) and not isinstance(value, bool):
-        return "int_from_float"
-    return _PYDANTIC_TYPE_ERRORS[expected]
-
-
-def _custom(message: str) -> PydanticCustomError:
-    # Given as context, not as the template: the message is shown exactly as written.
-    return PydanticCustomError("json_schema", "{message}", {"message": message})
-
-
-def _schema_errors(
-    validator: Validator, arguments: dict[str, Any], schema: Mapping[str, Any]
-) -> list[InitErrorDetails]:
-    """JSON-schema violations as pydantic error details, using pydantic's wording where
-    the two overlap (missing field, wrong type, extra field, pattern) so messages match
-    ``ToolNode``'s."""
-    properties = schema.get("properties")
-    order = {name: i for i, name in enumerate(properties if isinstance(properties, dict) else {})}
-    found: list[InitErrorDetails] = []
-    for error in validator.iter_errors(arguments):
-        path = tuple(error.absolute_path)
-        instance = error.instance
-        if error.validator == "required" and isinstance(instance, dict):
-            required = error.validator_value if isinstance(error.validator_value, list) else []
-            for name in required:
-                missing = InitErrorDetails(type="missing", loc=(*path, name), input=instance)
-                # jsonschema reports each missing property as its own error, naming them all.
-                if name not in instance and missing not in found:
-                    found.append(missing)
-        elif error.validator == "additionalProperties" and isinstance(instance, dict):
-            local = error.schema if isinstance(error.schema, dict) else {}
-            known = set(local.get("properties") or {})
-            extras = [k for k in instance if k not in known]
-            patterns = local.get("patternProperties")
-            if extras and not patterns:
-                for k in extras:
-                    found.append(InitErrorDetails(type="extra_forbidden", loc=(*path, k), input=instance[k]))
-            elif extras and isinstance(patterns, dict):
-                unmatched = sorted(k for k in extras if not any(re.search(p, k) for p in patterns))
-                verb = "does" if len(unmatched) == 1 else "do"
-                regexes = ", ".join(f"'{p}'" for p in sorted(patterns))
-                text = f"{', '.join(map(repr, unmatched))} {verb} not match any of the regexes: {regexes}"
-                found.append(InitErrorDetails(type=_custom(text), loc=path, input=instance))
-            else:
-                found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
-        elif (
-            error.validator == "type"
-            and isinstance(error.validator_value, str)
-            and error.validator_value in _PYDANTIC_TYPE_ERRORS
-        ):
-            kind = _pydantic_type_error(error.validator_value, instance)
-            found.append(InitErrorDetails(type=kind, loc=path, input=instance))
-        elif error.validator == "pattern" and isinstance(error.validator_value, str):
-            found.append(
-                InitErrorDetails(
-                    type="string_pattern_mismatch",
-                    loc=path,
-                    input=instance,
-                    ctx={"pattern": error.validator_value},
-                )
-            )
-        else:
-            found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
-
-    def key(item: InitErrorDetails) -> tuple[int, str]:
-        loc = item.get("loc", ())
-        first = order.get(loc[0], len(order)) if loc and isinstance(loc[0], str) else -1
-        return first, ".".join(map(str, loc))
-
-    return sorted(found, key=key)
-
-
-class UnusableSchema(ToolInvocationError):
-    """A tool's ``inputSchema`` cannot be used to check its arguments (a ``$ref`` that does not
-    resolve within the schema, ...): the tool cannot be called. ``reason`` says why."""
-
-    def __init__(self, tool_name: str, reason: str, arguments: dict[str, Any]) -> None:
-        self.reason = reason
-        detail = InitErrorDetails(
-            type=PydanticCustomError("unusable_schema", "{reason}", {"reason": reason}),
-            loc=(),
-            input=arguments,
-        )
-        source = ValidationError.from_exception_data(tool_name, [detail])
-        super().__init__(tool_name, source, arguments, source.errors())
-
-
-class ArgumentChecker:
-    """Checks one tool's arguments against its ``inputSchema`` (compiled on first use)."""
-
-    def __init__(self, server: str, tool_name: str, mcp_name: str, schema: dict[str, Any]) -> None:
-        self.server = server
-        self.tool_name = tool_name
-        self.mcp_name = mcp_name
-        self.schema = schema
-        self._validator: Validator | None = None
-        self._compiled = False
-
-    def check(self, arguments: dict[str, Any]) -> None:
-        """Raise ``ToolInvocationError`` when ``arguments`` break the schema, or its subclass
-        :class:`UnusableSchema` when the schema cannot be used to check them (a ``$ref`` that does
-        not resolve within it: references are never fetched). Raises nothing else.
-
-        A schema that is not valid JSON schema is reported once, as a warning, and the arguments
-        pass unchecked (listed tools never have one: :func:`vet_tool` leaves them out).
-        """
-        if not self._compiled:
-            self._compiled = True
-            try:
-                self._validator = schema_validator(self.schema)
-            except Exception as exc:
-                logger.warning(
-                    "MCP tool %r of server %r has an invalid inputSchema (%s); arguments are not checked",
-                    self.mcp_name,
-                    self.server,
-                    exc.message if isinstance(exc, SchemaError) else f"{type(exc).__name__}: {exc}",
-                )
-        if self._validator is None:
-            return
-        try:
-            errors = _schema_errors(self._validator, arguments, self.schema)
-        except Exception as exc:
-            raise UnusableSchema(self.tool_name, self._unusable(exc), arguments) from None
-        if errors:
-            source = ValidationError.from_exception_data(self.tool_name, errors)
-            raise ToolInvocationError(self.tool_name, source, arguments, source.errors())
-
-    def _unusable(self, exc: Exception) -> str:
-        where = f"MCP tool {self.mcp_name!r} of server {self.server!r}"
-        if isinstance(exc, Unresolvable) or isinstance(exc.__cause__, Unresolvable):
-            try:
-                refs = _unresolvable_refs(self.schema)
-            except Exception:
-                refs = []
-            named = f" ({', '.join(map(repr, refs))})" if refs else ""
-            return _short_text(
-                f"{where} cannot be called: its inputSchema has a $ref that does not resolve within "
-                f"the schema{named}; references are never fetched"
-            )
-        return _short_text(
-            f"{where} cannot be called: its arguments could not be checked against its inputSchema "
-            f"({type(exc).__name__}: {exc})"
-        )

@@ -18,19 +18,23 @@ import contextvars
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from langgraph_mcp.pool import MCPPool
+from typing import Any, Protocol, TypeVar
 
 __all__ = ["bridged", "close_pool", "run_sync", "sync_loop"]
 
 T = TypeVar("T")
 
+
+class _Pool(Protocol):
+    """What this module needs of a connection pool: closing it on this module's loop."""
+
+    async def aclose(self) -> None: ...
+
+
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
-_pools: weakref.WeakSet[MCPPool] = weakref.WeakSet()
+_pools: weakref.WeakSet[_Pool] = weakref.WeakSet()
 _EXIT_TIMEOUT = 10.0
 _bridged: contextvars.ContextVar[bool] = contextvars.ContextVar("langgraph_mcp_bridged", default=False)
 """Set in code that runs on the background loop for a synchronous caller."""
@@ -56,7 +60,7 @@ def sync_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def run_sync(make: Callable[[], Coroutine[Any, Any, T]], *, pool: MCPPool | None = None) -> T:
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]], *, pool: _Pool | None = None) -> T:
     """Run ``make()`` on the background loop, in a copy of the caller's context, and return its
     result (or raise its exception). ``pool`` is remembered so its sessions on that loop are
     closed when the process exits.
@@ -115,7 +119,7 @@ def bridged() -> bool:
     return _bridged.get()
 
 
-def close_pool(pool: MCPPool, timeout: float | None = None) -> None:
+def close_pool(pool: _Pool, timeout: float | None = None) -> None:
     """Close ``pool`` (every loop's sessions) from synchronous code."""
     _pools.discard(pool)
     future = asyncio.run_coroutine_threadsafe(pool.aclose(), sync_loop())

@@ -2,7 +2,7 @@
 may use.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
-(:func:`~langgraph_mcp.tools.load_mcp_tools`), binds each to its
+(:func:`~langgraph_mcp.load_mcp_tools`), binds each to its
 :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing, and applies
 the per-run ``tool_filter``.
 """
@@ -12,26 +12,37 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
-from langgraph_mcp.options import (
-    ApprovalPolicy,
-    ToolFilter,
-    ToolOptions,
-    is_destructive,
-    merge_options,
-)
-from langgraph_mcp.pool import MCPPool
-from langgraph_mcp.tools import MCPTool, load_mcp_tools
+from langgraph_mcp._pool import MCPPool, OnConnectionError
+from langgraph_mcp._tools import MCPTool, load_mcp_tools
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
+from langgraph_mcp.errors import MCPConfigError
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
 
-__all__ = ["DEFAULT_DECISIONS", "ToolSet"]
+__all__ = ["DEFAULT_DECISIONS", "PoolHolder", "ToolSet", "merge_options"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
 DEFAULT_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject")
+
+
+def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOptions:
+    """``own`` laid over ``base``: each field that ``own`` sets wins; ``hidden`` is merged."""
+    if base is None:
+        return own or ToolOptions()
+    if own is None:
+        return base
+    return ToolOptions(
+        hidden={**base.hidden, **own.hidden},
+        headers=own.headers or base.headers,
+        meta=own.meta or base.meta,
+        result=own.result if own.result is not None else base.result,
+        approval=own.approval if own.approval is not None else base.approval,
+    )
 
 
 class ToolSet:
@@ -58,8 +69,10 @@ class ToolSet:
         self.server_options = dict(server_options or {})
         unknown = sorted(set(self.server_options) - set(pool.servers))
         if unknown:
-            raise ValueError(
-                f"server_options names no configured MCP server: {unknown}; configured: {list(pool.servers)}"
+            raise MCPConfigError(
+                None,
+                None,
+                f"server_options names no configured MCP server: {unknown}; configured: {list(pool.servers)}",
             )
         if not (
             approval is None
@@ -71,12 +84,14 @@ class ToolSet:
                 and all(isinstance(n, str) for n in approval)
             )
         ):
-            raise ValueError(
+            raise MCPConfigError(
+                None,
+                None,
                 "approval must be 'destructive', a collection of tool names, True (every tool), False "
-                f"or None; got {approval!r}"
+                f"or None; got {approval!r}",
             )
         if not approval_decisions:
-            raise ValueError("approval_decisions must allow at least one decision")
+            raise MCPConfigError(None, None, "approval_decisions must allow at least one decision")
         self.approval = approval
         self.approval_decisions = tuple(approval_decisions)
         self.tool_filter = tool_filter
@@ -175,3 +190,46 @@ class ToolSet:
         if self.approval == "destructive":
             return is_destructive(tool)
         return tool.name in self.approval
+
+
+class PoolHolder:
+    """What ``MCPToolNode`` and ``MCPMiddleware`` share: a pool, either their own (made from
+    connections; they close it) or a shared :class:`MCPPool` (left to its owner)."""
+
+    pool: MCPPool
+    _owns_pool: bool
+
+    def _hold_pool(
+        self,
+        connections: Any,
+        *,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        if isinstance(connections, MCPPool):
+            self.pool, self._owns_pool = connections, False
+        else:
+            self.pool = MCPPool(
+                connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+            )
+            self._owns_pool = True
+
+    async def drain(self, timeout: float) -> bool:
+        """See :meth:`MCPPool.drain` (the pool, shared or not)."""
+        return await self.pool.drain(timeout)
+
+    async def aclose(self) -> None:
+        """Close an own pool (a shared pool is left to its owner)."""
+        if self._owns_pool:
+            await self.pool.aclose()
+
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code."""
+        if self._owns_pool:
+            self.pool.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph_mcp.errors import MCPArgumentError
+
 __all__ = ["TemplateVariable", "expand_uri_template", "is_undefined", "template_variables"]
 
 _EXPRESSION = re.compile(r"\{([^{}]*)\}")
@@ -56,7 +58,9 @@ def _parse(template: str) -> list[tuple[str, list[TemplateVariable]]]:
         body = match.group(1)
         op = body[:1] if body[:1] in _OPERATORS and body[:1] != "" else ""
         if body[:1] in "=,!@|":
-            raise ValueError(f"URI template {template!r}: operator {body[:1]!r} is reserved")
+            raise MCPArgumentError(
+                None, None, f"URI template {template!r}: operator {body[:1]!r} is reserved"
+            )
         specs = []
         for spec in (body[len(op) :]).split(","):
             explode = spec.endswith("*")
@@ -65,15 +69,19 @@ def _parse(template: str) -> list[tuple[str, list[TemplateVariable]]]:
             if ":" in name:
                 name, _, digits = name.partition(":")
                 if not digits.isdigit() or not 0 < int(digits) < 10000:
-                    raise ValueError(f"URI template {template!r}: bad prefix length in {{{body}}}")
+                    raise MCPArgumentError(
+                        None, None, f"URI template {template!r}: bad prefix length in {{{body}}}"
+                    )
                 prefix = int(digits)
             if not _VARNAME.match(name):
-                raise ValueError(f"URI template {template!r}: bad variable name {name!r} in {{{body}}}")
+                raise MCPArgumentError(
+                    None, None, f"URI template {template!r}: bad variable name {name!r} in {{{body}}}"
+                )
             specs.append(TemplateVariable(name, op not in _OPTIONAL_OPERATORS, explode, prefix))
         expressions.append((op, specs))
     rest = _EXPRESSION.sub("", template)
     if "{" in rest or "}" in rest:
-        raise ValueError(f"URI template {template!r}: unbalanced braces")
+        raise MCPArgumentError(None, None, f"URI template {template!r}: unbalanced braces")
     return expressions
 
 

@@ -93,7 +93,7 @@ def lifespan(
     ``http.app`` names.
     """
     if drain_timeout < 0:
-        raise ValueError(f"drain_timeout must be >= 0, got {drain_timeout!r}")
+        raise MCPConfigError(None, None, f"drain_timeout must be >= 0, got {drain_timeout!r}")
 
     @asynccontextmanager
     async def run(app: object) -> AsyncIterator[None]:

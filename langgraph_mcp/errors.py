@@ -1,6 +1,13 @@
 """Exceptions raised by langgraph_mcp.
 
-Configuration problems raise at construction (:class:`MCPConfigError`).
+Every exception the package raises derives from :class:`MCPError` (each keeps the built-in base
+it always had, so ``except ValueError`` or ``except TimeoutError`` still work). Arguments of the
+wrong Python type (``TypeError``) and a blocking method called from a running event loop
+(``RuntimeError``) are programming errors and raise the built-in types, as the standard library
+does.
+
+Configuration problems raise at construction (:class:`MCPConfigError`); a server name that is
+not configured raises :class:`MCPUnknownServerError` (a ``KeyError``).
 
 A request to a server fails in one of four ways, each its own type, raised by the session
 layer (``pool.connection(name)``):
@@ -24,19 +31,24 @@ as for a local tool, so the node's ``handle_tool_errors`` decides.
 from __future__ import annotations
 
 from http import HTTPStatus
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 from langchain_core.tools import ToolException
 
 __all__ = [
+    "FAILURE_KINDS",
+    "FailureKind",
     "MCPArgumentError",
     "MCPAuthenticationError",
     "MCPConfigError",
     "MCPConnectionError",
+    "MCPError",
     "MCPProtocolError",
     "MCPServerError",
     "MCPTimeoutError",
     "MCPToolCallError",
+    "MCPUnknownServerError",
+    "MissingValue",
 ]
 
 
@@ -45,7 +57,40 @@ OUTCOME_UNKNOWN = "The call's outcome is unknown: the server may have run it."
 lost (never for one that could not be sent, such as a failed connect)."""
 
 
-class MCPConfigError(ValueError):
+FailureKind: TypeAlias = Literal[
+    "tool_error",
+    "timeout",
+    "connection",
+    "protocol",
+    "elicitation",
+    "sampling",
+    "hidden_argument",
+    "approval",
+    "result_mapping",
+]
+"""How a tool call failed (:attr:`MCPToolCallError.kind`; ``MCPMiddleware(raise_errors=...)``):
+
+* ``tool_error``: the tool ran and returned ``isError`` (the server's own failure message);
+* ``timeout``: the call outran its limit (the server was asked to cancel it);
+* ``connection``: the server could not be reached, or the connection died during the call;
+* ``protocol``: the server rejected the call with a JSON-RPC error, broke the protocol or the
+  tool's ``outputSchema``, or the tool's ``inputSchema`` cannot check arguments;
+* ``elicitation``: a question from the server could not be asked or answered;
+* ``sampling``: a sampling request from the server could not be answered;
+* ``hidden_argument``: a hidden argument's source has no value for this call;
+* ``approval``: the approval decision was not usable;
+* ``result_mapping``: a successful result that the tool's result mapping cannot use.
+"""
+
+FAILURE_KINDS: frozenset[FailureKind] = frozenset(get_args(FailureKind))
+"""Every :data:`FailureKind`."""
+
+
+class MCPError(Exception):
+    """The root of every exception this package raises."""
+
+
+class MCPConfigError(MCPError, ValueError):
     """A connection config is invalid. ``server`` and ``field`` say where."""
 
     def __init__(self, server: str | None, field: str | None, message: str) -> None:
@@ -60,22 +105,24 @@ class MCPConfigError(ValueError):
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
 
-class MCPArgumentError(ValueError):
+class MCPArgumentError(MCPError, ValueError):
     """Arguments for a server's prompt or resource are wrong (checked before anything is sent):
     ``server`` and ``argument`` say where, ``message`` what is wrong."""
 
-    def __init__(self, server: str, argument: str | None, message: str) -> None:
+    def __init__(self, server: str | None, argument: str | None, message: str) -> None:
         self.server = server
         self.argument = argument
         self.message = message
-        where = f"MCP server {server!r}" + (f", argument {argument!r}" if argument else "")
-        super().__init__(f"{where}: {message}")
+        where = [f"MCP server {server!r}"] if server is not None else []
+        if argument:
+            where.append(f"argument {argument!r}")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
     def __reduce__(self) -> Any:
         return type(self), (self.server, self.argument, self.message)
 
 
-class _ServerProblem(RuntimeError):
+class _ServerProblem(MCPError, RuntimeError):
     """Something about server ``server``; ``reason`` says what."""
 
     def __init__(self, server: str, message: str) -> None:
@@ -111,7 +158,7 @@ class MCPAuthenticationError(MCPConnectionError):
         return type(self), (self.server, self.status)
 
 
-class MCPTimeoutError(TimeoutError):
+class MCPTimeoutError(MCPError, TimeoutError):
     """A request did not finish within ``seconds`` on the client's clock (time the client spent
     answering the server's own questions does not count)."""
 
@@ -125,7 +172,7 @@ class MCPTimeoutError(TimeoutError):
         return type(self), (self.server, self.what, self.seconds)
 
 
-class MCPServerError(RuntimeError):
+class MCPServerError(MCPError, RuntimeError):
     """The server answered a request with a JSON-RPC error (``code``, ``reason``, ``data``)."""
 
     def __init__(self, server: str, code: int, reason: str, data: Any = None) -> None:
@@ -143,14 +190,32 @@ class MCPProtocolError(_ServerProblem):
     """A server's answer broke the protocol, or a tool's declared ``outputSchema``."""
 
 
-class MCPToolCallError(ToolException):
-    """A tool call failed (``kind``: ``tool_error``, ``timeout``, ``connection``, ``protocol``,
-    ``elicitation``, ``sampling``). MCP tools called with a tool-call id return it as
-    ``ToolMessage(status="error")`` instead of raising it."""
+class MCPToolCallError(MCPError, ToolException):
+    """A tool call failed; ``kind`` (a :data:`FailureKind`) says how. MCP tools called with a
+    tool-call id return it as ``ToolMessage(status="error")`` instead of raising it, unless
+    ``MCPMiddleware(raise_errors=...)`` names its kind."""
 
-    def __init__(self, message: str, kind: str = "tool_error") -> None:
-        self.kind = kind
+    def __init__(self, message: str, kind: FailureKind = "tool_error") -> None:
+        if kind not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind {kind!r}; choose from {sorted(FAILURE_KINDS)}")
+        self.kind: FailureKind = kind
         super().__init__(message)
 
     def __reduce__(self) -> Any:
         return type(self), (str(self), self.kind)
+
+
+class MCPUnknownServerError(MCPError, KeyError):
+    """No server of that name is configured (``server``; ``configured``: the names that are)."""
+
+    def __init__(self, server: str, configured: list[str]) -> None:
+        self.server = server
+        self.configured = configured
+        super().__init__(f"no MCP server named {server!r}; configured: {configured}")
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.configured)
+
+
+class MissingValue(MCPError, LookupError):
+    """A hidden argument's source (or a result mapping's path) has no value for this call."""

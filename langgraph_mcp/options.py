@@ -35,14 +35,14 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
-if TYPE_CHECKING:
-    from langgraph_mcp.tools import MCPTool
+from langgraph_mcp.errors import MissingValue
 
 __all__ = [
     "ApprovalPolicy",
@@ -57,12 +57,7 @@ __all__ = [
     "ToolFilter",
     "ToolOptions",
     "is_destructive",
-    "merge_options",
 ]
-
-
-class MissingValue(LookupError):
-    """A hidden argument's source has no value for this call."""
 
 
 def _lookup(container: Any, path: str, what: str) -> Any:
@@ -251,21 +246,6 @@ class ToolOptions:
     approval: bool | None = None
 
 
-def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOptions:
-    """``own`` laid over ``base``: each field that ``own`` sets wins; ``hidden`` is merged."""
-    if base is None:
-        return own or ToolOptions()
-    if own is None:
-        return base
-    return ToolOptions(
-        hidden={**base.hidden, **own.hidden},
-        headers=own.headers or base.headers,
-        meta=own.meta or base.meta,
-        result=own.result if own.result is not None else base.result,
-        approval=own.approval if own.approval is not None else base.approval,
-    )
-
-
 ApprovalPolicy: TypeAlias = Literal["destructive"] | Collection[str] | bool | None
 """Which tools need a person's approval: ``"destructive"`` (by MCP annotations, see
 :func:`is_destructive`), a collection of exposed tool names, ``True`` (every tool), or
@@ -276,7 +256,7 @@ ToolFilter: TypeAlias = Callable[[Any, Any], bool]
 ``tool`` is the :class:`~langgraph_mcp.MCPTool`."""
 
 
-def is_destructive(tool: MCPTool) -> bool:
+def is_destructive(tool: BaseTool) -> bool:
     """May the tool make destructive changes, by its MCP annotations and their spec defaults?
 
     A tool is destructive unless it says ``readOnlyHint: true`` or ``destructiveHint: false``

@@ -16,7 +16,12 @@ from typing import Any
 
 from langgraph.func import task
 
-from langgraph_mcp._compat import concurrency_limited, graph_configurable, is_checkpointed, is_resuming
+from langgraph_mcp._compat.langgraph import (
+    concurrency_limited,
+    graph_configurable,
+    is_checkpointed,
+    is_resuming,
+)
 from langgraph_mcp._sync import bridged
 from langgraph_mcp.errors import (
     MCPConnectionError,

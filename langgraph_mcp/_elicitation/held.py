@@ -29,9 +29,9 @@ import mcp_types as types
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
 from langgraph_mcp._elicitation.policy import Answerer
+from langgraph_mcp._progress import CallObserver
 from langgraph_mcp._session import CallClock, CallSink, LoopScope, ServerConnection
 from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPToolCallError
-from langgraph_mcp.progress import CallObserver
 
 __all__ = ["run_held"]
 

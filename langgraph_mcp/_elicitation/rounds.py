@@ -26,7 +26,7 @@ from typing import Any
 
 import mcp_types as types
 
-from langgraph_mcp._compat import INPUT_ROUNDS_MAX, STATE_ONLY_BACKOFF
+from langgraph_mcp._compat.mcp import INPUT_ROUNDS_MAX, STATE_ONLY_BACKOFF
 from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal, decode_error, encode_error
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp._session import CallClock, CallSink, Round, ServerConnection

@@ -38,7 +38,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter, ValidationError
 from referencing.exceptions import Unresolvable
 
-from langgraph_mcp._compat import absorb_tool_listing, call_headers, graph_run_key, send_unchecked
+from langgraph_mcp._compat.langgraph import graph_run_key
+from langgraph_mcp._compat.mcp import absorb_tool_listing, call_headers, send_unchecked
 from langgraph_mcp._schema import schema_validator, vet_tool
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.limits import FairLimiter, Slot

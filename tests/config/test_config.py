@@ -23,7 +23,7 @@ from langgraph_mcp import (
     StdioServerConfig,
     load_connections,
 )
-from langgraph_mcp.config import _parse_dotenv
+from langgraph_mcp.config._env import parse_dotenv
 
 SECRET = "s3cret-token-value"
 
@@ -791,7 +791,7 @@ def test_any_path_or_variable_text_loads_or_raises_a_config_error(
 @given(text=st.text(max_size=200))
 def test_any_env_file_text_parses_or_names_a_line(text: str) -> None:
     try:
-        variables = _parse_dotenv(text)
+        variables = parse_dotenv(text)
     except ValueError as exc:
         assert str(exc).startswith("line ")
         return
@@ -809,7 +809,7 @@ def test_env_file_values_in_double_quotes_round_trip(variables: dict[str, str], 
         return f'"{escaped}"'
 
     text = "".join(f"{'export ' if export else ''}{k}={quoted(v)}\n# note\n" for k, v in variables.items())
-    assert _parse_dotenv(text) == variables
+    assert parse_dotenv(text) == variables
 
 
 EMPTY_FOLDER = Path(tempfile.mkdtemp(prefix="lgmcp-config-props-"))

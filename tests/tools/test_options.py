@@ -486,19 +486,19 @@ async def test_a_resumed_call_whose_server_is_down_is_not_called_unknown() -> No
 
 
 def test_the_edit_notice_goes_on_the_tool_message_of_any_command_shape() -> None:
-    from langgraph_mcp.tools import _with_edit_notice
+    from langgraph_mcp._results import with_edit_notice
 
     message = ToolMessage("result", tool_call_id="c1")
-    as_list, _ = _with_edit_notice(
+    as_list, _ = with_edit_notice(
         (Command(update=[("messages", [message]), ("cart", [1])]), None), {"a": 1}, "messages"
     )
     assert as_list.update[0][1][0].content.endswith("\n\nresult") and as_list.update[1] == ("cart", [1])
-    as_dict, _ = _with_edit_notice((Command(update={"messages": [message]}, goto="x"), None), {}, "messages")
+    as_dict, _ = with_edit_notice((Command(update={"messages": [message]}, goto="x"), None), {}, "messages")
     assert (
         as_dict.update["messages"][0].content.startswith("Note: before this call ran") and as_dict.goto == "x"
     )
     untouched = (Command(update={"cart": 1}), None)
-    assert _with_edit_notice(untouched, {}, "messages") is untouched
+    assert with_edit_notice(untouched, {}, "messages") is untouched
 
 
 async def test_a_result_function_outside_a_graph_leaves_the_plain_result() -> None:

@@ -28,20 +28,17 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
+from langgraph_mcp._output import reader_tools
+from langgraph_mcp._pool import OnConnectionError
+from langgraph_mcp._results import RAISE_KINDS
 from langgraph_mcp._sync import run_sync
-from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
+from langgraph_mcp._tools import MCPTool
+from langgraph_mcp._toolset import DEFAULT_DECISIONS, PoolHolder, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import MCPConnectionError
+from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError, MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
-from langgraph_mcp.output import reader_tools
-from langgraph_mcp.pool import OnConnectionError, PoolHolder
-from langgraph_mcp.tools import RAISE_KINDS, MCPTool
 
 __all__ = ["MCPMiddleware"]
-
-_KINDS = frozenset(
-    {"connection", "timeout", "protocol", "tool_error", "elicitation", "sampling", "hidden_argument"}
-)
 
 
 class MCPMiddleware(PoolHolder, AgentMiddleware):
@@ -75,16 +72,18 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         approval: ApprovalPolicy = None,
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
         tool_filter: ToolFilter | None = None,
-        raise_errors: Collection[str] = (),
+        raise_errors: Collection[FailureKind] = (),
         state_schema: type[Any] | None = None,
         name: str | None = None,
         on_connection_error: OnConnectionError = "raise",
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         super().__init__()
-        unknown = sorted(set(raise_errors) - _KINDS)
+        unknown = sorted(set(raise_errors) - FAILURE_KINDS)
         if unknown:
-            raise ValueError(f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(_KINDS)}")
+            raise MCPConfigError(
+                None, None, f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(FAILURE_KINDS)}"
+            )
         self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
         self.toolset = ToolSet(
             self.pool,
@@ -97,7 +96,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         )
         self.tools: Sequence[BaseTool] = reader_tools(self.pool.servers)
         """``read_tool_output`` when a server keeps cut outputs in the store (else none)."""
-        self.raise_errors = frozenset(raise_errors)
+        self.raise_errors: frozenset[FailureKind] = frozenset(raise_errors)
         if state_schema is not None:
             self.state_schema = state_schema
         self._name = name or type(self).__name__

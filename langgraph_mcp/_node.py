@@ -43,15 +43,15 @@ from langgraph.prebuilt.tool_node import (
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
-from langgraph_mcp._compat import default_handle_tool_errors, injected_args, is_checkpointed
+from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
+from langgraph_mcp._output import reader_tools
+from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._sync import run_sync
-from langgraph_mcp._toolset import DEFAULT_DECISIONS, ToolSet
+from langgraph_mcp._tools import MCPTool
+from langgraph_mcp._toolset import DEFAULT_DECISIONS, PoolHolder, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
-from langgraph_mcp.output import reader_tools
-from langgraph_mcp.pool import OnConnectionError, PoolHolder
-from langgraph_mcp.tools import MCPTool
 
 __all__ = ["MCPToolNode"]
 

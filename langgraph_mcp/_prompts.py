@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, cast
 import mcp_types as types
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from langgraph_mcp.content import convert_block
+from langgraph_mcp._content import convert_block
+from langgraph_mcp._resources import template_uri
 from langgraph_mcp.errors import MCPArgumentError
-from langgraph_mcp.resources import template_uri
 
 if TYPE_CHECKING:
     from langgraph_mcp._session.connection import ServerConnection

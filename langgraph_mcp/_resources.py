@@ -19,7 +19,7 @@ import mcp_types as types
 from langchain_core.documents.base import Blob
 from langchain_core.messages import ToolMessage
 
-from langgraph_mcp._compat import stream_writer_here
+from langgraph_mcp._compat.langgraph import stream_writer_here
 from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp._session.transports import describe
 from langgraph_mcp._uritemplate import expand_uri_template, is_undefined, template_variables
@@ -196,16 +196,18 @@ def link_target(link: Any, index: int = 0) -> tuple[str | None, str]:
         blocks += [b for b in artifact.get("content", []) if isinstance(b, dict)]
         links = [b for b in blocks if _block_uri(b) is not None]
         if index >= len(links):
-            raise ValueError(f"the tool message has {len(links)} resource link(s); there is no link {index}")
+            raise MCPArgumentError(
+                None, None, f"the tool message has {len(links)} resource link(s); there is no link {index}"
+            )
         server, uri = link_target(links[index])
         return server or artifact.get("server"), uri
     if isinstance(link, Mapping):
         found = _block_uri(link)
         if found is None:
-            raise ValueError("the block is not a resource link (no url or extras.uri)")
+            raise MCPArgumentError(None, None, "the block is not a resource link (no url or extras.uri)")
         extras = link.get("extras") or {}
         return extras.get("server"), found
-    raise ValueError(f"not a resource link: {type(link).__name__}")
+    raise MCPArgumentError(None, None, f"not a resource link: {type(link).__name__}")
 
 
 def _block_uri(block: Mapping[str, Any]) -> str | None:

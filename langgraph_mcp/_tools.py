@@ -20,83 +20,54 @@ Call contract (``await tool.ainvoke(tool_call)``):
   that does not resolve within it: only in a tool built by hand, listed tools
   with one are left out) becomes ``ToolMessage(status="error")`` with a message that
   says what happened (or raises :class:`~langgraph_mcp.MCPToolCallError` when
-  invoked without a tool call id); this is the one place where errors become
-  messages;
+  invoked without a tool call id);
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
 
-The call itself runs in ``_call.py``.
+This module is the LangChain adapter only: the call itself runs in ``_call.py``, and what its
+outcome becomes (messages, cut outputs, ``Command``s) is decided in ``_results.py``.
 """
 
-import contextvars
 import functools
-import json
-import logging
-import re
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any, cast
+from typing import Any
 
 import mcp_types as types
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun
-from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
-from langgraph.types import Command
 from pydantic import PrivateAttr
 
-from langgraph_mcp._approval import DECISIONS, EDIT_NOTICE, Approved, ask_approval
+from langgraph_mcp._approval import DECISIONS, Approved, ask_approval
+from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
+from langgraph_mcp._catalog import CatalogEntry, build_catalog
+from langgraph_mcp._catalog import logger as catalog_logger
+from langgraph_mcp._pool import MCPPool, ToolCache
+from langgraph_mcp._resources import is_read_tool, read_as_tool_result
+from langgraph_mcp._results import CallSite, call_failed, call_result, failure, with_edit_notice
 from langgraph_mcp._sanitise import sanitise_text
-from langgraph_mcp._schema import ArgumentChecker, UnusableSchema, model_schema
+from langgraph_mcp._schema import model_schema
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
-from langgraph_mcp.catalog import CatalogEntry, build_catalog
-from langgraph_mcp.catalog import logger as catalog_logger
-from langgraph_mcp.config import OutputHandling
-from langgraph_mcp.content import convert_result, error_text
 from langgraph_mcp.errors import (
+    MCPArgumentError,
+    MCPConfigError,
     MCPConnectionError,
     MCPProtocolError,
     MCPServerError,
     MCPTimeoutError,
     MCPToolCallError,
-)
-from langgraph_mcp.options import (
     MissingValue,
-    ResultToState,
-    ToolOptions,
-    describe_source,
-    resolve_source,
 )
-from langgraph_mcp.output import READ_TOOL_NAME, cut_text, marker, store_output, with_marker
-from langgraph_mcp.pool import MCPPool
-from langgraph_mcp.resources import is_read_tool, read_as_tool_result
-from langgraph_mcp.types import MCPToolArtifact
+from langgraph_mcp.options import ToolOptions, describe_source, resolve_source
 
-__all__ = ["RAISE_KINDS", "RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
+__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
 
-# How servers word their refusal to send a request the 2026-07-28 protocol has no room for: the
-# MCP SDK's "no back-channel for server-initiated requests", FastMCP's "elicitation via
-# server-initiated requests is unavailable on 2026-07-28 connections".
-_SERVER_REQUEST_REFUSED = re.compile(
-    r"no back-channel for server-initiated requests|server-initiated requests? (?:is|are) unavailable",
-    re.IGNORECASE,
-)
-_LEGACY_HINT = (
-    "The server tried to ask the client something (elicitation, sampling or roots) with a request "
-    "of its own, which the 2026-07-28 protocol negotiated with it cannot carry; "
-    'set "protocol": "legacy" for MCP server {server!r} to use the 2025-11-25 protocol, where it can.'
-)
-
-logger = logging.getLogger("langgraph_mcp.tools")
-
-RAISE_KINDS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
-    "langgraph_mcp_raise_kinds", default=frozenset()
-)
-"""Failure kinds raised as :class:`MCPToolCallError` instead of returned as messages, in this
-context (``MCPMiddleware(raise_errors=...)`` sets it, so an outer retry middleware sees them)."""
+_CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
+"""What the session layer raises for a call that could not complete (``_results.call_failed``)."""
 
 RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
@@ -161,7 +132,9 @@ class MCPTool(StructuredTool):
         options = options or ToolOptions()
         unknown = [d for d in approval if d not in DECISIONS]
         if unknown:
-            raise ValueError(f"unknown approval decision(s) {unknown}; choose from {list(DECISIONS)}")
+            raise MCPConfigError(
+                None, None, f"unknown approval decision(s) {unknown}; choose from {list(DECISIONS)}"
+            )
         schema = model_schema(self._mcp_tool.input_schema)
         if options.hidden:
             properties = {k: v for k, v in schema["properties"].items() if k not in options.hidden}
@@ -181,8 +154,10 @@ class MCPTool(StructuredTool):
         self, tool_input: str | dict[str, Any], tool_call_id: str | None
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if isinstance(tool_input, str):
-            raise ValueError(
-                "String tool inputs are not allowed when using tools with JSON schema args_schema."
+            raise MCPArgumentError(
+                None,
+                None,
+                "String tool inputs are not allowed when using tools with JSON schema args_schema.",
             )
         arguments = dict(tool_input)
         runtime = arguments.pop(RUNTIME_ARG, None)
@@ -210,11 +185,11 @@ class MCPTool(StructuredTool):
         try:
             self._checker.check(arguments)
         except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
-            return self._failure(exc.reason, tool_call_id, kind="protocol")
+            return failure(self._site(tool_call_id), exc.reason, kind="protocol")
         try:
             hidden_values = await self._hidden_values(runtime)
         except MissingValue as exc:
-            return self._failure(str(exc), tool_call_id, kind="hidden_argument")
+            return failure(self._site(tool_call_id), str(exc), kind="hidden_argument")
         edited = False
         if self._approval:
             try:
@@ -230,27 +205,21 @@ class MCPTool(StructuredTool):
                     check=self._check_edit,
                 )
             except MCPToolCallError as exc:
-                return self._failure(str(exc), tool_call_id, kind=exc.kind)
+                return failure(self._site(tool_call_id), str(exc), kind=exc.kind)
             if not isinstance(outcome, Approved):
                 return outcome, None
             if outcome.edited:
                 edited = True
                 arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
-        result = await self._send(arguments, hidden_values, runtime, tool_call_id)
-        return _with_edit_notice(result, arguments, self._messages_key) if edited else result
+        result = await self._send({**arguments, **hidden_values}, runtime, tool_call_id)
+        return with_edit_notice(result, arguments, self._messages_key) if edited else result
 
     async def _send(
-        self,
-        arguments: dict[str, Any],
-        hidden_values: dict[str, Any],
-        runtime: ToolRuntime | None,
-        tool_call_id: str | None,
+        self, arguments: dict[str, Any], runtime: ToolRuntime | None, tool_call_id: str | None
     ) -> Any:
         """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content)."""
         options = self._options
-        arguments = {**arguments, **hidden_values}
         timeout, limit = self._timeout()
-        server, name = self.server, self.mcp_name
         try:
             async with self._session_for(runtime) as connection:
                 if is_read_tool(self._mcp_tool):
@@ -258,7 +227,7 @@ class MCPTool(StructuredTool):
                 else:
                     result = await run_call(
                         connection,
-                        mcp_name=name,
+                        mcp_name=self.mcp_name,
                         tool_name=self.name,
                         arguments=arguments,
                         timeout=timeout,
@@ -273,70 +242,16 @@ class MCPTool(StructuredTool):
                             else None
                         ),
                     )
-        except MCPConnectionError as exc:
-            # A request that was sent says its outcome is unknown; one that never was, does not.
-            return self._failure(str(exc), tool_call_id, kind="connection")
-        except MCPTimeoutError as exc:
-            return self._failure(
-                f"MCP tool {name!r} on server {server!r} timed out after {exc.seconds:g}s ({limit}); "
-                "the server was asked to cancel it.",
-                tool_call_id,
-                kind="timeout",
-            )
-        except MCPServerError as exc:
-            return self._failure(
-                self._era_hint(
-                    f"MCP server {server!r} rejected the call to {name!r}: "
-                    f"{exc.reason} (MCP error {exc.code})"
-                ),
-                tool_call_id,
-                kind="protocol",
-            )
-        except MCPProtocolError as exc:
-            return self._failure(
-                f"MCP server {server!r} returned an invalid result for {name!r}: {exc.reason}",
-                tool_call_id,
-                kind="protocol",
-            )
-        except MCPToolCallError as exc:  # e.g. a sampling request nobody may answer
-            return self._failure(str(exc), tool_call_id, kind=exc.kind)
-        if result.is_error:
-            artifact = (
-                {"structured_content": result.structured_content, "content": []}
-                if result.structured_content is not None
-                else None
-            )
-            handling = self._connection.config.output_for(self.mcp_name)
-            text = error_text(result)
-            if handling.max_chars is not None:
-                cut, full, shown = cut_text(text, handling.max_chars)
-                if full is not None:
-                    text = f"{cut}\n{marker(shown, len(full))}"
-            return self._failure(self._era_hint(text, error_text(result)), tool_call_id, artifact=artifact)
-        handling = self._connection.config.output_for(self.mcp_name)
-        content, converted = convert_result(result, handling, server=server)
-        if handling.max_chars is not None:
-            content, converted = await self._limit(content, converted, handling, runtime, tool_call_id)
-        if options.result is None or tool_call_id is None:
-            return content, converted
-        if runtime is None and not isinstance(options.result, ResultToState):
-            return content, converted  # a result function needs the graph's runtime
-        message = ToolMessage(
-            content=cast(Any, content), artifact=converted, name=self.name, tool_call_id=tool_call_id
+        except _CALL_FAILURES as exc:
+            return call_failed(self._site(tool_call_id), exc, limit=limit)
+        return await call_result(
+            self._site(tool_call_id),
+            result,
+            handling=self._connection.config.output_for(self.mcp_name),
+            runtime=runtime,
+            mapping=options.result,
+            messages_key=self._messages_key,
         )
-        try:
-            if isinstance(options.result, ResultToState):
-                return options.result.command(message, self._messages_key), None
-            assert runtime is not None
-            return options.result(message, runtime), None
-        except MissingValue as exc:
-            return self._failure(
-                f"MCP tool {self.name!r} (server {server!r}) returned a result its state mapping "
-                f"cannot use: {exc}",
-                tool_call_id,
-                kind="result_mapping",
-                artifact=converted,
-            )
 
     # -- helpers -------------------------------------------------------------
 
@@ -380,115 +295,8 @@ class MCPTool(StructuredTool):
             return self.timeout, "the tool's timeout"
         return self._connection.timeout_for(self.mcp_name)
 
-    async def _limit(
-        self,
-        content: str | list[dict[str, Any]],
-        artifact: MCPToolArtifact,
-        handling: OutputHandling,
-        runtime: ToolRuntime | None,
-        tool_call_id: str | None,
-    ) -> tuple[str | list[dict[str, Any]], MCPToolArtifact]:
-        """Cut the model's text to ``handling.max_chars``; keep the rest as ``overflow`` says."""
-        assert handling.max_chars is not None
-        cut, full, shown = cut_text(content, handling.max_chars)
-        if full is None:
-            return content, artifact
-        overflow, where = handling.overflow, ""
-        if overflow == "store":
-            try:
-                stored = (
-                    runtime is not None
-                    and tool_call_id is not None
-                    and await store_output(
-                        runtime,
-                        tool_call_id,
-                        full,
-                        server=self.server,
-                        tool=self.mcp_name,
-                        chunk=handling.max_chars,
-                    )
-                )
-            except Exception as exc:  # the store failed: the result, which ran, is kept anyway
-                logger.warning(
-                    "MCP tool %r of server %r: the store refused the full output (%s: %s); it is kept "
-                    "in the artifact instead",
-                    self.mcp_name,
-                    self.server,
-                    type(exc).__name__,
-                    exc,
-                )
-                stored = None
-            if stored:
-                where = f"; read more with {READ_TOOL_NAME}(handle={tool_call_id!r}, offset={shown})"
-            else:
-                if stored is not None:  # (a store that failed was reported above)
-                    logger.warning(
-                        "MCP tool %r of server %r: overflow 'store' needs a graph with a store and a "
-                        "tool call id; the full output is kept in the artifact instead",
-                        self.mcp_name,
-                        self.server,
-                    )
-                overflow = "artifact"
-        if overflow == "artifact":
-            artifact = {**artifact, "full_text": full}
-            where = "; the full output is kept for the application"
-        return cast(Any, with_marker(cut, marker(shown, len(full), where))), artifact
-
-    def _era_hint(self, text: str, cause: str | None = None) -> str:
-        """``text``, plus what to configure when the server failed the call because it asked the
-        client something through a server-initiated request (elicitation, sampling, roots),
-        which a 2026-07-28 session cannot carry. ``cause`` is the server's own error text when
-        ``text`` may have been cut."""
-        if self._connection.era != "2026-07-28" or not _SERVER_REQUEST_REFUSED.search(cause or text):
-            return text
-        return f"{text}\n\n{_LEGACY_HINT.format(server=self.server)}"
-
-    def _failure(
-        self, text: str, tool_call_id: str | None, *, kind: str = "tool_error", artifact: Any = None
-    ) -> tuple[ToolMessage, None]:
-        if tool_call_id is None or kind in RAISE_KINDS.get():
-            raise MCPToolCallError(text, kind=kind)
-        message = ToolMessage(
-            content=text, name=self.name, tool_call_id=tool_call_id, status="error", artifact=artifact
-        )
-        return message, None
-
-
-def _with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str) -> Any:
-    """``result`` with :data:`EDIT_NOTICE` before its content, so the model knows what ran."""
-    notice = EDIT_NOTICE.format(args=json.dumps(arguments, ensure_ascii=False, default=str))
-
-    def noted(content: Any) -> Any:
-        if isinstance(content, str):
-            return f"{notice}\n\n{content}"
-        return [{"type": "text", "text": notice}, *content]
-
-    def noted_messages(messages: Any) -> Any:
-        if not isinstance(messages, list):
-            return messages
-        return [
-            m.model_copy(update={"content": noted(m.content)}) if isinstance(m, ToolMessage) else m
-            for m in messages
-        ]
-
-    content, artifact = result
-    if isinstance(content, ToolMessage):
-        return content.model_copy(update={"content": noted(content.content)}), artifact
-    if isinstance(content, Command):
-        update = content.update
-        if isinstance(update, dict) and messages_key in update:
-            update = {**update, messages_key: noted_messages(update[messages_key])}
-        elif isinstance(update, list | tuple):
-            update = [
-                (item[0], noted_messages(item[1]))
-                if isinstance(item, tuple) and len(item) == 2 and item[0] == messages_key
-                else item
-                for item in update
-            ]
-        else:
-            return result  # nothing the notice can be put on
-        return Command(update=update, goto=content.goto, graph=content.graph, resume=content.resume), artifact
-    return noted(content), artifact
+    def _site(self, tool_call_id: str | None) -> CallSite:
+        return CallSite(self.name, self.server, self.mcp_name, tool_call_id, era=self._connection.era)
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:
@@ -549,13 +357,13 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
             "tools = await load_mcp_tools(pool)`"
         )
     key = frozenset(reserved)
-    per_pool = pool._tool_cache
-    cached = per_pool.get(key)
-    if cached is not None and cached[0] == pool.tools_version():
-        return cached[1]
+    cache: ToolCache[MCPTool] = pool.tool_cache
     version = pool.tools_version()
+    cached = cache.current(key, version)
+    if cached is not None:
+        return cached
     listings = await pool.list_all_tools()
-    names = pool._names.setdefault(key, {})
+    names = cache.names(key)
     entries = build_catalog(
         listings,
         pool.servers,
@@ -566,7 +374,7 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
     )
     # Every name ever given in this pool stays known, those of servers now unreachable included.
     names.update({(e.server, e.tool.name): e.name for e in entries})
-    previous = {(t.server, t.mcp_name, t.name): t for t in cached[1]} if cached else {}
+    previous = {(t.server, t.mcp_name, t.name): t for t in cache.last(key)}
     tools = []
     for entry in entries:
         old = previous.get((entry.server, entry.tool.name, entry.name))
@@ -579,5 +387,5 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         else:
             tools.append(build_tool(entry, pool.connection(entry.server), pool))
     # Cached only while every server answered: a missing one is tried again next time.
-    per_pool[key] = (version if len(listings) == len(pool.servers) else None, tools)
+    cache.store(key, version if len(listings) == len(pool.servers) else None, tools)
     return tools

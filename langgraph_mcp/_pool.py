@@ -11,19 +11,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Hashable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 import mcp_types as types
 
-from langgraph_mcp import prompts, resources
+from langgraph_mcp import _prompts as prompts
+from langgraph_mcp import _resources as resources
 from langgraph_mcp._elicitation.policy import CodeSink
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.threads import ThreadSessions
 from langgraph_mcp._sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
-from langgraph_mcp.errors import MCPConnectionError
+from langgraph_mcp.errors import (
+    MCPArgumentError,
+    MCPConfigError,
+    MCPConnectionError,
+    MCPUnknownServerError,
+)
 
 if TYPE_CHECKING:
     from langchain_core.documents.base import Blob
@@ -32,11 +38,44 @@ if TYPE_CHECKING:
 
     from langgraph_mcp.types import MCPResourceUpdatedEvent
 
-__all__ = ["MCPPool", "OnConnectionError", "PoolHolder", "ServerConnection"]
+__all__ = ["MCPPool", "OnConnectionError", "ToolCache"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
 OnConnectionError: TypeAlias = Literal["raise", "warn"]
+
+
+_T = TypeVar("_T")
+
+
+class ToolCache(Generic[_T]):
+    """Tools built from a pool's listings, per set of reserved names (names never given to MCP
+    tools, e.g. local tools'): the tools of the last build with the pool's ``tools_version`` they
+    were built at, and every name ever given to an MCP tool, so a tool keeps its name while its
+    server is unreachable and after."""
+
+    def __init__(self) -> None:
+        self._built: dict[frozenset[str], tuple[Hashable, list[_T]]] = {}
+        self._names: dict[frozenset[str], dict[tuple[str, str], str]] = {}
+
+    def current(self, reserved: frozenset[str], version: Hashable) -> list[_T] | None:
+        """The tools built at ``version`` (``None``: not built at it, or left stale)."""
+        built = self._built.get(reserved)
+        return built[1] if built is not None and built[0] == version else None
+
+    def last(self, reserved: frozenset[str]) -> list[_T]:
+        """The tools of the last build, whatever its version (empty before the first)."""
+        built = self._built.get(reserved)
+        return built[1] if built is not None else []
+
+    def store(self, reserved: frozenset[str], version: Hashable, tools: list[_T]) -> None:
+        """Remember a build; ``version=None`` keeps it only for :meth:`last` (built while a
+        server was unreachable, so the next call builds again)."""
+        self._built[reserved] = (version, tools)
+
+    def names(self, reserved: frozenset[str]) -> dict[tuple[str, str], str]:
+        """``{(server, MCP tool name): exposed name}`` for every tool ever named (mutable)."""
+        return self._names.setdefault(reserved, {})
 
 
 class MCPPool:
@@ -75,9 +114,13 @@ class MCPPool:
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     ) -> None:
         if on_connection_error not in ("raise", "warn"):
-            raise ValueError(f"on_connection_error must be 'raise' or 'warn', got {on_connection_error!r}")
+            raise MCPConfigError(
+                None, None, f"on_connection_error must be 'raise' or 'warn', got {on_connection_error!r}"
+            )
         if default_timeout is not None and default_timeout <= 0:
-            raise ValueError(f"default_timeout must be positive or None, got {default_timeout!r}")
+            raise MCPConfigError(
+                None, None, f"default_timeout must be positive or None, got {default_timeout!r}"
+            )
         self.servers: dict[str, ServerConfig] = load_connections(connections)
         self.on_connection_error: OnConnectionError = on_connection_error
         self.default_timeout = default_timeout
@@ -91,11 +134,10 @@ class MCPPool:
         """The MCP tool names each server offered the last time it was listed (kept while it
         cannot be reached, so its names stay reserved)."""
         self._warned: set[str] = set()
-        # load_mcp_tools' tools, by reserved names: (tools_version, tools). Kept here, not in a
-        # weak map keyed by the pool: the tools refer to the pool, which would then never go.
-        self._tool_cache: dict[frozenset[str], tuple[Any, list[Any]]] = {}
-        # load_mcp_tools' names, by reserved names: {(server, MCP tool name): exposed name}.
-        self._names: dict[frozenset[str], dict[tuple[str, str], str]] = {}
+        self.tool_cache: ToolCache[Any] = ToolCache()
+        """The LangChain tools built for this pool (see :func:`~langgraph_mcp.load_mcp_tools`). Kept
+        here, not in a weak map keyed by the pool: the tools refer to the pool, which would then
+        never go."""
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:
@@ -116,7 +158,7 @@ class MCPPool:
         try:
             return self.connections[server]
         except KeyError:
-            raise KeyError(f"no MCP server named {server!r}; configured: {list(self.connections)}") from None
+            raise MCPUnknownServerError(server, list(self.connections)) from None
 
     def connection_for(self, server: str, thread_id: str | None) -> ServerConnection:
         """The connection a call of ``server`` made in LangGraph thread ``thread_id`` uses: the
@@ -216,8 +258,8 @@ class MCPPool:
         named, uri = resources.link_target(link, index)
         target = named or server
         if target is None:
-            raise ValueError(
-                f"the resource link {uri!r} does not say which server it came from: pass server="
+            raise MCPArgumentError(
+                None, None, f"the resource link {uri!r} does not say which server it came from: pass server="
             )
         return await resources.read_resource(self.connection(target), uri)
 
@@ -382,49 +424,6 @@ class MCPPool:
         raise RuntimeError("MCPPool.close() blocks: from async code use `await pool.aclose()`")
 
     async def __aenter__(self) -> MCPPool:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-class PoolHolder:
-    """What ``MCPToolNode`` and ``MCPMiddleware`` share: a pool, either their own (made from
-    connections; they close it) or a shared :class:`MCPPool` (left to its owner)."""
-
-    pool: MCPPool
-    _owns_pool: bool
-
-    def _hold_pool(
-        self,
-        connections: Any,
-        *,
-        on_connection_error: OnConnectionError = "raise",
-        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
-    ) -> None:
-        if isinstance(connections, MCPPool):
-            self.pool, self._owns_pool = connections, False
-        else:
-            self.pool = MCPPool(
-                connections, on_connection_error=on_connection_error, default_timeout=default_timeout
-            )
-            self._owns_pool = True
-
-    async def drain(self, timeout: float) -> bool:
-        """See :meth:`MCPPool.drain` (the pool, shared or not)."""
-        return await self.pool.drain(timeout)
-
-    async def aclose(self) -> None:
-        """Close an own pool (a shared pool is left to its owner)."""
-        if self._owns_pool:
-            await self.pool.aclose()
-
-    def close(self) -> None:
-        """:meth:`aclose` from synchronous code."""
-        if self._owns_pool:
-            self.pool.close()
-
-    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

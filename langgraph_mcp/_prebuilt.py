@@ -26,11 +26,12 @@ from langgraph.graph import END
 from langgraph.types import Send
 from pydantic import BaseModel
 
+from langgraph_mcp._middleware import MCPMiddleware
+from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._toolset import DEFAULT_DECISIONS
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.middleware import MCPMiddleware
+from langgraph_mcp.errors import FailureKind
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
-from langgraph_mcp.pool import OnConnectionError
 
 __all__ = ["create_mcp_agent", "route_tool_calls"]
 
@@ -47,7 +48,7 @@ def create_mcp_agent(
     approval: ApprovalPolicy = None,
     approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
     tool_filter: ToolFilter | None = None,
-    raise_errors: Collection[str] = (),
+    raise_errors: Collection[FailureKind] = (),
     on_connection_error: OnConnectionError = "raise",
     default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     **agent_kwargs: Any,

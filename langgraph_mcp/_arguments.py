@@ -1,0 +1,201 @@
+"""A tool call's arguments checked against the tool's ``inputSchema`` before the server is
+contacted.
+
+LangChain does not validate a dict (JSON-schema) ``args_schema``, so violations become LangGraph's
+``ToolInvocationError`` with pydantic-style details, using pydantic's wording where the two
+overlap (missing field, wrong type, extra field, pattern), so ``ToolNode`` reports them exactly as
+it reports bad arguments to a local tool. Schemas are compiled with ``_schema.schema_validator``,
+which never fetches a reference.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+from langgraph.prebuilt.tool_node import ToolInvocationError
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+from referencing.exceptions import Unresolvable
+
+from langgraph_mcp._schema import schema_validator, short_text, unresolvable_refs
+from langgraph_mcp.errors import MCPError
+
+__all__ = ["ArgumentChecker", "InvalidArguments", "UnusableSchema"]
+
+logger = logging.getLogger("langgraph_mcp.tools")
+
+
+# -- checking arguments --------------------------------------------------------------------------
+
+_PYDANTIC_TYPE_ERRORS = {
+    "integer": "int_type",
+    "number": "float_type",
+    "string": "string_type",
+    "boolean": "bool_type",
+    "array": "list_type",
+    "object": "dict_type",
+    "null": "none_required",
+}
+
+
+def _pydantic_type_error(expected: str, value: Any) -> str:
+    """The pydantic error type a pydantic model would report for this value."""
+    if isinstance(value, str) and expected in ("integer", "number", "boolean"):
+        try:
+            float(value)
+        except ValueError:
+            return {"integer": "int_parsing", "number": "float_parsing", "boolean": "bool_parsing"}[expected]
+    if expected == "integer" and isinstance(value, float) and not isinstance(value, bool):
+        return "int_from_float"
+    return _PYDANTIC_TYPE_ERRORS[expected]
+
+
+def _custom(message: str) -> PydanticCustomError:
+    # Given as context, not as the template: the message is shown exactly as written.
+    return PydanticCustomError("json_schema", "{message}", {"message": message})
+
+
+def _schema_errors(
+    validator: Validator, arguments: dict[str, Any], schema: Mapping[str, Any]
+) -> list[InitErrorDetails]:
+    """JSON-schema violations as pydantic error details, using pydantic's wording where
+    the two overlap (missing field, wrong type, extra field, pattern) so messages match
+    ``ToolNode``'s."""
+    properties = schema.get("properties")
+    order = {name: i for i, name in enumerate(properties if isinstance(properties, dict) else {})}
+    found: list[InitErrorDetails] = []
+    for error in validator.iter_errors(arguments):
+        path = tuple(error.absolute_path)
+        instance = error.instance
+        if error.validator == "required" and isinstance(instance, dict):
+            required = error.validator_value if isinstance(error.validator_value, list) else []
+            for name in required:
+                missing = InitErrorDetails(type="missing", loc=(*path, name), input=instance)
+                # jsonschema reports each missing property as its own error, naming them all.
+                if name not in instance and missing not in found:
+                    found.append(missing)
+        elif error.validator == "additionalProperties" and isinstance(instance, dict):
+            local = error.schema if isinstance(error.schema, dict) else {}
+            known = set(local.get("properties") or {})
+            extras = [k for k in instance if k not in known]
+            patterns = local.get("patternProperties")
+            if extras and not patterns:
+                for k in extras:
+                    found.append(InitErrorDetails(type="extra_forbidden", loc=(*path, k), input=instance[k]))
+            elif extras and isinstance(patterns, dict):
+                unmatched = sorted(k for k in extras if not any(re.search(p, k) for p in patterns))
+                verb = "does" if len(unmatched) == 1 else "do"
+                regexes = ", ".join(f"'{p}'" for p in sorted(patterns))
+                text = f"{', '.join(map(repr, unmatched))} {verb} not match any of the regexes: {regexes}"
+                found.append(InitErrorDetails(type=_custom(text), loc=path, input=instance))
+            else:
+                found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
+        elif (
+            error.validator == "type"
+            and isinstance(error.validator_value, str)
+            and error.validator_value in _PYDANTIC_TYPE_ERRORS
+        ):
+            kind = _pydantic_type_error(error.validator_value, instance)
+            found.append(InitErrorDetails(type=kind, loc=path, input=instance))
+        elif error.validator == "pattern" and isinstance(error.validator_value, str):
+            found.append(
+                InitErrorDetails(
+                    type="string_pattern_mismatch",
+                    loc=path,
+                    input=instance,
+                    ctx={"pattern": error.validator_value},
+                )
+            )
+        else:
+            found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
+
+    def key(item: InitErrorDetails) -> tuple[int, str]:
+        loc = item.get("loc", ())
+        first = order.get(loc[0], len(order)) if loc and isinstance(loc[0], str) else -1
+        return first, ".".join(map(str, loc))
+
+    return sorted(found, key=key)
+
+
+class InvalidArguments(ToolInvocationError, MCPError):
+    """Arguments that break a tool's ``inputSchema``: LangGraph's ``ToolInvocationError`` (so
+    ``ToolNode``'s ``handle_tool_errors`` treats them as it treats bad arguments to a local tool),
+    and an :class:`~langgraph_mcp.MCPError`."""
+
+
+class UnusableSchema(InvalidArguments):
+    """A tool's ``inputSchema`` cannot be used to check its arguments (a ``$ref`` that does not
+    resolve within the schema, ...): the tool cannot be called. ``reason`` says why."""
+
+    def __init__(self, tool_name: str, reason: str, arguments: dict[str, Any]) -> None:
+        self.reason = reason
+        detail = InitErrorDetails(
+            type=PydanticCustomError("unusable_schema", "{reason}", {"reason": reason}),
+            loc=(),
+            input=arguments,
+        )
+        source = ValidationError.from_exception_data(tool_name, [detail])
+        super().__init__(tool_name, source, arguments, source.errors())
+
+
+class ArgumentChecker:
+    """Checks one tool's arguments against its ``inputSchema`` (compiled on first use)."""
+
+    def __init__(self, server: str, tool_name: str, mcp_name: str, schema: dict[str, Any]) -> None:
+        self.server = server
+        self.tool_name = tool_name
+        self.mcp_name = mcp_name
+        self.schema = schema
+        self._validator: Validator | None = None
+        self._compiled = False
+
+    def check(self, arguments: dict[str, Any]) -> None:
+        """Raise :class:`InvalidArguments` (a ``ToolInvocationError``) when ``arguments`` break
+        the schema, or its subclass :class:`UnusableSchema` when the schema cannot be used to
+        check them (a ``$ref`` that does not resolve within it: references are never fetched).
+        Raises nothing else.
+
+        A schema that is not valid JSON schema is reported once, as a warning, and the arguments
+        pass unchecked (listed tools never have one: :func:`vet_tool` leaves them out).
+        """
+        if not self._compiled:
+            self._compiled = True
+            try:
+                self._validator = schema_validator(self.schema)
+            except Exception as exc:
+                logger.warning(
+                    "MCP tool %r of server %r has an invalid inputSchema (%s); arguments are not checked",
+                    self.mcp_name,
+                    self.server,
+                    exc.message if isinstance(exc, SchemaError) else f"{type(exc).__name__}: {exc}",
+                )
+        if self._validator is None:
+            return
+        try:
+            errors = _schema_errors(self._validator, arguments, self.schema)
+        except Exception as exc:
+            raise UnusableSchema(self.tool_name, self._unusable(exc), arguments) from None
+        if errors:
+            source = ValidationError.from_exception_data(self.tool_name, errors)
+            raise InvalidArguments(self.tool_name, source, arguments, source.errors())
+
+    def _unusable(self, exc: Exception) -> str:
+        where = f"MCP tool {self.mcp_name!r} of server {self.server!r}"
+        if isinstance(exc, Unresolvable) or isinstance(exc.__cause__, Unresolvable):
+            try:
+                refs = unresolvable_refs(self.schema)
+            except Exception:
+                refs = []
+            named = f" ({', '.join(map(repr, refs))})" if refs else ""
+            return short_text(
+                f"{where} cannot be called: its inputSchema has a $ref that does not resolve within "
+                f"the schema{named}; references are never fetched"
+            )
+        return short_text(
+            f"{where} cannot be called: its arguments could not be checked against its inputSchema "
+            f"({type(exc).__name__}: {exc})"
+        )

@@ -1,0 +1,328 @@
+"""The typed configuration of one MCP server (one model per transport) and its parts."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+from langchain_core.language_models import BaseChatModel
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+
+from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
+
+__all__ = [
+    "CONFIG_TYPES",
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "MODEL_BY_TRANSPORT",
+    "ContentRoute",
+    "HTTPServerConfig",
+    "InProcessServerConfig",
+    "LoggingLevel",
+    "OutputHandling",
+    "ProtocolMode",
+    "RestartPolicy",
+    "SSEServerConfig",
+    "ServerConfig",
+    "StdioServerConfig",
+]
+
+
+ContentRoute: TypeAlias = Literal["content", "artifact"]
+
+LoggingLevel: TypeAlias = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+
+ProtocolMode: TypeAlias = Literal["auto", "legacy", "2026-07-28"]
+
+DEFAULT_CALL_TIMEOUT = 300.0
+DEFAULT_CONNECT_TIMEOUT = 30.0
+
+
+# Keys other clients write into their config files that mean nothing to us.
+class OutputHandling(BaseModel):
+    """Where each kind of MCP content block goes: the message ``content`` (seen by
+    the model) or the ``artifact`` (kept for the application, not sent to the model).
+
+    Audio and embedded resources default to the artifact: ``ToolNode`` serialises
+    any content list holding an ``audio`` block to a JSON string, and resources are
+    usually large. A text note naming what was moved stays in ``content``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: ContentRoute = "content"
+    image: ContentRoute = "content"
+    audio: ContentRoute = "artifact"
+    resource: ContentRoute = "artifact"
+    resource_link: ContentRoute = "content"
+    max_chars: int | None = Field(default=None, ge=100, strict=True)
+    """At most this many characters of a result's (or an error's) text reach the model, followed
+    by a note saying it was cut (``None``: no limit). See :mod:`langgraph_mcp._output`."""
+    overflow: Literal["truncate", "artifact", "store"] = "truncate"
+    """What happens to the full text of a cut output: dropped (``truncate``), kept in the
+    ``ToolMessage`` artifact (``artifact``), or kept in the graph's store for the model to read
+    on with the ``read_tool_output`` tool (``store``)."""
+
+
+class RestartPolicy(BaseModel):
+    """How a server that cannot be started or reached is tried again.
+
+    A session that dies (a stdio server that exits, a lost HTTP connection) is replaced on its
+    next use: the server is started (or reached) again. After a failed attempt the next one waits
+    ``backoff`` seconds, then ``backoff * multiplier``, ... up to ``max_backoff``; within that wait
+    every use fails at once with the last error (no new attempt). After ``max_attempts`` failed
+    attempts in a row the server is given up: every use fails with an error saying so, without a
+    new attempt, until :meth:`MCPPool.retry <langgraph_mcp.MCPPool.retry>`. A successful connect
+    resets the count and the back-off.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int | None = Field(default=None, ge=1, strict=True)
+    """Failed attempts in a row before giving up (``None``: never give up)."""
+    backoff: float = Field(default=1.0, ge=0)
+    """Seconds to wait after the first failed attempt."""
+    multiplier: float = Field(default=2.0, ge=1)
+    """Each further wait is the previous one times this."""
+    max_backoff: float = Field(default=30.0, ge=0)
+    """The longest wait between two attempts."""
+
+
+class _ServerBase(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, arbitrary_types_allowed=True, hide_input_in_errors=True
+    )
+
+    timeout: float | None = Field(default=DEFAULT_CALL_TIMEOUT, gt=0)
+    """Seconds one ``tools/call`` may take (``None``: no limit). Unset: the pool's default."""
+    connect_timeout: float = Field(default=DEFAULT_CONNECT_TIMEOUT, gt=0)
+    """Seconds to start the server and finish the handshake."""
+    restart: RestartPolicy = Field(default_factory=RestartPolicy)
+    """How the server is tried again after it could not be started or reached."""
+    max_concurrent_calls: int | None = Field(default=None, ge=1, strict=True)
+    """At most this many tool calls in flight per session (``None``: no limit). Calls beyond it
+    queue, served round-robin across LangGraph threads so that no graph starves another; the wait
+    counts toward the call's timeout."""
+    tools: tuple[str, ...] | None = None
+    """Only expose these MCP tool names (``None``: all)."""
+    exclude_tools: tuple[str, ...] = ()
+    """Never expose these MCP tool names."""
+    prefix: str | None = None
+    """Prepended to every tool name of this server (e.g. ``"github_"``)."""
+    protocol: ProtocolMode = "auto"
+    """``auto`` negotiates; ``legacy`` forces the 2025-11-25 handshake; a version pins it."""
+    output_handling: OutputHandling = Field(default_factory=OutputHandling)
+    resource_tool: bool = False
+    """Offer the model a ``read_resource(uri)`` tool that reads this server's resources (its
+    description lists the first ones); its result follows ``output_handling`` /
+    ``tool_output["read_resource"]`` like any tool's."""
+    tool_output: dict[str, OutputHandling] = Field(default_factory=dict)
+    """Per-tool changes to ``output_handling``, by MCP tool name: the fields given replace the
+    server's (e.g. ``{"fetch": {"max_chars": 20000, "overflow": "store"}}``)."""
+    tool_timeouts: dict[str, float | None] = Field(default_factory=dict)
+    """Per-tool call timeouts in seconds, by MCP tool name (``None``: no limit)."""
+    log_level: LoggingLevel | None = None
+    """Ask the server for log messages at this level and above (``None``: the server's default;
+    2026-07-28 servers then send none)."""
+    log_events: bool = False
+    """Also emit the server's log messages as ``{"type": "mcp_log"}`` custom stream events."""
+    elicitation: Literal["interrupt", "decline"] | Callable[..., Any] = "interrupt"
+    """How questions from the server are answered: ``interrupt`` the graph for a person,
+    ``decline`` them all, or an async ``handler(request, call_info) -> response``."""
+    elicitation_timeout: float | None = Field(default=3600.0, gt=0)
+    """Seconds a handshake-era call is held open waiting for a person (``None``: no limit)."""
+    sampling_model: Any = Field(default=None, repr=False)
+    """A LangChain chat model that answers the server's sampling requests (``None``: refuse)."""
+    sampling_approval: bool = False
+    """Ask a person (an ``mcp_sampling`` interrupt) before answering a sampling request."""
+    roots: tuple[dict[str, Any], ...] = ()
+    """Roots offered to the server: paths or ``file://`` URIs, or ``{"uri", "name"}`` objects."""
+    session_scope: Literal["shared", "thread"] = "shared"
+    """``shared``: one session serves every conversation. ``thread``: each LangGraph thread
+    (``thread_id``) gets a session of its own (for stdio, a server process of its own), so
+    conversations never share the server's per-session state; calls without a thread use the
+    shared session."""
+    max_thread_sessions: int = Field(default=32, ge=1, strict=True)
+    """With ``session_scope: thread``: at most this many thread sessions stay open; opening
+    another closes the least recently used idle one (busy ones are never closed)."""
+    thread_session_ttl: float | None = Field(default=600.0, gt=0)
+    """With ``session_scope: thread``: seconds a thread session may stay idle (no call in flight)
+    before it is closed (``None``: never). The thread's next call opens a fresh session."""
+
+    def output_for(self, tool: str) -> OutputHandling:
+        """The output handling of MCP tool ``tool``: ``output_handling`` with ``tool_output[tool]``'s
+        fields over it."""
+        own = self.tool_output.get(tool)
+        if own is None:
+            return self.output_handling
+        return self.output_handling.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
+
+    def redactor(self) -> Redactor:
+        """What keeps this server's secrets out of messages and logs (see ``_redact.py``)."""
+        return Redactor()
+
+    @field_validator("sampling_model")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, BaseChatModel):
+            raise ValueError(f"must be a LangChain chat model (got {type(value).__name__})")
+        return value
+
+    @field_validator("roots", mode="before")
+    @classmethod
+    def _roots(cls, value: Any) -> Any:
+        if isinstance(value, (str, Mapping)):
+            value = [value]
+        roots = []
+        for item in value or ():
+            uri, name = (item.get("uri"), item.get("name")) if isinstance(item, Mapping) else (item, None)
+            if not isinstance(uri, (str, os.PathLike)):
+                raise ValueError("each root is a path, a file:// URI or an object with a 'uri'")
+            uri = str(uri)
+            if not uri.startswith("file://"):
+                try:
+                    uri = Path(uri).expanduser().resolve().as_uri()
+                except (RuntimeError, OSError) as exc:  # ~nobody; (ValueError: a NUL) is reported
+                    raise ValueError(f"cannot resolve a root path: {exc}") from None
+            roots.append({"uri": uri, "name": name} if name else {"uri": uri})
+        return tuple(roots)
+
+    @field_validator("tools", "exclude_tools", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("must be a list of tool names, not a string")
+        return value
+
+
+class StdioServerConfig(_ServerBase):
+    """A server started as a child process, spoken to over stdin/stdout.
+
+    The child gets only the SDK's safe default environment (``HOME``, ``PATH``,
+    ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``: pass API keys
+    explicitly. Its stderr is forwarded line by line to the logger
+    ``langgraph_mcp.server.<name>``.
+    """
+
+    transport: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict, repr=False)
+    cwd: str | None = None
+    encoding: str = "utf-8"
+
+    # command / args / cwd as written, where ${VAR} expansion changed them (reprs show these).
+    _written: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _args(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            # Never split (quoting rules differ) and never echoed (it may hold a secret).
+            raise ValueError(
+                'must be a list with one string per argument (e.g. ["-y", "package"]), not one string'
+            )
+        return value
+
+    def shown(self, field: Literal["command", "args", "cwd"]) -> Any:
+        """``field`` as it may be shown in messages and logs: as written when ``${VAR}``
+        expansion changed it (the expanded value may hold a secret), else its value."""
+        return self._written.get(field, getattr(self, field))
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, self._written.get(name, value) if name else value
+
+    def redactor(self) -> Redactor:
+        """``env`` values become ``***``; expanded ``command`` / ``args`` / ``cwd`` show as written."""
+        shown = {}
+        for value, written in [
+            (self.command, self.shown("command")),
+            (self.cwd, self.shown("cwd")),
+            *zip(self.args, self.shown("args"), strict=False),
+        ]:
+            if value is not None and value != written:
+                shown[value] = written
+        return Redactor(self.env.values(), shown=shown)
+
+    def __eq__(self, other: object) -> bool:
+        # How a value was written does not make two configs different.
+        if not isinstance(other, StdioServerConfig):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # (a dict field: never hashable anyway)
+
+
+class _RemoteBase(_ServerBase):
+    url: str = Field(min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    auth: Any = Field(default=None, repr=False)
+    """An ``httpx2.Auth`` (e.g. the SDK's ``OAuthClientProvider``) or a ``(user, password)`` pair."""
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "url" else value
+
+    def redactor(self) -> Redactor:
+        """Header values, ``auth`` and the URL's userinfo, query values and fragment."""
+        return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth)], urls=[self.url])
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not re.match(r"^https?://", value, re.IGNORECASE):
+            # The value is not echoed: URLs often carry credentials.
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class HTTPServerConfig(_RemoteBase):
+    """A server reached over streamable HTTP."""
+
+    transport: Literal["http"] = "http"
+    sse_fallback: bool = True
+    """Retry with the old SSE transport when the server rejects streamable HTTP."""
+
+
+class SSEServerConfig(_RemoteBase):
+    """A server reached over the old HTTP+SSE transport."""
+
+    transport: Literal["sse"] = "sse"
+    sse_read_timeout: float | None = Field(default=None, gt=0)
+    """Seconds the event stream may stay silent before the session is dropped (``None``: never;
+    a quiet stream is normal while a long call runs or nothing happens)."""
+
+
+class InProcessServerConfig(_ServerBase):
+    """An ``MCPServer`` (or low-level ``Server``) running in this process."""
+
+    transport: Literal["in_process"] = "in_process"
+    server: Any = Field(repr=False)
+
+    @field_validator("server")
+    @classmethod
+    def _server(cls, value: Any) -> Any:
+        if not isinstance(value, (MCPServer, Server)):
+            raise ValueError(f"must be an MCPServer or Server instance (got {type(value).__name__})")
+        return value
+
+
+ServerConfig: TypeAlias = Annotated[
+    StdioServerConfig | HTTPServerConfig | SSEServerConfig | InProcessServerConfig,
+    Field(discriminator="transport"),
+]
+CONFIG_TYPES = (StdioServerConfig, HTTPServerConfig, SSEServerConfig, InProcessServerConfig)
+MODEL_BY_TRANSPORT: dict[str, type[BaseModel]] = {
+    "stdio": StdioServerConfig,
+    "http": HTTPServerConfig,
+    "sse": SSEServerConfig,
+    "in_process": InProcessServerConfig,
+}
