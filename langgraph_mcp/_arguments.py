@@ -17,14 +17,14 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
-from langgraph.prebuilt.tool_node import ToolInvocationError
+from langgraph.prebuilt.tool_node import ToolInvocationError as LangGraphToolInvocationError
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._schema import schema_validator, short_text, unresolvable_refs
 from langgraph_mcp.errors import MCPError
 
-__all__ = ["ArgumentChecker", "InvalidArguments", "UnusableSchema"]
+__all__ = ["ArgumentChecker", "ToolInvocationError", "UnusableSchema"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -121,13 +121,14 @@ def _schema_errors(
     return sorted(found, key=key)
 
 
-class InvalidArguments(ToolInvocationError, MCPError):
+class ToolInvocationError(LangGraphToolInvocationError, MCPError):
     """Arguments that break a tool's ``inputSchema``: LangGraph's ``ToolInvocationError`` (so
     ``ToolNode``'s ``handle_tool_errors`` treats them as it treats bad arguments to a local tool),
-    and an :class:`~langgraph_mcp.MCPError`."""
+    and an :class:`~langgraph_mcp.MCPError`. It keeps LangGraph's class name: ``ToolNode`` puts
+    ``repr(error)`` in the model's message, which must read as it does for a local tool."""
 
 
-class UnusableSchema(InvalidArguments):
+class UnusableSchema(ToolInvocationError):
     """A tool's ``inputSchema`` cannot be used to check its arguments (a ``$ref`` that does not
     resolve within the schema, ...): the tool cannot be called. ``reason`` says why."""
 
@@ -154,7 +155,7 @@ class ArgumentChecker:
         self._compiled = False
 
     def check(self, arguments: dict[str, Any]) -> None:
-        """Raise :class:`InvalidArguments` (a ``ToolInvocationError``) when ``arguments`` break
+        """Raise :class:`ToolInvocationError` (LangGraph's) when ``arguments`` break
         the schema, or its subclass :class:`UnusableSchema` when the schema cannot be used to
         check them (a ``$ref`` that does not resolve within it: references are never fetched).
         Raises nothing else.
@@ -181,7 +182,7 @@ class ArgumentChecker:
             raise UnusableSchema(self.tool_name, self._unusable(exc), arguments) from None
         if errors:
             source = ValidationError.from_exception_data(self.tool_name, errors)
-            raise InvalidArguments(self.tool_name, source, arguments, source.errors())
+            raise ToolInvocationError(self.tool_name, source, arguments, source.errors())
 
     def _unusable(self, exc: Exception) -> str:
         where = f"MCP tool {self.mcp_name!r} of server {self.server!r}"

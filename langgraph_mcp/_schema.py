@@ -40,6 +40,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
 from langgraph_mcp._sanitise import sanitise_text
+from langgraph_mcp.errors import MCPError
 
 __all__ = [
     "MAX_SCHEMA_DEPTH",
@@ -146,11 +147,11 @@ def model_schema(input_schema: Mapping[str, Any]) -> dict[str, Any]:
 # -- vetting a listed tool -----------------------------------------------------------------------
 
 
-class _LeftOut(Exception):
+class _LeftOut(MCPError):
     """Why a tool is left out of a listing."""
 
 
-class _TooLarge(Exception):
+class _TooLarge(MCPError):
     pass
 
 

@@ -28,6 +28,7 @@ outcome becomes (messages, cut outputs, ``Command``s) is decided in ``_results.p
 """
 
 import functools
+import inspect
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
@@ -45,12 +46,13 @@ from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
 from langgraph_mcp._catalog import logger as catalog_logger
+from langgraph_mcp._compat.langgraph import graph_run_key
 from langgraph_mcp._pool import MCPPool, ToolCache
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._results import CallSite, call_failed, call_result, failure, with_edit_notice
 from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp._schema import model_schema
-from langgraph_mcp._session import ServerConnection
+from langgraph_mcp._session import ServerConnection, queued_as
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.errors import (
     MCPArgumentError,
@@ -62,7 +64,7 @@ from langgraph_mcp.errors import (
     MCPToolCallError,
     MissingValue,
 )
-from langgraph_mcp.options import ToolOptions, describe_source, resolve_source
+from langgraph_mcp.options import ArgumentSource, FromConfig, FromContext, FromState, FromStore, ToolOptions
 
 __all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
 
@@ -221,27 +223,29 @@ class MCPTool(StructuredTool):
         options = self._options
         timeout, limit = self._timeout()
         try:
-            async with self._session_for(runtime) as connection:
-                if is_read_tool(self._mcp_tool):
-                    result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
-                else:
-                    result = await run_call(
-                        connection,
-                        mcp_name=self.mcp_name,
-                        tool_name=self.name,
-                        arguments=arguments,
-                        timeout=timeout,
-                        runtime=runtime,
-                        tool_call_id=tool_call_id,
-                        meta=options.meta(runtime)
-                        if options.meta is not None and runtime is not None
-                        else None,
-                        headers=(
-                            options.headers(runtime)
-                            if options.headers is not None and runtime is not None
-                            else None
-                        ),
-                    )
+            # Calls wait for a turn on a busy session queued by conversation (max_concurrent_calls).
+            with queued_as(graph_run_key()):
+                async with self._session_for(runtime) as connection:
+                    if is_read_tool(self._mcp_tool):
+                        result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
+                    else:
+                        result = await run_call(
+                            connection,
+                            mcp_name=self.mcp_name,
+                            tool_name=self.name,
+                            arguments=arguments,
+                            timeout=timeout,
+                            runtime=runtime,
+                            tool_call_id=tool_call_id,
+                            meta=options.meta(runtime)
+                            if options.meta is not None and runtime is not None
+                            else None,
+                            headers=(
+                                options.headers(runtime)
+                                if options.headers is not None and runtime is not None
+                                else None
+                            ),
+                        )
         except _CALL_FAILURES as exc:
             return call_failed(self._site(tool_call_id), exc, limit=limit)
         return await call_result(
@@ -271,12 +275,12 @@ class MCPTool(StructuredTool):
             where = f"hidden argument {argument!r} of MCP tool {self.name!r} (server {self.server!r})"
             if runtime is None:
                 raise MissingValue(
-                    f"{where} comes from {describe_source(source)}, but the tool runs outside a graph"
+                    f"{where} comes from {_describe_source(source)}, but the tool runs outside a graph"
                 )
             try:
-                values[argument] = await resolve_source(source, runtime)
+                values[argument] = await _resolve_source(source, runtime)
             except MissingValue as exc:
-                raise MissingValue(f"{where} comes from {describe_source(source)}: {exc}") from None
+                raise MissingValue(f"{where} comes from {_describe_source(source)}: {exc}") from None
         return values
 
     def _session_for(self, runtime: ToolRuntime | None) -> AbstractAsyncContextManager[ServerConnection]:
@@ -297,6 +301,26 @@ class MCPTool(StructuredTool):
 
     def _site(self, tool_call_id: str | None) -> CallSite:
         return CallSite(self.name, self.server, self.mcp_name, tool_call_id, era=self._connection.era)
+
+
+async def _resolve_source(source: ArgumentSource, runtime: ToolRuntime) -> Any:
+    """The value of ``source`` for this call.
+
+    Raises:
+        MissingValue: the source has no value.
+    """
+    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
+        return await source.resolve(runtime)
+    value = source(runtime)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _describe_source(source: ArgumentSource) -> str:
+    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
+        return source.describe()
+    return f"{getattr(source, '__qualname__', type(source).__name__)}(runtime)"
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:

@@ -32,7 +32,6 @@ Approval
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -159,26 +158,6 @@ class FromStore:
 ArgumentSource: TypeAlias = FromState | FromContext | FromConfig | FromStore | Callable[[ToolRuntime], Any]
 """Where a hidden argument comes from: one of the ``From*`` sources, or a function of the
 ``ToolRuntime`` (sync or async) that returns the value or raises :class:`MissingValue`."""
-
-
-async def resolve_source(source: ArgumentSource, runtime: ToolRuntime) -> Any:
-    """The value of ``source`` for this call.
-
-    Raises:
-        MissingValue: the source has no value.
-    """
-    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
-        return await source.resolve(runtime)
-    value = source(runtime)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-def describe_source(source: ArgumentSource) -> str:
-    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
-        return source.describe()
-    return f"{getattr(source, '__qualname__', type(source).__name__)}(runtime)"
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ __all__ = [
     "STATE_ONLY_BACKOFF",
     "absorb_tool_listing",
     "call_headers",
+    "CLOSED_MESSAGE",
+    "connection_closed",
+    "is_transport_answer",
     "send_unchecked",
 ]
 
@@ -126,3 +129,29 @@ def absorb_tool_listing(session: ClientSession, page: types.ListToolsResult, *, 
     """Tell ``session`` about a page of tools it did not list itself; ``complete``: the page is
     the whole listing (so the session forgets tools not in it)."""
     session._absorb_tool_listing(page, complete=complete)
+
+
+# -- -32000: the server's own error, or the SDK's "connection closed" --------------------------
+# The SDK raises ``MCPError(CONNECTION_CLOSED, "Connection closed")`` when its dispatcher shuts
+# down, and its streamable HTTP transport answers a request it gives up on with a ``-32000``
+# JSON-RPC error of its own, put on the read stream with the request's id. The messages of those
+# answers are below (``mcp/client/streamable_http.py``, ``_resolve_abandoned_request``).
+
+_TRANSPORT_ANSWERS = (
+    "SSE stream ended without a response",
+    "SSE stream ended and reconnection attempts were exhausted",
+    "SSE stream failed:",
+)
+CLOSED_MESSAGE = "Connection closed"
+"""The message of the SDK's own ``-32000``; an SDK server also answers the requests it cancels
+as it shuts down with it."""
+
+
+def is_transport_answer(message: str) -> bool:
+    """Is a ``-32000`` answer with this message one the streamable HTTP transport made up?"""
+    return message.startswith(_TRANSPORT_ANSWERS)
+
+
+def connection_closed(session: ClientSession) -> bool:
+    """Has ``session``'s dispatcher shut down (so a ``-32000`` it raised is its own)?"""
+    return bool(getattr(session._dispatcher, "_closed", True))

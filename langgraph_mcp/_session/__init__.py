@@ -1,11 +1,16 @@
 """The session layer: transports, the owner task, the connection, request routing.
 
-It knows MCP and nothing above it (no tools, no graphs, no interrupts). The layers above reach
-it through :class:`ServerConnection` and the :class:`CallSink` protocol.
+It knows MCP and nothing above it (no tools, no graphs, no interrupts, no LangGraph import; an
+import contract in the tests enforces it). The layers above reach it through
+:class:`ServerConnection` and the :class:`CallSink` protocol.
 """
 
+from langgraph_mcp._session.calls import Round
 from langgraph_mcp._session.clock import CallClock
-from langgraph_mcp._session.connection import Era, LoopScope, Round, ServerConnection
+from langgraph_mcp._session.connection import ServerConnection
+from langgraph_mcp._session.era import Era
+from langgraph_mcp._session.limits import queued_as
+from langgraph_mcp._session.loops import LoopScope
 from langgraph_mcp._session.routing import CallSink
 
-__all__ = ["CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection"]
+__all__ = ["CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection", "queued_as"]

@@ -10,17 +10,38 @@ fires a hundred calls delays another graph's single call by at most the calls al
 not by a hundred. Within one key, calls keep their order. A call cancelled (or timed out) while it
 queues leaves the queue and takes nothing.
 
-Limiters are bound to the event loop that uses them (like sessions).
+Limiters are bound to the event loop that uses them (like sessions). The key of the calls made
+in a context is set by the layer that knows who they are for (:func:`queued_as`; this layer
+knows nothing of threads or runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator, Hashable
-from contextlib import asynccontextmanager
+import contextvars
+from collections.abc import AsyncIterator, Hashable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
-__all__ = ["FairLimiter", "Slot"]
+__all__ = ["FairLimiter", "Slot", "queue_key", "queued_as"]
+
+_QUEUE_KEY: contextvars.ContextVar[Hashable] = contextvars.ContextVar("langgraph_mcp_queue_key", default=None)
+
+
+def queue_key() -> Hashable:
+    """Who the calls made in this context are made for (``None``: nobody said)."""
+    return _QUEUE_KEY.get()
+
+
+@contextmanager
+def queued_as(key: Hashable) -> Iterator[None]:
+    """Queue the calls made inside the block under ``key`` (a LangGraph thread or run)."""
+    token = _QUEUE_KEY.set(key)
+    try:
+        yield
+    finally:
+        _QUEUE_KEY.reset(token)
+
 
 _SERVED_MEMORY = 4096  # keys whose last turn is remembered (the oldest are forgotten first)
 

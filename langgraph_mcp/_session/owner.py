@@ -33,6 +33,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._compat.mcp import CLOSED_MESSAGE
 from langgraph_mcp._redact import redact_url
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
@@ -44,6 +45,7 @@ from langgraph_mcp._session.transports import (
     leaves,
     open_client,
 )
+from langgraph_mcp._session.wire import WireTap
 from langgraph_mcp.config import HTTPServerConfig, ServerConfig, SSEServerConfig, StdioServerConfig
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 
@@ -67,6 +69,7 @@ class Session:
         self.alive = False
         self.stderr: StderrTap | None = None
         self.http: HTTPWatch | None = None
+        self.wire: WireTap | None = None
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
         self.in_flight = 0
@@ -286,7 +289,7 @@ class SessionOwner:
                     on_expired=lambda: self._expired(session),
                     watch=session.http,
                 )
-                session.client, session.transport = opened.client, opened.transport
+                session.client, session.transport, session.wire = opened.client, opened.transport, opened.wire
                 session.hold_process(opened.process)
                 self.connects += 1
                 await self._on_connected(session)
@@ -346,7 +349,7 @@ class SessionOwner:
                 reason = f"its working directory {config.shown('cwd')!r} (cwd) does not exist"
             elif missing:
                 reason = f"command {config.shown('command')!r} not found"
-            elif any(isinstance(leaf, MCPError) and leaf.code == types.CONNECTION_CLOSED for leaf in found):
+            elif any(_closed(leaf) for leaf in found):
                 reason = "the server process exited before completing the MCP handshake"
             elif oserror := next(
                 (leaf for leaf in found if isinstance(leaf, OSError) and leaf.strerror), None
@@ -395,3 +398,12 @@ class SessionOwner:
 
 async def _run(work: Awaitable[None]) -> None:
     await work
+
+
+def _closed(exc: BaseException) -> bool:
+    """Is ``exc`` the SDK's own "connection closed" (not a server's answer with the same code)?"""
+    return (
+        isinstance(exc, MCPError)
+        and exc.code == types.CONNECTION_CLOSED
+        and exc.error.message == CLOSED_MESSAGE
+    )

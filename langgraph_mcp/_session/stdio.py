@@ -55,6 +55,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from langgraph_mcp._session.process import ServerProcess
+from langgraph_mcp.errors import MCPError
 
 __all__ = ["MAX_MESSAGE_BYTES", "NotJSONRPCError", "StdioParams", "stdio_transport"]
 
@@ -85,11 +86,11 @@ class StdioParams:
     encoding: str = "utf-8"
 
 
-class NotJSONRPCError(ValueError):
+class NotJSONRPCError(MCPError, ValueError):
     """A line of a server's stdout that is not a JSON-RPC message (yielded, not raised)."""
 
 
-class MessageTooLargeError(ValueError):
+class MessageTooLargeError(MCPError, ValueError):
     """A line of stdout longer than the limit."""
 
 

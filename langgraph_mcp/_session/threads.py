@@ -22,7 +22,8 @@ from typing import Any
 
 import mcp_types as types
 
-from langgraph_mcp._session.connection import Round, ServerConnection
+from langgraph_mcp._session.calls import Round
+from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp.config import ServerConfig
 

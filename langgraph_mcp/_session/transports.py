@@ -27,7 +27,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from typing import Any, Literal, TextIO, TypeAlias, cast
+from typing import Any, Literal, Self, TextIO, TypeAlias, cast
 
 import anyio
 import httpx2
@@ -35,12 +35,11 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
-from mcp.server import Server
-from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
+from langgraph_mcp._session.wire import WireTap
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,
@@ -227,42 +226,20 @@ class StderrTap:
             self._read_file.close()
 
 
-class _WatchedReadStream:
-    """Delegates to a transport's read stream and reports when it ends.
+class _Delegating:
+    """A stream that delegates to a transport's own (closing, entering, anything else)."""
 
-    A stdio server that exits does not end the ``Client`` context on its own; the end of its
-    stdout is the earliest sign, so it ends the session here.
-    """
-
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+    def __init__(self, inner: Any, tap: WireTap) -> None:
         self._inner = inner
-        self._on_end = on_end
+        self._tap = tap
 
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_end()
-            raise
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self._inner.__anext__()
-        except StopAsyncIteration:
-            self._on_end()
-            raise
-
-    async def __aenter__(self) -> _WatchedReadStream:
+    async def __aenter__(self) -> Self:
         await self._inner.__aenter__()
         return self
 
@@ -271,21 +248,76 @@ class _WatchedReadStream:
         return result
 
 
+class _WatchedReadStream(_Delegating):
+    """A transport's read stream: each message is shown to the session's
+    :class:`~langgraph_mcp._session.wire.WireTap`, and its end is reported.
+
+    A stdio server that exits does not end the ``Client`` context on its own; the end of its
+    stdout is the earliest sign, so it ends the session here.
+    """
+
+    def __init__(self, inner: Any, on_end: Callable[[], None], tap: WireTap) -> None:
+        super().__init__(inner, tap)
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            message = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_end()
+            raise
+        self._tap.received(message)
+        return message
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            message = await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+        self._tap.received(message)
+        return message
+
+
+class _WatchedWriteStream(_Delegating):
+    """A transport's write stream: each message is shown to the session's
+    :class:`~langgraph_mcp._session.wire.WireTap`, in the task that sends it."""
+
+    async def send(self, message: Any) -> None:
+        self._tap.written(message)
+        await self._inner.send(message)
+
+
 @asynccontextmanager
-async def _watched(transport: Any, on_end: Callable[[], None]) -> AsyncIterator[tuple[Any, Any]]:
+async def _watched(
+    transport: Any, on_end: Callable[[], None], tap: WireTap
+) -> AsyncIterator[tuple[Any, Any]]:
     async with transport as (read, write):
-        yield _WatchedReadStream(read, on_end), write
+        yield _WatchedReadStream(read, on_end, tap), _WatchedWriteStream(write, tap)
 
 
 class Opened:
     """A client entered on an exit stack, what it runs over, and its server process (stdio)."""
 
     def __init__(
-        self, client: Client, transport: TransportKind, process: ServerProcess | None = None
+        self,
+        client: Client,
+        transport: TransportKind,
+        process: ServerProcess | None = None,
+        wire: WireTap | None = None,
     ) -> None:
         self.client = client
         self.transport = transport
         self.process = process
+        self.wire = wire
+        """What crossed the transport (``None`` in process: nothing crosses a wire)."""
 
 
 async def open_client(
@@ -308,13 +340,11 @@ async def open_client(
     says to open a new one.
     """
 
-    def client_for(target: Any) -> Client:
-        if not isinstance(target, (MCPServer, Server)):
-            target = _watched(target, on_end)
-        return make_client(target)
+    def client_for(target: Any, wire: WireTap) -> Client:
+        return make_client(_watched(target, on_end, wire))
 
     if isinstance(config, InProcessServerConfig):
-        return Opened(await stack.enter_async_context(client_for(config.server)), "in_process")
+        return Opened(await stack.enter_async_context(make_client(config.server)), "in_process")
     if isinstance(config, StdioServerConfig):
         assert stderr is not None
         params = StdioParams(
@@ -333,18 +363,22 @@ async def open_client(
                 on_spawn=lambda pid: spawned.append(ServerProcess(pid)),
             )
             try:
-                client = await stack.enter_async_context(client_for(child))
+                wire = WireTap()
+                client = await stack.enter_async_context(client_for(child, wire))
             except BaseException:
                 for process in spawned:  # the transport has ended it; only the handle is left
                     process.close()
                 raise
-            return Opened(client, "stdio", spawned[0])
+            return Opened(client, "stdio", spawned[0], wire)
         finally:
             stderr.spawned()
     if watch is None:
         watch = HTTPWatch(on_end)
     if isinstance(config, SSEServerConfig):
-        return Opened(await stack.enter_async_context(client_for(_sse(config, watch))), "sse")
+        wire = WireTap()
+        return Opened(
+            await stack.enter_async_context(client_for(_sse(config, watch), wire)), "sse", wire=wire
+        )
     assert isinstance(config, HTTPServerConfig)
 
     async def session_gone(response: httpx2.Response) -> None:
@@ -368,16 +402,18 @@ async def open_client(
             transport = streamable_http_client(
                 config.url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
             )
-            client = await attempt.enter_async_context(client_for(transport))
+            wire = WireTap(http=True)
+            client = await attempt.enter_async_context(client_for(transport, wire))
             stack.push_async_exit(attempt.pop_all())
-            return Opened(client, "http")
+            return Opened(client, "http", wire=wire)
     except Exception as exc:
         if watch.refused is not None:  # refused, not SSE-only: asking again would not help
             raise
         if not (config.sse_fallback and _maybe_sse_only(exc) and await _serves_sse(http, config.url)):
             raise
     logger.info("MCP server %r serves the old HTTP+SSE transport; using it", name)
-    return Opened(await stack.enter_async_context(client_for(_sse(config, watch))), "sse")
+    wire = WireTap()
+    return Opened(await stack.enter_async_context(client_for(_sse(config, watch), wire)), "sse", wire=wire)
 
 
 def _sse(config: HTTPServerConfig | SSEServerConfig, watch: HTTPWatch) -> Any:

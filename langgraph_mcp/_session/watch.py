@@ -1,10 +1,11 @@
 """Which resources are watched on one event loop's session, and who hears of their updates.
 
-A :class:`ResourceWatch` belongs to a connection's :class:`~langgraph_mcp._session.connection.
-LoopScope`. Subscribers (see ``resources.py``) add their URIs; the session's background work
-(``connection._listen`` on 2026-07-28, ``connection._keep_subscribed`` before) asks the server
-for exactly the URIs wanted, reports what it got with :meth:`ResourceWatch.listening`, and passes
-each ``resources/updated`` to :meth:`ResourceWatch.updated`. Nothing here sends a request.
+A :class:`ResourceWatch` belongs to a connection's
+:class:`~langgraph_mcp._session.loops.LoopScope`. Subscribers (see ``_resources.py``) add their
+URIs; the session's background work (``listen.Listen._listen`` on 2026-07-28,
+``Listen._keep_subscribed`` before) asks the server for exactly the URIs wanted, reports what
+it got with :meth:`ResourceWatch.listening`, and passes each ``resources/updated`` to
+:meth:`ResourceWatch.updated`. Nothing here sends a request.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from langgraph_mcp.errors import MCPConfigError
+from langgraph_mcp.errors import MCPConfigError, MCPError
 
 __all__ = ["ENV_FILE", "expand", "expand_fields", "parse_dotenv", "with_env_file"]
 
@@ -83,7 +83,7 @@ def with_env_file(server: str, data: dict[str, Any], env_file: Any, folder: Path
     return {**data, "env": {**variables, **env}}
 
 
-class _DotenvError(ValueError):
+class _DotenvError(MCPError, ValueError):
     def __init__(self, line: int, problem: str) -> None:
         self.line = line
         self.problem = problem

@@ -26,8 +26,8 @@ from mcp_types import ListToolsResult, PaginatedRequestParams
 
 from langgraph_mcp import MCPPool
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
-from langgraph_mcp._schema import model_schema, vet_tool
 from langgraph_mcp._catalog import CatalogEntry
+from langgraph_mcp._schema import model_schema, vet_tool
 from langgraph_mcp._tools import build_tool
 from tests.chat import ScriptModel
 from tests.conftest_servers import serve_in_loop, stdio_params

@@ -1,0 +1,245 @@
+"""``tools/call`` requests: the headers and ``_meta`` they carry, their turn on the session
+(``max_concurrent_calls``), their routing (``routing.py``), re-sends, and the check of a result
+against the tool's ``outputSchema``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, cast
+
+import mcp_types as types
+from jsonschema.exceptions import SchemaError, best_match
+from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter
+from referencing.exceptions import Unresolvable
+
+from langgraph_mcp._compat.mcp import call_headers
+from langgraph_mcp._schema import schema_validator
+from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp._session.era import MODERN
+from langgraph_mcp._session.failures import NotSent, SessionExpired, Wording, guarded
+from langgraph_mcp._session.listings import Listings
+from langgraph_mcp._session.owner import Session
+from langgraph_mcp._session.routing import CallSink
+from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPServerError
+
+__all__ = ["Calls", "Round"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+Round = types.CallToolResult | types.InputRequiredResult
+"""What one ``tools/call`` request returns: the result, or a request for input (2026-07-28)."""
+
+_ROUND: TypeAdapter[Round] = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+_MAX_UNSENT = 3
+_LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
+_TRANSPORT_HEADERS = frozenset(
+    {"accept", "connection", "content-length", "content-type", "host", "last-event-id", "transfer-encoding"}
+)
+
+
+class Calls(Listings):
+    """Sends ``tools/call`` requests over the live session."""
+
+    def timeout_for(self, tool: str) -> tuple[float | None, str]:
+        """The limit for one call of ``tool`` (seconds, ``None``: none) and how to name it: the
+        server's ``tool_timeouts``, then its ``timeout``, then the pool's ``default_timeout``."""
+        config = self.config
+        if tool in config.tool_timeouts:
+            return config.tool_timeouts[tool], f"server {self.name!r} tool_timeouts[{tool!r}]"
+        if "timeout" in config.model_fields_set:
+            return config.timeout, f"server {self.name!r} timeout"
+        return self.default_timeout, "the default timeout"
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> types.CallToolResult:
+        """Call ``name`` directly, outside any graph, within its configured limit: questions from
+        the server get only the answers code can give (see ``elicitation``), and a 2026-07-28
+        round that asks is an error.
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError.
+        """
+        clock = CallClock(self.timeout_for(name)[0], server=self.name, what=f"tool {name!r}")
+        result = await self.send_call(name, arguments or {}, clock=clock, sink=self._fallback)
+        if not isinstance(result, types.CallToolResult):
+            raise MCPProtocolError(self.name, f"{name!r} asked for input; call it through a tool in a graph")
+        return result
+
+    async def send_call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool = False,
+        progress: ProgressFnT | None = None,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        input_responses: types.InputResponses | None = None,
+        request_state: str | None = None,
+    ) -> Round:
+        """Send one ``tools/call`` request over the shared session and return what it returned.
+
+        ``sink`` receives the server's requests and logs that belong to this call; ``exclusive``
+        says they may need a person (see ``routing.py``). ``clock`` bounds the request, the
+        time it waits for its turn included. On 2026-07-28 a ``HEADER_MISMATCH`` (the tool's
+        schema changed since it was listed) re-lists the tools and sends the request once more.
+        A successful result is checked against the tool's ``outputSchema``. ``meta`` is sent as
+        the request's ``_meta``; ``headers`` are HTTP headers for this request only (they never
+        replace the protocol's own).
+
+        Raises:
+            MCPConnectionError: cannot connect, or the session died or closed during the call
+                (its outcome is unknown; the next call reconnects).
+            MCPTimeoutError: ``clock`` ran out; the server was asked to cancel the request.
+            MCPServerError: the server answered with a JSON-RPC error.
+            MCPProtocolError: the answer broke the protocol or the tool's ``outputSchema``.
+        """
+        if headers:
+            headers = self._own_headers(headers)
+        session, client = await self._live()
+        if self.config.log_level is not None and self.era == MODERN:
+            meta = {**(meta or {}), _LOG_LEVEL_META: self.config.log_level}
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name=name,
+                arguments=dict(arguments),
+                input_responses=input_responses,
+                request_state=request_state,
+                _meta=cast(types.RequestParamsMeta, dict(meta)) if meta else None,
+            )
+        )
+        resent = renewed = False
+        unsent = 0
+        while True:
+            try:
+                result = await self._send(session, client, request, clock, sink, exclusive, progress, headers)
+            except NotSent:
+                unsent += 1
+                if unsent > _MAX_UNSENT:
+                    raise MCPConnectionError(
+                        self.name, "the session kept ending before the call could be sent"
+                    ) from None
+                session, client = await self._live()
+                continue
+            except SessionExpired as exc:
+                if renewed:
+                    raise MCPServerError(self.name, exc.code, exc.message) from None
+                # The server rejected the request unread: send it once more, on a new session.
+                renewed = True
+                session, client = await self._live()
+                continue
+            except MCPServerError as exc:
+                if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
+                    raise
+                resent = True
+                await self.refresh_tools()
+                continue
+            if isinstance(result, types.CallToolResult) and not result.is_error:
+                self._check_output(name, result)
+            return result
+
+    def _own_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """Per-call headers without the ones the protocol and the transport set themselves
+        (dropped, with one warning per name)."""
+        if self.config.transport not in ("http", "sse"):
+            if "<stdio>" not in self._warned_headers:
+                self._warned_headers.add("<stdio>")
+                logger.warning(
+                    "MCP server %r speaks %s: per-call headers are sent over HTTP only; ignored",
+                    self.name,
+                    self.config.transport,
+                )
+            return {}
+        kept: dict[str, str] = {}
+        for name, value in headers.items():
+            lowered = name.lower()
+            if lowered.startswith("mcp-") or lowered in _TRANSPORT_HEADERS:
+                if lowered not in self._warned_headers:
+                    self._warned_headers.add(lowered)
+                    logger.warning(
+                        "MCP server %r: the per-call header %r is set by the protocol or the transport; "
+                        "it is not sent",
+                        self.name,
+                        name,
+                    )
+                continue
+            kept[name] = value
+        return kept
+
+    async def _send(
+        self,
+        session: Session,
+        client: Client,
+        request: types.CallToolRequest,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Round:
+        name = request.params.name
+        wording = Wording(
+            what=f"the call to {name!r}",
+            answer=f"{name!r}",
+            http_failure=f"during the call to {name!r}. {OUTCOME_UNKNOWN}",
+        )
+        async with guarded(self.name, session, self.redact, wording), clock.running(), self._slot() as slot:
+            if not session.alive:  # it ended while the call waited for a slot: nothing was sent
+                raise NotSent
+            lend = slot.release if slot is not None else None
+            while True:
+                async with self.router.track(
+                    sink, tool=name, exclusive=exclusive, clock=clock, lend=lend
+                ) as call:
+                    with call_headers(client.session, headers):
+                        result = await client.session.send_request(
+                            request, _ROUND, progress_callback=progress
+                        )
+                if not call.scope.cancelled_caught:
+                    return result
+                if not call.resend:
+                    closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
+                    raise MCPConnectionError(self.name, closed)
+                # Cancelled so that its question can be tied to it: send it again, in turn.
+
+    def _check_output(self, name: str, result: types.CallToolResult) -> None:
+        tool = self.listed(name)
+        if tool is None or tool.output_schema is None:
+            return
+        if result.structured_content is None:
+            raise MCPProtocolError(
+                self.name, f"tool {name!r} declares an outputSchema but returned no structured content"
+            )
+        cached = self._validators.get(name)
+        if cached is None or cached[0] is not tool:
+            try:
+                cached = (tool, schema_validator(tool.output_schema))  # never fetches a $ref
+            except SchemaError as exc:
+                logger.warning(
+                    "MCP tool %r of server %r has an invalid outputSchema: %s", name, self.name, exc.message
+                )
+                cached = (tool, None)
+            self._validators[name] = cached
+        validator = cached[1]
+        if validator is None:
+            return
+        try:
+            error = best_match(validator.iter_errors(result.structured_content))
+        except Unresolvable as exc:
+            raise MCPProtocolError(
+                self.name, f"the outputSchema of {name!r} has a $ref that does not resolve: {exc}"
+            ) from None
+        except RecursionError:
+            raise MCPProtocolError(
+                self.name, f"the outputSchema of {name!r} cannot be checked: its $refs loop"
+            ) from None
+        if error is not None:
+            where = ".".join(map(str, error.absolute_path)) or "<structured content>"
+            raise MCPProtocolError(
+                self.name,
+                f"the structured content of {name!r} breaks its outputSchema at {where}: {error.message}",
+            )

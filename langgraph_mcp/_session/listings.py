@@ -1,0 +1,198 @@
+"""A server's listings: its tools (``tools/list``), resources, resource templates and prompts.
+
+Every page is read as the server sent it, and each entry is checked on its own: one that is not
+valid is left out with a warning and the others stay. Listings are cached until the server says
+that list changed, or the session is replaced (``loops.ConnectionBase._tools_changed`` and
+``_lists_changed``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError as SDKError
+from pydantic import ValidationError
+
+from langgraph_mcp._compat.mcp import absorb_tool_listing, send_unchecked
+from langgraph_mcp._schema import vet_tool
+from langgraph_mcp._session.era import MODERN
+from langgraph_mcp._session.failures import TRANSPORT_ERRORS, SessionExpired, Wording, translate
+from langgraph_mcp._session.loops import LISTINGS, Listing
+from langgraph_mcp._session.requests import Requests
+from langgraph_mcp._session.transports import describe, http_statuses, refusal
+from langgraph_mcp._session.wire import sending
+from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError, MCPProtocolError
+
+__all__ = ["Listings"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+_MAX_PAGES = 1000
+
+
+class Listings(Requests):
+    """The server's tools and its other listings."""
+
+    async def refresh_tools(self) -> list[types.Tool]:
+        """Drop the cached listing and list again."""
+        self._tools_changed()
+        return await self.list_tools()
+
+    async def list_tools(self) -> list[types.Tool]:
+        """The server's tools (every page), cached until ``list_changed`` or a reconnect.
+
+        Each tool is checked on its own (``_schema.vet_tool``): one that cannot be offered to a
+        model or called is left out with a warning, and the others stay.
+
+        Raises:
+            MCPConnectionError: the server could not be reached or did not answer.
+            MCPProtocolError: an answer was not a ``tools/list`` result at all.
+        """
+        try:
+            return await self._list_tools()
+        except SessionExpired:
+            # The server rejected the listing unread (it no longer knows the session): once more,
+            # on a new session.
+            try:
+                return await self._list_tools()
+            except SessionExpired as exc:
+                raise MCPConnectionError(self.name, f"tools/list failed: {exc.message}") from None
+
+    async def _list_tools(self) -> list[types.Tool]:
+        session = await self._session()
+        # Read once: a session on another loop's thread may drop the cache at any moment.
+        if (cached := self._tools) is not None:
+            return cached
+        async with self.scope().tools_lock:
+            if (cached := self._tools) is not None:
+                return cached
+            client = session.client
+            assert client is not None
+            version = self.tools_version
+            tools: list[types.Tool] = []
+            cursor: str | None = None
+            entries = 0
+            try:
+                with sending() as sent, http_statuses() as statuses, session.request():
+                    for _ in range(_MAX_PAGES):
+                        with anyio.fail_after(self.config.connect_timeout):
+                            # Read as sent, so that one malformed tool costs only itself.
+                            answer = await send_unchecked(
+                                client.session, "tools/list", {"cursor": cursor} if cursor else None
+                            )
+                        listed, next_cursor = self._tools_page(answer)
+                        page = [
+                            tool
+                            for i, raw in enumerate(listed)
+                            if (
+                                tool := vet_tool(
+                                    self.name, raw, position=entries + i, modern=self.era == MODERN
+                                )
+                            )
+                            is not None
+                        ]
+                        entries += len(listed)
+                        absorb_tool_listing(
+                            client.session,
+                            types.ListToolsResult(tools=page, next_cursor=next_cursor),
+                            complete=cursor is None and next_cursor is None,
+                        )
+                        tools.extend(page)
+                        cursor = next_cursor
+                        if not cursor:
+                            break
+            except (SDKError, TimeoutError, OSError, *TRANSPORT_ERRORS) as exc:
+                # Whatever went wrong, the server's tools cannot be offered now: a connection
+                # error, unless the session expired (list again) or the credentials were refused.
+                if isinstance(exc, SDKError):
+                    wording = Wording("tools/list", "tools/list", "to tools/list")
+                    meant = await translate(
+                        exc,
+                        server=self.name,
+                        session=session,
+                        sent=sent,
+                        statuses=statuses,
+                        redact=self.redact,
+                        wording=wording,
+                    )
+                    if isinstance(meant, (SessionExpired, MCPAuthenticationError)):
+                        raise meant from exc
+                elif (status := refusal(statuses)) is not None:
+                    raise MCPAuthenticationError(self.name, status) from exc
+                raise MCPConnectionError(
+                    self.name, self.redact(f"tools/list failed: {describe(exc)}") + session.stderr_hint()
+                ) from exc
+            if version == self.tools_version and session is self.scope().owner.session:
+                self._tools = tools
+                self._by_name = {t.name: t for t in reversed(tools)}
+            return tools
+
+    def _tools_page(self, answer: Any) -> tuple[list[Any], str | None]:
+        """A ``tools/list`` answer's tools (unchecked) and next cursor."""
+        tools = answer.get("tools") if isinstance(answer, dict) else None
+        cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
+        if not isinstance(tools, list):
+            raise MCPProtocolError(self.name, "its tools/list answer has no list of tools")
+        if cursor is not None and not isinstance(cursor, str):
+            raise MCPProtocolError(self.name, "its tools/list answer has a nextCursor that is not a string")
+        return tools, cursor
+
+    def listed(self, name: str) -> types.Tool | None:
+        """The tool called ``name`` in the last listing, if any."""
+        return self._by_name.get(name)
+
+    async def listing(self, kind: Listing) -> list[Any]:
+        """The server's resources, resource templates or prompts (every page), cached until the
+        server says that list changed, or a reconnect. An entry that is not valid is left out
+        with a warning; the others stay.
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError (e.g. the server has no such
+            list), MCPProtocolError (an answer is not a listing at all).
+        """
+        await self._live()  # a new session forgets the listings: connect before reading one
+        if (cached := self._lists.get(kind)) is not None:
+            return cached
+        version = self._list_versions[kind]
+        method, key, model = LISTINGS[kind]
+
+        async def pages(client: Client) -> list[Any]:
+            items: list[Any] = []
+            cursor: str | None = None
+            for _ in range(_MAX_PAGES):
+                with anyio.fail_after(self.config.connect_timeout):
+                    answer = await send_unchecked(
+                        client.session, method, {"cursor": cursor} if cursor else None
+                    )
+                entries = answer.get(key) if isinstance(answer, dict) else None
+                cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
+                if not isinstance(entries, list) or (cursor is not None and not isinstance(cursor, str)):
+                    raise MCPProtocolError(self.name, f"its {method} answer is not a valid listing")
+                for raw in entries:
+                    try:
+                        items.append(model.model_validate(raw))
+                    except ValidationError as exc:
+                        logger.warning(
+                            "MCP server %r: an entry of its %s answer is not valid and is left out: %s",
+                            self.name,
+                            method,
+                            self.redact(str(exc).splitlines()[0] + " " + _brief(raw)),
+                        )
+                if not cursor:
+                    break
+            return items
+
+        items = await self.request(method, pages, timeout=None)
+        if version == self._list_versions[kind]:
+            self._lists[kind] = items
+        return items
+
+
+def _brief(raw: Any, limit: int = 200) -> str:
+    text = json.dumps(raw, default=str) if not isinstance(raw, str) else raw
+    return text if len(text) <= limit else text[:limit] + "..."
