@@ -224,6 +224,20 @@ async def test_a_tool_answered_with_minus_32000_as_a_tool_message(config: dict[s
     assert (after.status, connects) == ("success", 1)
 
 
+async def test_a_server_saying_connection_closed_leaves_the_outcome_unknown(config: dict[str, Any]) -> None:
+    """A server's -32000 in the SDK's own words ("Connection closed": what an SDK server answers
+    the requests it cancels as it shuts down) is not a refusal: the call may have run in part, so
+    the message says its outcome is unknown, and the next call finds a working session."""
+    async with asyncio.timeout(LIMIT), MCPPool({SERVER: config}) as pool:
+        tools = await tools_by_name(pool)
+        message = await call(tools["refuse"], {"message": "Connection closed"})
+        after = await call(tools["pid"])
+    assert message.status == "error"
+    assert OUTCOME_UNKNOWN in message.content
+    assert "rejected" not in message.content
+    assert after.status == "success"
+
+
 async def test_a_resource_or_prompt_answered_with_minus_32000(config: dict[str, Any], key: str) -> None:
     """A -32000 answer to resources/read or prompts/get is an MCPServerError; a call in flight
     meanwhile finishes and the session carries on."""
