@@ -1,0 +1,223 @@
+"""The public API, pinned: a change to it is a deliberate diff of this file.
+
+The public modules are the package root and the modules without a leading underscore; each
+exposes exactly its ``__all__``, and everything else in the package is private (``_``-prefixed).
+Every exception the package defines derives from :class:`~langgraph_mcp.MCPError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from types import ModuleType
+
+import pytest
+
+import langgraph_mcp
+from langgraph_mcp import MCPConfigError, MCPError, MCPMiddleware, MCPToolCallError
+from langgraph_mcp.errors import FAILURE_KINDS, FailureKind
+
+PUBLIC: dict[str, list[str]] = {
+    "langgraph_mcp": [
+        "FailureKind",
+        "FromConfig",
+        "FromContext",
+        "FromState",
+        "FromStore",
+        "HTTPServerConfig",
+        "InProcessServerConfig",
+        "MCPArgumentError",
+        "MCPAuthenticationError",
+        "MCPConfigError",
+        "MCPConnectionError",
+        "MCPError",
+        "MCPMiddleware",
+        "MCPPool",
+        "MCPProtocolError",
+        "MCPServerError",
+        "MCPTimeoutError",
+        "MCPTool",
+        "MCPToolCallError",
+        "MCPToolNode",
+        "MCPUnknownServerError",
+        "MissingValue",
+        "OutputHandling",
+        "RestartPolicy",
+        "ResultToState",
+        "SSEServerConfig",
+        "ServerConfig",
+        "StdioServerConfig",
+        "ToolOptions",
+        "__version__",
+        "create_mcp_agent",
+        "expand_uri_template",
+        "load_connections",
+        "load_mcp_tools",
+        "read_tool_output",
+        "route_tool_calls",
+    ],
+    "langgraph_mcp.config": [
+        "ContentRoute",
+        "DEFAULT_CALL_TIMEOUT",
+        "DEFAULT_CONNECT_TIMEOUT",
+        "HTTPServerConfig",
+        "InProcessServerConfig",
+        "LoggingLevel",
+        "OutputHandling",
+        "ProtocolMode",
+        "RestartPolicy",
+        "SSEServerConfig",
+        "ServerConfig",
+        "StdioServerConfig",
+        "load_connections",
+    ],
+    "langgraph_mcp.deploy": ["CONFIG_ENV", "Closable", "DRAIN_TIMEOUT", "config_path", "lifespan"],
+    "langgraph_mcp.elicitation": ["accept", "cancel", "decline", "resume_elicitations"],
+    "langgraph_mcp.errors": [
+        "FAILURE_KINDS",
+        "FailureKind",
+        "MCPArgumentError",
+        "MCPAuthenticationError",
+        "MCPConfigError",
+        "MCPConnectionError",
+        "MCPError",
+        "MCPProtocolError",
+        "MCPServerError",
+        "MCPTimeoutError",
+        "MCPToolCallError",
+        "MCPUnknownServerError",
+        "MissingValue",
+    ],
+    "langgraph_mcp.options": [
+        "ApprovalPolicy",
+        "ArgumentSource",
+        "FromConfig",
+        "FromContext",
+        "FromState",
+        "FromStore",
+        "MissingValue",
+        "ResultMapping",
+        "ResultToState",
+        "ToolFilter",
+        "ToolOptions",
+        "is_destructive",
+    ],
+    "langgraph_mcp.types": [
+        "APPROVAL_INTERRUPT_TYPE",
+        "ELICITATION_INTERRUPT_TYPE",
+        "ElicitationHandler",
+        "MCPApprovalActionRequest",
+        "MCPApprovalDecision",
+        "MCPApprovalInterrupt",
+        "MCPApprovalReviewConfig",
+        "MCPCallInfo",
+        "MCPElicitationAccept",
+        "MCPElicitationCancel",
+        "MCPElicitationDecline",
+        "MCPElicitationFormRequest",
+        "MCPElicitationInterrupt",
+        "MCPElicitationRequest",
+        "MCPElicitationResponse",
+        "MCPElicitationResume",
+        "MCPElicitationUrlRequest",
+        "MCPLogEvent",
+        "MCPProgressEvent",
+        "MCPResourceUpdatedEvent",
+        "MCPSamplingInterrupt",
+        "MCPSamplingResume",
+        "MCPToolArtifact",
+        "SAMPLING_INTERRUPT_TYPE",
+    ],
+}
+
+
+def all_modules() -> list[ModuleType]:
+    found = [langgraph_mcp]
+    for info in pkgutil.walk_packages(langgraph_mcp.__path__, "langgraph_mcp."):
+        found.append(importlib.import_module(info.name))
+    return found
+
+
+def is_public(name: str) -> bool:
+    return not any(part.startswith("_") for part in name.split("."))
+
+
+def test_the_public_modules_are_exactly_these() -> None:
+    assert sorted(m.__name__ for m in all_modules() if is_public(m.__name__)) == sorted(PUBLIC)
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_a_public_module_exposes_exactly_its_names(module: str) -> None:
+    mod = importlib.import_module(module)
+    assert sorted(mod.__all__) == sorted(PUBLIC[module])
+    for name in mod.__all__:
+        assert hasattr(mod, name), f"{module}.__all__ names {name!r}, which it does not define"
+    # Anything the module itself defines without a leading underscore is in __all__: a new public
+    # name is a deliberate export, not an accident.
+    own = [
+        name
+        for name, value in vars(mod).items()
+        if not name.startswith("_")
+        and getattr(value, "__module__", None) == module
+        and (inspect.isclass(value) or inspect.isfunction(value))
+    ]
+    assert sorted(set(own) - set(mod.__all__)) == []
+
+
+def test_every_exception_the_package_defines_is_an_mcp_error() -> None:
+    strays = [
+        f"{mod.__name__}.{name}"
+        for mod in all_modules()
+        for name, value in vars(mod).items()
+        if inspect.isclass(value)
+        and issubclass(value, BaseException)
+        and value.__module__ == mod.__name__
+        and not issubclass(value, MCPError)
+    ]
+    assert strays == []
+
+
+@pytest.mark.parametrize(
+    ("exception", "builtin"),
+    [
+        ("MCPConfigError", ValueError),
+        ("MCPArgumentError", ValueError),
+        ("MCPConnectionError", RuntimeError),
+        ("MCPAuthenticationError", RuntimeError),
+        ("MCPProtocolError", RuntimeError),
+        ("MCPServerError", RuntimeError),
+        ("MCPTimeoutError", TimeoutError),
+        ("MCPUnknownServerError", KeyError),
+        ("MissingValue", LookupError),
+    ],
+)
+def test_each_error_keeps_its_builtin_base(exception: str, builtin: type[BaseException]) -> None:
+    cls = getattr(langgraph_mcp, exception)
+    assert issubclass(cls, MCPError)
+    assert issubclass(cls, builtin)
+
+
+def test_the_failure_kinds_are_one_list_for_errors_and_raise_errors() -> None:
+    assert sorted(FAILURE_KINDS) == sorted(FailureKind.__args__)  # type: ignore[attr-defined]
+    for kind in sorted(FAILURE_KINDS):
+        assert MCPToolCallError("failed", kind=kind).kind == kind
+        MCPMiddleware({}, raise_errors=[kind])  # every kind a call can fail with may be raised
+    with pytest.raises(MCPConfigError, match="raise_errors has unknown kind"):
+        MCPMiddleware({}, raise_errors=["bogus"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="unknown failure kind"):
+        MCPToolCallError("failed", kind="bogus")  # type: ignore[arg-type]
+
+
+def test_every_failure_kind_raised_in_the_package_is_a_known_kind() -> None:
+    """Each ``kind="..."`` written in the package's source is one of the kinds."""
+    import re
+
+    used: set[str] = set()
+    for mod in all_modules():
+        try:
+            source = inspect.getsource(mod)
+        except (OSError, TypeError):
+            continue
+        used.update(re.findall(r'\bkind="([a-z_]+)"', source))
+    assert used - FAILURE_KINDS == set()
