@@ -15,6 +15,34 @@ from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.postgres import URI_ENV, postgres_bin, postgres_cluster
 from tests.servers import demo, fickle, library
 
+FAST_TIER = "not slow and not interop and not deploy and not conformance"
+"""The marker expression of the fast tier (``pytest --fast``); the markers are in pyproject.toml."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help=f"run the fast tier only: -m '{FAST_TIER}' (and any -m given as well)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--fast"):
+        given = config.option.markexpr
+        config.option.markexpr = f"({given}) and ({FAST_TIER})" if given else FAST_TIER
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A case over stdio in the 2025-11-25 era is ``slow``: each starts a server process, and its
+    parts are covered by the cases next to it (stdio in the current era, the 2025-11-25 era over
+    HTTP). It still runs in the full suite."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and {"stdio", "legacy"} <= set(callspec.id.replace("[", "-").split("-")):
+            item.add_marker(pytest.mark.slow)
+
+
 # (transport, protocol) pairs the demo server is exercised over.
 TRANSPORTS = [
     ("in_process", "auto"),

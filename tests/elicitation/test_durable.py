@@ -176,6 +176,7 @@ async def test_results_stay_with_their_call_when_a_retry_policy_reruns_the_node(
         _assert_own_questions(asked)
 
 
+@pytest.mark.slow  # two OS processes, each importing the package
 def test_results_stay_with_their_call_when_resumed_in_a_new_process(tmp_path: Path) -> None:
     db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
     first = run_phase("siblings", "start", db, log)

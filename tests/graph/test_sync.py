@@ -35,6 +35,7 @@ def contents(out: dict[str, Any]) -> dict[str, Any]:
     return {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
 
 
+@pytest.mark.slow  # several server processes per case
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 def test_graph_invoke_asks_resumes_and_matches_ainvoke(protocol: str, pid_dir: Path) -> None:
     env = {"DEMO_PID_DIR": str(pid_dir)}

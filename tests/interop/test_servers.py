@@ -36,6 +36,8 @@ from tests.interop.servers import (
     time_stdio,
 )
 
+pytestmark = pytest.mark.interop
+
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

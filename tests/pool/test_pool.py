@@ -619,6 +619,7 @@ def test_failed_connects_leave_no_file_descriptor_open() -> None:
     assert open_fds() - before < 5
 
 
+@pytest.mark.slow  # waits out a stubborn server's grace periods twice
 def test_a_session_closed_with_its_loop_is_never_signalled_later(
     pid_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

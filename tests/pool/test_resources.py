@@ -351,6 +351,7 @@ async def test_a_stream_refused_once_does_not_leave_the_earlier_stream_open() ->
         assert not any(listeners), f"streams still watching resources nobody watches: {listeners}"
 
 
+@pytest.mark.slow  # leaving the subscription waits the connect timeout (10 s)
 async def test_a_refused_new_stream_does_not_end_the_subscriptions_already_running() -> None:
     # A server at its limit of listen streams refuses the stream for a new set of resources; the
     # stream already running for notes://counter is fine and its subscriber keeps hearing updates.

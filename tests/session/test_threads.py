@@ -19,7 +19,8 @@ from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import pid_alive, spawned_pids
 from tests.servers import stateful
 
-ERAS = ["legacy", "auto"]
+# Every session here is a stdio server process: the 2025-11-25 cases are slow (see conftest.py).
+ERAS = [pytest.param("legacy", marks=pytest.mark.slow), "auto"]
 GONE_WITHIN = 10.0
 
 
@@ -130,6 +131,7 @@ async def test_legacy_http_threads_have_separate_state() -> None:
 # -- the LRU bound -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a server process per thread
 @pytest.mark.parametrize("protocol", ERAS)
 async def test_least_recently_used_session_is_closed_for_room(
     pid_dir: Path, protocol: str, caplog: pytest.LogCaptureFixture
@@ -161,6 +163,7 @@ def blocked_call(pool: MCPPool, thread: str, gate: Path) -> asyncio.Future[types
     return asyncio.ensure_future(pool.connection_for("s", thread).call_tool("block", {"path": str(gate)}))
 
 
+@pytest.mark.slow  # a server process per thread
 async def test_a_busy_session_is_not_closed_for_room(
     pid_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -280,6 +283,7 @@ async def test_drain_waits_for_thread_sessions(pid_dir: Path) -> None:
         await slow
 
 
+@pytest.mark.slow  # a server process per thread
 @pytest.mark.parametrize("protocol", ERAS)
 async def test_aclose_leaves_no_thread_session_process(pid_dir: Path, protocol: str) -> None:
     pool = MCPPool({"s": stateful_stdio(pid_dir, protocol, max_thread_sessions=2)})

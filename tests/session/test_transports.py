@@ -40,9 +40,14 @@ LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx'
 # Connecting takes a few real milliseconds, many loop seconds: keep connect_timeout out of the way.
 SLOW_CONNECT = {"connect_timeout": 3600.0}
 CASES = [("http", "auto"), ("http", "legacy"), ("sse", "auto"), ("sse", "legacy")]
+# Each case waits 3.5 real seconds: over SSE they are slow (the limits are the client's own,
+# the same over both transports).
+QUIET_CASES = [
+    pytest.param(t, p, id=f"{t}-{p}", marks=[pytest.mark.slow] if t == "sse" else []) for t, p in CASES
+]
 
 
-@pytest.mark.parametrize(("transport", "protocol"), CASES, ids=[f"{t}-{p}" for t, p in CASES])
+@pytest.mark.parametrize(("transport", "protocol"), QUIET_CASES)
 @pytest.mark.parametrize("timeout", [None, 3600.0], ids=["no-limit", "long-limit"])
 def test_a_long_quiet_call_holds_and_its_siblings_keep_working(
     transport: str, protocol: str, timeout: float | None
@@ -74,7 +79,7 @@ def test_a_long_quiet_call_holds_and_its_siblings_keep_working(
     run_dilated(main)
 
 
-@pytest.mark.parametrize("transport", ["http", "sse"])
+@pytest.mark.parametrize("transport", ["http", pytest.param("sse", marks=pytest.mark.slow)])
 def test_a_person_may_answer_after_any_default_limit(transport: str) -> None:
     """A 2025-11-25 call held open while a person takes longer than any default read timeout
     (``elicitation_timeout`` is 1 hour) is answered once, and sent once."""
