@@ -33,6 +33,21 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.markexpr = f"({given}) and ({FAST_TIER})" if given else FAST_TIER
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default, see pyproject.toml): one worker per core, or none at all when
+    the tests asked for are in a single file (starting workers would cost more than it saves).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` choose another number."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    files = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0])
+        if not path.is_file():
+            return len(os.sched_getaffinity(0))
+        files.add(path.resolve())
+    return len(os.sched_getaffinity(0)) if len(files) > 1 else 0
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A case over stdio in the 2025-11-25 era is ``slow``: each starts a server process, and its
     parts are covered by the cases next to it (stdio in the current era, the 2025-11-25 era over

@@ -36,7 +36,8 @@ from tests.interop.servers import (
     time_stdio,
 )
 
-pytestmark = pytest.mark.interop
+# One worker runs the module: its shared HTTP servers are started once.
+pytestmark = [pytest.mark.interop, pytest.mark.xdist_group("interop_servers")]
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
