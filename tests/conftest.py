@@ -49,12 +49,14 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A case over stdio in the 2025-11-25 era is ``slow``: each starts a server process, and its
-    parts are covered by the cases next to it (stdio in the current era, the 2025-11-25 era over
-    HTTP). It still runs in the full suite."""
+    """The stdio case of a test parametrized over transports is ``slow``: each starts a server
+    process (about 1.5 s of CPU), and what the test checks is the same over the in-process and
+    HTTP cases next to it. The fast tier covers stdio with the tests written for it (one process
+    each: tests/session/test_stdio.py, the process tests of tests/pool/test_pool.py, ...). Every
+    case still runs in the full suite."""
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and {"stdio", "legacy"} <= set(callspec.id.replace("[", "-").split("-")):
+        if callspec is not None and "stdio" in callspec.id.replace("[", "-").split("-"):
             item.add_marker(pytest.mark.slow)
 
 

@@ -158,6 +158,7 @@ async def test_finished_siblings_are_not_sent_again_with_a_code_policy(
             assert len(log.calls("stats")) - before == 1
 
 
+@pytest.mark.slow  # seconds of real time per case
 async def test_results_stay_with_their_call_when_a_retry_policy_reruns_the_node(
     asker_config: tuple[dict[str, Any], Log],
 ) -> None:

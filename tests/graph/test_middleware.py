@@ -24,6 +24,7 @@ from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
 from tests.helpers import thread
 from tests.servers import shopfront
+from tests.tiers import STDIO_ERAS
 
 
 @dataclass
@@ -60,7 +61,7 @@ async def test_building_the_agent_does_no_io_and_the_model_sees_the_mcp_tools(pi
     assert out["messages"][-1].content.startswith("whoami:")
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_parallel_questions_surface_together_and_progress_streams(protocol: str) -> None:
     config = {"ask": {**stdio_params("asker"), "protocol": protocol}, "shop": stdio_params("shopfront")}
     model = ScriptModel(

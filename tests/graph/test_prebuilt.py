@@ -24,6 +24,7 @@ from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, thread
 from tests.servers import shopfront
+from tests.tiers import STDIO_ERAS
 
 RUNNER = Path(__file__).parent.parent / "agent_runner.py"
 
@@ -37,7 +38,7 @@ def results(messages: list[AnyMessage]) -> dict[str, ToolMessage]:
     return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_the_agent_as_a_subgraph_interrupts_streams_and_resumes_through_the_parent(
     protocol: str,
 ) -> None:

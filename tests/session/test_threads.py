@@ -18,9 +18,9 @@ from langgraph_mcp._session import CallClock
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import pid_alive, spawned_pids
 from tests.servers import stateful
+from tests.tiers import STDIO_ERAS
 
-# Every session here is a stdio server process: the 2025-11-25 cases are slow (see conftest.py).
-ERAS = [pytest.param("legacy", marks=pytest.mark.slow), "auto"]
+ERAS = STDIO_ERAS  # every session here is a stdio server process
 GONE_WITHIN = 10.0
 
 
@@ -201,6 +201,7 @@ async def test_a_busy_session_is_not_closed_for_room(
         assert pool.thread_sessions("s") == ["t3", "t5"]
 
 
+@pytest.mark.slow  # two server processes and seconds of real time
 async def test_a_call_waiting_for_a_person_keeps_its_session(pid_dir: Path) -> None:
     config = stateful_stdio(pid_dir, "legacy", max_thread_sessions=1, thread_session_ttl=0.3)
     async with MCPPool({"s": config}) as pool:
