@@ -34,18 +34,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (the default, see pyproject.toml): one worker per core, or none at all when
-    the tests asked for are in a single file (starting workers would cost more than it saves).
+    """``-n auto`` (the default, see pyproject.toml): one worker per core and one more, or none
+    at all when the tests asked for are in a single file (starting workers would cost more than
+    it saves). The extra worker runs while others wait: a quarter of the suite's time is spent
+    waiting on real clocks (grace periods, back-offs, held calls), and on two cores three
+    workers finish the fast tier about a quarter sooner than two.
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` choose another number."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    workers = len(os.sched_getaffinity(0)) + 1
     files = set()
     for arg in config.args:
         path = Path(config.invocation_params.dir, arg.split("::")[0])
         if not path.is_file():
-            return len(os.sched_getaffinity(0))
+            return workers
         files.add(path.resolve())
-    return len(os.sched_getaffinity(0)) if len(files) > 1 else 0
+    return workers if len(files) > 1 else 0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
