@@ -52,6 +52,33 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return workers if len(files) > 1 else 0
 
 
+ONE_WORKER = {
+    "tests/deploy/test_langgraph_dev.py": "one langgraph dev server, and one PostgreSQL cluster, at a time",
+    "tests/interop/test_servers.py": "its shared HTTP servers start once",
+    "tests/interop/test_resources.py": "its shared HTTP servers start once",
+}
+"""Test files that one xdist worker runs whole (see ``pytest_xdist_make_scheduler``), and why."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist load`` (the default under ``-n``), tests go to the workers one by one, except
+    that each file in ``ONE_WORKER`` goes to one worker whole.
+
+    (That is what ``--dist loadgroup`` with ``xdist_group`` marks is for, but pytest-xdist 3.8
+    groups tests by setting ``item._nodeid``, which pytest 9.2 no longer reads: its groups are
+    silently ignored.)"""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in ONE_WORKER else nodeid
+
+    return Scheduler(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The stdio case of a test parametrized over transports is ``slow``: each starts a server
     process (about 1.5 s of CPU), and what the test checks is the same over the in-process and

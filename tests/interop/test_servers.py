@@ -36,8 +36,8 @@ from tests.interop.servers import (
     time_stdio,
 )
 
-# One worker runs the module: its shared HTTP servers are started once.
-pytestmark = [pytest.mark.interop, pytest.mark.xdist_group("interop_servers")]
+# One worker runs the module (tests/conftest.py, ONE_WORKER): its HTTP servers start once.
+pytestmark = pytest.mark.interop
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
