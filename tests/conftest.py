@@ -15,6 +15,82 @@ from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.postgres import URI_ENV, postgres_bin, postgres_cluster
 from tests.servers import demo, fickle, library
 
+FAST_TIER = "not slow and not interop and not deploy and not conformance"
+"""The marker expression of the fast tier (``pytest --fast``); the markers are in pyproject.toml."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help=f"run the fast tier only: -m '{FAST_TIER}' (and any -m given as well)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--fast"):
+        given = config.option.markexpr
+        config.option.markexpr = f"({given}) and ({FAST_TIER})" if given else FAST_TIER
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default, see pyproject.toml): one worker per core and one more, or none
+    at all when the tests asked for are in a single file (starting workers would cost more than
+    it saves). The extra worker runs while others wait: a quarter of the suite's time is spent
+    waiting on real clocks (grace periods, back-offs, held calls), and on two cores three
+    workers finish the fast tier about a quarter sooner than two.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` choose another number."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    workers = len(os.sched_getaffinity(0)) + 1
+    files = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0])
+        if not path.is_file():
+            return workers
+        files.add(path.resolve())
+    return workers if len(files) > 1 else 0
+
+
+ONE_WORKER = {
+    "tests/deploy/test_langgraph_dev.py": "one langgraph dev server, and one PostgreSQL cluster, at a time",
+    "tests/interop/test_servers.py": "its shared HTTP servers start once",
+    "tests/interop/test_resources.py": "its shared HTTP servers start once",
+}
+"""Test files that one xdist worker runs whole (see ``pytest_xdist_make_scheduler``), and why."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist load`` (the default under ``-n``), tests go to the workers one by one, except
+    that each file in ``ONE_WORKER`` goes to one worker whole.
+
+    (That is what ``--dist loadgroup`` with ``xdist_group`` marks is for, but pytest-xdist 3.8
+    groups tests by setting ``item._nodeid``, which pytest 9.2 no longer reads: its groups are
+    silently ignored.)"""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduler(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in ONE_WORKER else nodeid
+
+    return Scheduler(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The stdio case of a test parametrized over transports is ``slow``: each starts a server
+    process (about 1.5 s of CPU), and what the test checks is the same over the in-process and
+    HTTP cases next to it. The fast tier covers stdio with the tests written for it (one process
+    each: tests/session/test_stdio.py, the process tests of tests/pool/test_pool.py, ...). Every
+    case still runs in the full suite."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "stdio" in callspec.id.replace("[", "-").split("-"):
+            item.add_marker(pytest.mark.slow)
+
+
 # (transport, protocol) pairs the demo server is exercised over.
 TRANSPORTS = [
     ("in_process", "auto"),

@@ -188,7 +188,12 @@ async def serve_in_loop(
     sock = bind_socket("127.0.0.1", port)
     port = sock.getsockname()[1]
     app = make_app(server, transport)
-    uv = make_uvicorn_server(wrap(app) if wrap is not None else app)
+    # On a dilated loop (tests/clock.py) uvicorn's timers run fast too: its keep-alive timeout
+    # is stretched by the same factor, so an idle connection is closed after 5 real seconds as
+    # by any server, not after a few milliseconds (a client reusing it just then would see it
+    # reset: a machine busy for that long is enough).
+    dilation = float(getattr(asyncio.get_running_loop(), "factor", 1.0))
+    uv = make_uvicorn_server(wrap(app) if wrap is not None else app, timeout_keep_alive=5.0 * dilation)
     # A plain task (not a task group) so a fixture may enter and exit this in different tasks.
     serving = asyncio.ensure_future(uv.serve([sock]))
     try:

@@ -16,6 +16,9 @@ import pytest
 
 from tests.conftest_servers import REPO_ROOT
 
+# The official suite in Node.js, about 15 s.
+pytestmark = pytest.mark.conformance
+
 CONFORMANCE = REPO_ROOT / "tests" / "conformance"
 
 

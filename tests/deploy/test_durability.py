@@ -15,6 +15,9 @@ import pytest
 
 from tests.helpers import GRAPH_RUNNER, pid_alive, run_phase, spawned_pids
 
+# Graphs killed and resumed in processes of their own.
+pytestmark = pytest.mark.deploy
+
 
 def _wait_for(path: Path, line: str, proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout

@@ -5,7 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest_servers import REPO_ROOT
+
+# Each example runs in a process of its own, with its MCP servers.
+pytestmark = pytest.mark.deploy
 
 
 def _run_example(script: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -188,6 +188,7 @@ def assert_stops_cleanly(server: DevServer, children: set[int]) -> None:
     assert "BlockingError" not in server.log_text()
 
 
+@pytest.mark.deploy
 @pytest.mark.timeout(300)
 async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(tmp_path: Path) -> None:
     config = mcp_config(tmp_path, stubborn=True)
@@ -258,6 +259,7 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
         assert_stops_cleanly(server, children)
 
 
+@pytest.mark.deploy
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_a_question_asked_by_one_server_process_is_answered_on_another(
@@ -288,6 +290,7 @@ async def test_a_question_asked_by_one_server_process_is_answered_on_another(
         assert_stops_cleanly(second, second.mcp_children())
 
 
+@pytest.mark.deploy
 @pytest.mark.timeout(300)
 async def test_a_hot_reload_closes_the_old_workers_mcp_servers(tmp_path: Path) -> None:
     config = mcp_config(tmp_path, stubborn=True)
@@ -317,6 +320,7 @@ async def test_a_hot_reload_closes_the_old_workers_mcp_servers(tmp_path: Path) -
         assert_stops_cleanly(server, after)
 
 
+@pytest.mark.deploy
 @pytest.mark.timeout(300)
 async def test_isolated_run_loops_get_sessions_of_their_own_and_leave_no_server(tmp_path: Path) -> None:
     """``BG_JOB_ISOLATED_LOOPS=true``: each of the 4 job slots runs graphs on a loop of its own,
@@ -347,6 +351,7 @@ async def test_isolated_run_loops_get_sessions_of_their_own_and_leave_no_server(
         assert_stops_cleanly(server, children)
 
 
+@pytest.mark.deploy
 @pytest.mark.timeout(300)
 async def test_a_call_running_when_the_server_stops_finishes_and_is_kept(tmp_path: Path) -> None:
     """SIGTERM while a tool call runs: the call may finish (within the lifespan's drain time)

@@ -158,6 +158,7 @@ async def test_finished_siblings_are_not_sent_again_with_a_code_policy(
             assert len(log.calls("stats")) - before == 1
 
 
+@pytest.mark.slow  # seconds of real time per case
 async def test_results_stay_with_their_call_when_a_retry_policy_reruns_the_node(
     asker_config: tuple[dict[str, Any], Log],
 ) -> None:
@@ -176,6 +177,7 @@ async def test_results_stay_with_their_call_when_a_retry_policy_reruns_the_node(
         _assert_own_questions(asked)
 
 
+@pytest.mark.slow  # two OS processes, each importing the package
 def test_results_stay_with_their_call_when_resumed_in_a_new_process(tmp_path: Path) -> None:
     db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
     first = run_phase("siblings", "start", db, log)

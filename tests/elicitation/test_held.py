@@ -132,6 +132,7 @@ async def test_reissued_call_asks_again_when_the_question_changed() -> None:
             assert tool_results(out) == {"c1": "kept ALL-BACKUPS"}
 
 
+@pytest.mark.slow  # three OS processes, each importing the package
 def test_reissued_call_in_a_new_process_asks_again_when_the_question_changed(tmp_path: Path) -> None:
     db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
     first = run_phase("changed_question", "start", db, log, "invoice-2024.pdf")
@@ -143,6 +144,7 @@ def test_reissued_call_in_a_new_process_asks_again_when_the_question_changed(tmp
     assert third["results"] == {"c1": "kept ALL-BACKUPS"}
 
 
+@pytest.mark.slow  # three OS processes, each importing the package
 def test_parallel_questions_resumed_in_new_processes(tmp_path: Path) -> None:
     db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
     out = run_phase("parallel", "start", db, log)
@@ -173,6 +175,7 @@ def asker_process(transport: str, log: Path) -> Iterator[dict[str, Any]]:
         yield {"url": url, "protocol": "legacy"}
 
 
+@pytest.mark.slow  # seconds of closing sessions of idle loops
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_a_question_held_on_one_event_loop_is_answered_on_another(tmp_path: Path, transport: str) -> None:
     """Runs on different event loops (LangGraph server's isolated run loops): the held call lives

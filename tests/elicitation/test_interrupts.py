@@ -441,6 +441,7 @@ async def test_person_too_slow_then_the_call_is_reissued_and_replayed() -> None:
     ],
     ids=["2026-durable-key", "2026-new-key", "legacy"],
 )
+@pytest.mark.slow  # three OS processes, each importing the package
 async def test_resume_in_a_new_process(
     tmp_path: Path, protocol: str, state_key: str, expected: list[str]
 ) -> None:

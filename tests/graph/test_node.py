@@ -53,7 +53,8 @@ SERVED = ["add", "echo", "sleep"]
 Factory = Callable[..., Awaitable[ToolNode]]
 
 
-@pytest.fixture(params=["in_process", "stdio"])
+# The node behaves the same over any transport: the stdio cases (a server process each) are slow.
+@pytest.fixture(params=["in_process", pytest.param("stdio", marks=pytest.mark.slow)])
 async def make_nodes(
     request: pytest.FixtureRequest,
 ) -> AsyncIterator[Callable[..., Awaitable[tuple[Any, Any]]]]:

@@ -24,6 +24,7 @@ from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, thread
 from tests.servers import shopfront
+from tests.tiers import STDIO_ERAS
 
 RUNNER = Path(__file__).parent.parent / "agent_runner.py"
 
@@ -37,7 +38,7 @@ def results(messages: list[AnyMessage]) -> dict[str, ToolMessage]:
     return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_the_agent_as_a_subgraph_interrupts_streams_and_resumes_through_the_parent(
     protocol: str,
 ) -> None:
@@ -75,6 +76,7 @@ async def test_the_agent_as_a_subgraph_interrupts_streams_and_resumes_through_th
     assert out["summary"].startswith("delete_item: deleted a")
 
 
+@pytest.mark.slow  # two OS processes, each importing the package
 @pytest.mark.parametrize("mode", ["async", "sync"])
 def test_an_approval_is_answered_in_a_new_process(tmp_path: Path, mode: str) -> None:
     db = str(tmp_path / "agent.sqlite")
@@ -144,6 +146,7 @@ async def test_route_tool_calls_sends_each_call_to_its_own_task() -> None:
     assert route_tool_calls()({"messages": out["messages"]}) == END
 
 
+@pytest.mark.slow  # a server process per conversation
 async def test_each_conversation_gets_its_own_session_of_a_stateful_server(pid_dir: Path) -> None:
     from tests.helpers import pid_alive, spawned_pids
 
@@ -183,6 +186,7 @@ async def test_each_conversation_gets_its_own_session_of_a_stateful_server(pid_d
     assert not any(pid_alive(p) for p in spawned_pids(pid_dir))
 
 
+@pytest.mark.slow  # a server process per conversation and a restart
 async def test_a_conversations_server_that_dies_comes_back_with_fresh_state(pid_dir: Path) -> None:
     from graphs.scripted import ScriptedChatModel
 

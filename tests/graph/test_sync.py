@@ -14,6 +14,7 @@ from langgraph_mcp import MCPPool, MCPToolNode, load_mcp_tools
 from langgraph_mcp._sync import run_sync, sync_loop
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, pid_alive, spawned_pids, thread, tool_graph
+from tests.tiers import STDIO_ERAS
 
 CALLS = [("delete_item", {"item": "a"}, "c1"), ("list_items", {}, "c2"), ("whoami", {"user_id": "u"}, "c3")]
 
@@ -35,6 +36,7 @@ def contents(out: dict[str, Any]) -> dict[str, Any]:
     return {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
 
 
+@pytest.mark.slow  # several server processes per case
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 def test_graph_invoke_asks_resumes_and_matches_ainvoke(protocol: str, pid_dir: Path) -> None:
     env = {"DEMO_PID_DIR": str(pid_dir)}
@@ -136,6 +138,7 @@ def test_more_asking_calls_than_worker_threads_do_not_hang() -> None:
     assert all(str(v).startswith("deleted") for v in contents(out).values()) and len(contents(out)) == 8
 
 
+@pytest.mark.slow  # two server processes per case
 @pytest.mark.parametrize("first", ["async", "sync"])
 def test_a_run_started_one_way_resumes_the_other(first: str) -> None:
     def allowed(tool: Any, context: Any) -> bool:
@@ -168,7 +171,7 @@ def test_a_run_started_one_way_resumes_the_other(first: str) -> None:
     assert got["c2"].startswith("deleted a") and got["c3"].startswith("deleted b")
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_a_sync_node_in_an_async_graph_may_invoke_an_asking_tool(protocol: str) -> None:
     from langgraph.graph import START, MessagesState, StateGraph
 

@@ -23,6 +23,9 @@ from tests.helpers import call, tools_by_name
 from tests.interop.install import ensure_installed
 from tests.interop.servers import Servers, everything_stdio, memory_stdio
 
+# One worker runs the module (tests/conftest.py, ONE_WORKER): its HTTP servers start once.
+pytestmark = pytest.mark.interop
+
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 TRANSPORTS = ["stdio", "http"]

@@ -9,6 +9,7 @@ Each test also asserts the protocol version the client negotiated with the serve
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import subprocess
@@ -34,6 +35,9 @@ from tests.interop.servers import (
     memory_stdio,
     time_stdio,
 )
+
+# One worker runs the module (tests/conftest.py, ONE_WORKER): its HTTP servers start once.
+pytestmark = pytest.mark.interop
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -298,9 +302,17 @@ async def test_filesystem_takes_its_allowed_folders_from_our_roots(tmp_path: Pat
     (from_roots / "hello.txt").write_text("from roots")
     async with MCPPool({"fs": filesystem_stdio(from_args, roots=[str(from_roots)])}) as pool:
         tools = await tools_by_name(pool)
+        # The server asks for the roots once the session is initialized and applies the answer
+        # on its own time: a call sent at once may still see the command-line folders. Wait
+        # for the server to say it took them (on a busy machine this takes a moment).
+        deadline = asyncio.get_running_loop().time() + 30
+        listed = _text(await call(tools["list_allowed_directories"]))
+        while str(from_roots.resolve()) not in listed:
+            assert asyncio.get_running_loop().time() < deadline, listed
+            await asyncio.sleep(0.05)
+            listed = _text(await call(tools["list_allowed_directories"]))
         read = await call(tools["read_text_file"], {"path": str(from_roots / "hello.txt")})
         assert _text(read) == "from roots"
-        listed = _text(await call(tools["list_allowed_directories"]))
     assert str(from_roots.resolve()) in listed and str(from_args.resolve()) not in listed
 
 

@@ -20,6 +20,7 @@ from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, load_mcp_
 from tests.conftest_servers import http_server_process, serve_in_loop, spawn_http_server, stdio_params
 from tests.helpers import call, gated_demo, pid_alive, server_stats, spawned_pids, tools_by_name
 from tests.servers import broken, demo, other
+from tests.tiers import STDIO_ERAS
 
 
 async def test_one_session_for_many_calls(demo_config: dict[str, Any], pid_dir: Path) -> None:
@@ -108,6 +109,7 @@ async def test_aclose_leaves_no_stdio_processes(pid_dir: Path) -> None:
         await pool.connection("a").call_tool("add", {"a": 1, "b": 1})
 
 
+@pytest.mark.slow  # a server process per event loop
 def test_pool_survives_a_second_event_loop(pid_dir: Path) -> None:
     pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})})
 
@@ -208,6 +210,7 @@ async def test_every_server_failing_raises_unless_warn(caplog: pytest.LogCapture
         assert "'/nonexistent/a'" in caplog.text and "'/nonexistent/b'" in caplog.text
 
 
+@pytest.mark.slow  # the silent server gets its exit grace (2 s) after the connect timeout
 async def test_silent_server_hits_connect_timeout() -> None:
     config = {**stdio_params("broken", "--mode", "garbage"), "connect_timeout": 1.5}
     async with MCPPool({"mute": config}) as pool:
@@ -282,7 +285,7 @@ async def test_bad_arguments_to_the_pool_itself() -> None:
 # -- tool list: pagination and list_changed ----------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_paginated_listing(protocol: str) -> None:
     async with MCPPool({"paged": {**stdio_params("paged"), "protocol": protocol}}) as pool:
         tools = await tools_by_name(pool)
@@ -405,12 +408,20 @@ async def test_a_server_down_at_first_load_appears_once_it_is_reachable() -> Non
         )
         async with serve_in_loop(other.build_server(), port=port):
             # Failed connects are retried after a back-off (1 s, doubling): a later run sees it.
-            for attempt in range(100):
+            # (Bounded by time, not by count: on a busy machine a retry may fail too and the next
+            # comes 2 then 4 s later.)
+            deadline = asyncio.get_running_loop().time() + 30
+            attempt = 0
+            while True:
                 out = await graph.ainvoke(
                     {"messages": [ai(("echo", {"text": "hi"}, f"c{attempt}"))]}, thread(f"r{attempt}")
                 )
-                if tool_results(out)[f"c{attempt}"] == "other:hi":
+                if (
+                    tool_results(out)[f"c{attempt}"] == "other:hi"
+                    or asyncio.get_running_loop().time() > deadline
+                ):
                     break
+                attempt += 1
                 await asyncio.sleep(0.1)
             assert tool_results(out)[f"c{attempt}"] == "other:hi"
             assert {t.name for t in await node.get_tools()} >= {"add", "echo", "add_tool"}
@@ -514,6 +525,7 @@ def test_each_event_loop_gets_its_own_session_and_keeps_it_between_runs(pid_dir:
             loop.close()
 
 
+@pytest.mark.slow  # waits out a stubborn server's exit grace
 def test_closing_reaches_a_session_whose_loop_runs_in_another_thread(pid_dir: Path) -> None:
     pool = stubborn_pool(pid_dir)
     other = asyncio.new_event_loop()
@@ -530,6 +542,7 @@ def test_closing_reaches_a_session_whose_loop_runs_in_another_thread(pid_dir: Pa
         other.close()
 
 
+@pytest.mark.slow  # waits out a stubborn server's exit grace
 def test_the_server_of_a_closed_event_loop_is_stopped(
     pid_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -582,6 +595,7 @@ def test_closing_while_a_runner_loop_stops_between_jobs_does_not_hang(pid_dir: P
     loop.close()
 
 
+@pytest.mark.slow  # waits out the exit and kill grace periods (4 s)
 @pytest.mark.parametrize("wrapped", [False, True], ids=["direct", "behind-a-shell"])
 def test_a_server_that_ignores_sigterm_is_killed(
     pid_dir: Path, caplog: pytest.LogCaptureFixture, wrapped: bool
@@ -619,6 +633,7 @@ def test_failed_connects_leave_no_file_descriptor_open() -> None:
     assert open_fds() - before < 5
 
 
+@pytest.mark.slow  # waits out a stubborn server's grace periods twice
 def test_a_session_closed_with_its_loop_is_never_signalled_later(
     pid_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -660,6 +675,7 @@ def test_loops_running_at_once_each_get_an_http_session(protocol: str) -> None:
                 loop.close()
 
 
+@pytest.mark.slow  # three server processes
 def test_a_server_that_dies_under_one_loop_comes_back_there_and_the_other_loop_keeps_its_own(
     pid_dir: Path,
 ) -> None:
@@ -746,7 +762,7 @@ def test_restart_policy_is_validated() -> None:
         MCPPool({"flaky": {"command": "x", "restart": {"attempts": 2}}})
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_unknown_outcome_is_said_apart_from_stderr_and_only_once_sent(
     tmp_path: Path, protocol: str
 ) -> None:

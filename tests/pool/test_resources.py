@@ -14,6 +14,7 @@ from langgraph_mcp import MCPArgumentError, MCPConnectionError, MCPPool, MCPServ
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, thread, tool_graph
 from tests.servers import demo, library
+from tests.tiers import STDIO_ERAS
 
 ERA = {"auto": "2026-07-28", "legacy": "legacy"}
 
@@ -134,7 +135,7 @@ async def test_a_server_without_resources_or_subscriptions_says_so() -> None:
         assert completion.values == []
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_subscription_survives_a_server_restart(protocol: str) -> None:
     config = {**stdio_params("library"), "protocol": protocol}
     async with MCPPool({"lib": config}) as pool:
@@ -198,7 +199,7 @@ async def test_resource_links_resolve_on_the_server_that_returned_them() -> None
             await pool.resolve_link(message, index=1)
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_the_read_tool_reads_resources_for_the_model(protocol: str) -> None:
     config = {
         **stdio_params("library"),
@@ -253,7 +254,7 @@ async def test_a_server_that_lists_its_own_read_resource_keeps_it(caplog: pytest
     assert "lists a tool named 'read_resource' itself" in caplog.text
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_closing_the_pool_ends_an_open_subscription(protocol: str) -> None:
     # Waiting for the next update must not outlive the pool: once it is closed, no session will
     # ever send another update, so the iterator ends with MCPConnectionError.
@@ -294,7 +295,7 @@ async def test_an_empty_list_for_a_path_variable_is_a_missing_argument() -> None
             await pool.read_resource_template("lib", "note", {"name": []})
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_subscriptions_come_and_go_while_others_stay(protocol: str) -> None:
     # On 2026-07-28 each change of the watched set opens a new update stream (before the old one
     # closes); before, it subscribes and unsubscribes. Either way the other watchers keep theirs.
@@ -351,6 +352,7 @@ async def test_a_stream_refused_once_does_not_leave_the_earlier_stream_open() ->
         assert not any(listeners), f"streams still watching resources nobody watches: {listeners}"
 
 
+@pytest.mark.slow  # leaving the subscription waits the connect timeout (10 s)
 async def test_a_refused_new_stream_does_not_end_the_subscriptions_already_running() -> None:
     # A server at its limit of listen streams refuses the stream for a new set of resources; the
     # stream already running for notes://counter is fine and its subscriber keeps hearing updates.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest_servers import REPO_ROOT
 
 
@@ -24,6 +26,7 @@ def test_ruff_format() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow  # about 20 s of CPU
 def test_mypy_strict() -> None:
     done = _run("mypy")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -54,14 +54,18 @@ class ReadyServer(uvicorn.Server):
             self.ready.set()
 
 
-def make_uvicorn_server(app: Starlette) -> ReadyServer:
-    """A quiet uvicorn server (no access log: uvicorn writes it to stdout)."""
+def make_uvicorn_server(app: Starlette, *, timeout_keep_alive: float = 5.0) -> ReadyServer:
+    """A quiet uvicorn server (no access log: uvicorn writes it to stdout).
+
+    ``timeout_keep_alive`` is uvicorn's own default (5 s): an idle kept-alive connection is closed
+    after that long, on the event loop's clock."""
     config = uvicorn.Config(
         app,
         lifespan="on",
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=1,
+        timeout_keep_alive=timeout_keep_alive,
     )
     return ReadyServer(config)
 

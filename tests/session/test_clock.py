@@ -1,7 +1,8 @@
 """A call's clock: server time only, across requests, on the event loop's clock.
 
-Run on a dilated loop (``tests/clock.py``: 100 loop seconds per real second), so the waits are
-long in loop time and short in real time.
+Run on a virtual-time loop (``tests/clock.py``): the waits are long in loop time, take no real
+time, and land exactly where they were scheduled however loaded the machine is, so what the
+clock counts is asserted to the millisecond.
 """
 
 from __future__ import annotations
@@ -12,19 +13,22 @@ import pytest
 
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp.errors import MCPTimeoutError
-from tests.clock import run_dilated
+from tests.clock import run_virtual
 
 
 def test_the_limit_fires_and_says_what_and_how_long() -> None:
     async def main() -> None:
         clock = CallClock(10.0, server="demo", what="tool 'hang'")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         with pytest.raises(MCPTimeoutError) as info:
             async with clock.running():
                 await asyncio.sleep(60)
+        assert loop.time() - started == pytest.approx(10.0, abs=1e-3)
         assert (info.value.server, info.value.what, info.value.seconds) == ("demo", "tool 'hang'", 10.0)
         assert str(info.value) == "MCP server 'demo': tool 'hang' timed out after 10s"
 
-    run_dilated(main, factor=100)
+    run_virtual(main)
 
 
 def test_time_spent_answering_does_not_count() -> None:
@@ -36,13 +40,15 @@ def test_time_spent_answering_does_not_count() -> None:
             await asyncio.sleep(30)
             clock.resume()
             await asyncio.sleep(3)  # the server finishes: 9 s of its time in all
-        remaining = clock.remaining
-        assert remaining is not None and 0.5 < remaining < 1.5
-        with pytest.raises(MCPTimeoutError):  # the next request has about 1 s left
+        assert clock.remaining == pytest.approx(1.0, abs=1e-3)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(MCPTimeoutError):  # the next request has 1 s left
             async with clock.running():
                 await asyncio.sleep(5)
+        assert loop.time() - started == pytest.approx(1.0, abs=1e-3)
 
-    run_dilated(main, factor=100)
+    run_virtual(main)
 
 
 def test_time_between_requests_does_not_count_but_polling_does() -> None:
@@ -55,7 +61,7 @@ def test_time_between_requests_does_not_count_but_polling_does() -> None:
         with pytest.raises(MCPTimeoutError):
             await clock.sleep(4)
 
-    run_dilated(main, factor=100)
+    run_virtual(main)
 
 
 def test_no_limit_means_none() -> None:
@@ -65,7 +71,7 @@ def test_no_limit_means_none() -> None:
             await asyncio.sleep(500)
         assert clock.remaining is None
 
-    run_dilated(main, factor=1000)
+    run_virtual(main)
 
 
 async def test_an_outer_cancellation_is_not_a_timeout() -> None:

@@ -163,6 +163,7 @@ async def test_calls_still_carry_the_param_headers_their_listing_declares() -> N
         assert seen == ["eu-west"]
 
 
+@pytest.mark.slow  # seconds of CPU for a thousand tools
 async def test_a_server_with_a_thousand_tools_lists_them_all_and_calls_the_last() -> None:
     """1,000 tools over stdio: every one is offered under its own name and schema, and the graph
     calls the last one (routing and argument checking at that scale)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from langgraph.types import Command
 
 from langgraph_mcp import MCPPool, MCPToolNode
@@ -46,6 +47,7 @@ async def test_hung_calls_time_out_together_and_a_bystander_is_not_held_up() -> 
         assert elapsed < 3 * 2.0, elapsed  # together, not one after the other (2, 4, 6, 8 s)
 
 
+@pytest.mark.slow  # seconds of real time queued
 async def test_time_queued_behind_an_asking_call_counts_against_the_timeout() -> None:
     """Once a tool has asked, its calls take turns with other asking calls (so each question can
     be tied to its call); a call that waits for its turn longer than its timeout fails with a

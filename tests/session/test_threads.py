@@ -18,8 +18,9 @@ from langgraph_mcp._session import CallClock
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import pid_alive, spawned_pids
 from tests.servers import stateful
+from tests.tiers import STDIO_ERAS
 
-ERAS = ["legacy", "auto"]
+ERAS = STDIO_ERAS  # every session here is a stdio server process
 GONE_WITHIN = 10.0
 
 
@@ -130,6 +131,7 @@ async def test_legacy_http_threads_have_separate_state() -> None:
 # -- the LRU bound -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a server process per thread
 @pytest.mark.parametrize("protocol", ERAS)
 async def test_least_recently_used_session_is_closed_for_room(
     pid_dir: Path, protocol: str, caplog: pytest.LogCaptureFixture
@@ -161,6 +163,7 @@ def blocked_call(pool: MCPPool, thread: str, gate: Path) -> asyncio.Future[types
     return asyncio.ensure_future(pool.connection_for("s", thread).call_tool("block", {"path": str(gate)}))
 
 
+@pytest.mark.slow  # a server process per thread
 async def test_a_busy_session_is_not_closed_for_room(
     pid_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -198,6 +201,7 @@ async def test_a_busy_session_is_not_closed_for_room(
         assert pool.thread_sessions("s") == ["t3", "t5"]
 
 
+@pytest.mark.slow  # two server processes and seconds of real time
 async def test_a_call_waiting_for_a_person_keeps_its_session(pid_dir: Path) -> None:
     config = stateful_stdio(pid_dir, "legacy", max_thread_sessions=1, thread_session_ttl=0.3)
     async with MCPPool({"s": config}) as pool:
@@ -280,6 +284,7 @@ async def test_drain_waits_for_thread_sessions(pid_dir: Path) -> None:
         await slow
 
 
+@pytest.mark.slow  # a server process per thread
 @pytest.mark.parametrize("protocol", ERAS)
 async def test_aclose_leaves_no_thread_session_process(pid_dir: Path, protocol: str) -> None:
     pool = MCPPool({"s": stateful_stdio(pid_dir, protocol, max_thread_sessions=2)})

@@ -35,15 +35,26 @@ from tests.helpers import (
     until,
 )
 from tests.servers import asker, bulky, demo
+from tests.tiers import STDIO_ERAS
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
 # Connecting takes a few real milliseconds, many loop seconds: keep connect_timeout out of the way.
 SLOW_CONNECT = {"connect_timeout": 3600.0}
 CASES = [("http", "auto"), ("http", "legacy"), ("sse", "auto"), ("sse", "legacy")]
+# Each case waits 3.5 real seconds: all but one (HTTP, current era, no limit) are slow; the
+# limits are the client's own, the same over every transport and era.
+QUIET_CASES = [
+    pytest.param(t, p, id=f"{t}-{p}", marks=[] if (t, p) == ("http", "auto") else [pytest.mark.slow])
+    for t, p in CASES
+]
+QUIET_LIMITS = [
+    pytest.param(None, id="no-limit"),
+    pytest.param(3600.0, id="long-limit", marks=pytest.mark.slow),
+]
 
 
-@pytest.mark.parametrize(("transport", "protocol"), CASES, ids=[f"{t}-{p}" for t, p in CASES])
-@pytest.mark.parametrize("timeout", [None, 3600.0], ids=["no-limit", "long-limit"])
+@pytest.mark.parametrize(("transport", "protocol"), QUIET_CASES)
+@pytest.mark.parametrize("timeout", QUIET_LIMITS)
 def test_a_long_quiet_call_holds_and_its_siblings_keep_working(
     transport: str, protocol: str, timeout: float | None
 ) -> None:
@@ -74,7 +85,7 @@ def test_a_long_quiet_call_holds_and_its_siblings_keep_working(
     run_dilated(main)
 
 
-@pytest.mark.parametrize("transport", ["http", "sse"])
+@pytest.mark.parametrize("transport", ["http", pytest.param("sse", marks=pytest.mark.slow)])
 def test_a_person_may_answer_after_any_default_limit(transport: str) -> None:
     """A 2025-11-25 call held open while a person takes longer than any default read timeout
     (``elicitation_timeout`` is 1 hour) is answered once, and sent once."""
@@ -184,7 +195,7 @@ async def test_a_call_running_when_its_http_server_goes_away_fails_and_the_next_
             assert (after.status, after.content) == ("success", "4")
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_a_stdio_server_that_crashes_mid_call_is_restarted(protocol: str, tmp_path: Path) -> None:
     config = {**stdio_params("demo", env={"DEMO_PID_DIR": str(tmp_path)}), "protocol": protocol}
     async with MCPPool({"demo": config}) as pool:

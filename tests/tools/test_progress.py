@@ -22,6 +22,7 @@ from langgraph_mcp import MCPPool, MCPToolNode
 from tests.conftest_servers import stdio_params
 from tests.helpers import call, server_stats, tools_by_name
 from tests.servers import demo
+from tests.tiers import STDIO_ERAS
 
 
 def _calls(*calls: tuple[str, dict[str, Any], str]) -> dict[str, Any]:
@@ -109,7 +110,7 @@ async def _wait_for_line(path: Path, line: str, timeout: float = 10.0) -> None:
     raise AssertionError(f"{line!r} never appeared in {path}: {path.read_text() if path.exists() else ''}")
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_node_timeout_cancels_the_request_on_the_server(tmp_path: Path, protocol: str) -> None:
     events = tmp_path / "events.txt"
     config = {**stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)}), "protocol": protocol}
@@ -125,7 +126,7 @@ async def test_node_timeout_cancels_the_request_on_the_server(tmp_path: Path, pr
         assert node.pool.connection("demo").connects == 1
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_cancelling_the_run_cancels_the_request(tmp_path: Path, protocol: str) -> None:
     events = tmp_path / "events.txt"
     config = {**stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)}), "protocol": protocol}
@@ -157,6 +158,7 @@ async def test_cancelling_over_http_aborts_the_request() -> None:
         assert node.pool.connection("demo").connects == 1
 
 
+@pytest.mark.slow  # waits out the server's exit grace (2 s)
 async def test_drain_cancels_the_call_and_resume_reissues_it(tmp_path: Path) -> None:
     events = tmp_path / "events.txt"
     config = stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)})
