@@ -91,6 +91,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture
+def short_graces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session layer's process grace periods (``langgraph_mcp/_session/grace.py``: 2 s for a
+    stdio server to exit once its stdin closes, 2 s more after SIGTERM) shortened to 0.2 s, for
+    tests whose servers sit them out (they ignore the end of their input, or SIGTERM). What the
+    tests check is the same; they stop waiting real seconds for it."""
+    from langgraph_mcp._session import grace
+
+    monkeypatch.setattr(grace, "EXIT", 0.2)
+    monkeypatch.setattr(grace, "KILL", 0.2)
+
+
 # (transport, protocol) pairs the demo server is exercised over.
 TRANSPORTS = [
     ("in_process", "auto"),

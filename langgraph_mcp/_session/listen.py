@@ -26,6 +26,7 @@ from mcp.shared.subscriptions import (
     ToolsListChanged,
 )
 
+from langgraph_mcp._session import grace
 from langgraph_mcp._session.failures import TRANSPORT_ERRORS
 from langgraph_mcp._session.loops import LISTINGS, ConnectionBase
 from langgraph_mcp._session.owner import Session
@@ -37,9 +38,6 @@ __all__ = ["Listen"]
 logger = logging.getLogger("langgraph_mcp.pool")
 
 _LISTEN_TRIES = 3
-_LISTEN_RETRY = 0.5
-_LISTEN_PAUSE = 30.0
-_LISTEN_STABLE = 5.0
 
 
 class Listen(ConnectionBase):
@@ -55,11 +53,11 @@ class Listen(ConnectionBase):
         closed, so no update falls between them (one may come twice). If the server refuses
         that stream while the current one runs, the current one goes on and only the resources
         it does not cover are refused (their subscribers get the error). A stream that drops is
-        opened again after ``_LISTEN_RETRY`` s (longer each time); when it opens, the cached
+        opened again after ``grace.LISTEN_RETRY`` s (longer each time); when it opens, the cached
         listings are dropped and the subscribers hear of each of their resources once (what
         was sent meanwhile is lost). After ``_LISTEN_TRIES`` failures in a row (a stream that
-        lasted under ``_LISTEN_STABLE`` s counts) the subscribers are told, and it is tried
-        again after ``_LISTEN_PAUSE`` s, or as soon as a subscription comes or goes."""
+        lasted under ``grace.LISTEN_STABLE`` s counts) the subscribers are told, and it is tried
+        again after ``grace.LISTEN_PAUSE`` s, or as soon as a subscription comes or goes."""
         failures = 0
         missed = False
         async with anyio.create_task_group() as tg:
@@ -111,7 +109,7 @@ class Listen(ConnectionBase):
                             continue  # other resources are wanted: open the next stream
                 # The stream could not open, or it dropped.
                 current = None
-                if stream.lasted() >= _LISTEN_STABLE:
+                if stream.lasted() >= grace.LISTEN_STABLE:
                     failures = 0
                 failures += 1
                 missed = True
@@ -121,10 +119,10 @@ class Listen(ConnectionBase):
                 if failures >= _LISTEN_TRIES:
                     if watch is not None:
                         watch.failed(session, f"subscriptions/listen kept failing: {stream.reason}")
-                    with anyio.move_on_after(_LISTEN_PAUSE):
+                    with anyio.move_on_after(grace.LISTEN_PAUSE):
                         await _changed(watch, version)
                 else:
-                    await anyio.sleep(_LISTEN_RETRY * failures)
+                    await anyio.sleep(grace.LISTEN_RETRY * failures)
 
     async def _stream(self, client: Client, flags: dict[str, bool], stream: _Stream) -> None:
         """Run one ``subscriptions/listen`` stream until it ends or ``stream.scope`` is cancelled."""

@@ -16,10 +16,9 @@ import signal
 import threading
 import time
 
-__all__ = ["ServerProcess"]
+from langgraph_mcp._session import grace as kill_grace
 
-KILL_GRACE = 2.0
-"""Seconds a server gets to exit after SIGTERM before SIGKILL."""
+__all__ = ["ServerProcess"]
 
 
 class ServerProcess:
@@ -73,8 +72,9 @@ class ServerProcess:
             return False
         return True
 
-    async def stop(self, grace: float = KILL_GRACE) -> None:
-        """SIGTERM to its process group, then SIGKILL after ``grace`` seconds to what is left of
+    async def stop(self, grace: float | None = None) -> None:
+        """SIGTERM to its process group, then SIGKILL after ``grace`` seconds (default:
+        :data:`~langgraph_mcp._session.grace.KILL`) to what is left of
         the group (a wrapper such as ``npx`` may have exited and left its child); returns once the
         process has ended (or after a further second if even SIGKILL does not end it).
         Cancelling the caller leaves the SIGKILL to a timer."""
@@ -82,7 +82,7 @@ class ServerProcess:
             self.close()
             return
         try:
-            await self._ended_within(grace)
+            await self._ended_within(grace if grace is not None else kill_grace.KILL)
             # A group keeps its id while any member lives; an empty one is not there to signal
             # (its id reused by a new group leader within these seconds is a risk we accept).
             self._signal_group(signal.SIGKILL)
@@ -92,13 +92,13 @@ class ServerProcess:
             raise
         self.close()
 
-    def stop_soon(self, grace: float = KILL_GRACE) -> None:
+    def stop_soon(self, grace: float | None = None) -> None:
         """:meth:`stop` without waiting (for code that cannot await): the SIGKILL comes from a
         timer thread, so it does not depend on any event loop."""
         if not self.send_signal(signal.SIGTERM):
             self.close()
             return
-        self._kill_later(grace)
+        self._kill_later(grace if grace is not None else kill_grace.KILL)
 
     def _kill_later(self, delay: float) -> None:
         def kill() -> None:

@@ -54,6 +54,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from langgraph_mcp._session import grace
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp.errors import MCPError
 
@@ -61,10 +62,6 @@ __all__ = ["MAX_MESSAGE_BYTES", "NotJSONRPCError", "StdioParams", "stdio_transpo
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
-EXIT_GRACE = 2.0
-"""Seconds a child gets to exit after its stdin closes, before SIGTERM."""
-KILL_GRACE = 2.0
-"""Seconds after SIGTERM before SIGKILL."""
 FLUSH_TIMEOUT = 0.5
 """Seconds the message being written gets to reach the pipe when the session closes."""
 READ_AHEAD = 1 << 20
@@ -415,10 +412,10 @@ async def stdio_transport(
         with anyio.move_on_after(FLUSH_TIMEOUT):
             await writer_done.wait()
         child.close_stdin()
-        with anyio.move_on_after(EXIT_GRACE):
+        with anyio.move_on_after(grace.EXIT):
             await child.exited.wait()
         if not child.exited.is_set():
-            await process.stop(KILL_GRACE)
+            await process.stop(grace.KILL)
         process.close()
         transport.close()
         for stream in (read_stream, write_stream, read_sender, write_receiver):

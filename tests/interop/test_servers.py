@@ -37,7 +37,9 @@ from tests.interop.servers import (
 )
 
 # One worker runs the module (tests/conftest.py, ONE_WORKER): its HTTP servers start once.
-pytestmark = pytest.mark.interop
+# Some of these servers do not exit when their input closes (server-everything over stdio): they
+# are stopped after a short grace instead of the default 2 s, which is not what is tested here.
+pytestmark = [pytest.mark.interop, pytest.mark.usefixtures("short_graces")]
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"

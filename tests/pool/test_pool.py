@@ -210,7 +210,7 @@ async def test_every_server_failing_raises_unless_warn(caplog: pytest.LogCapture
         assert "'/nonexistent/a'" in caplog.text and "'/nonexistent/b'" in caplog.text
 
 
-@pytest.mark.slow  # the silent server gets its exit grace (2 s) after the connect timeout
+@pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 async def test_silent_server_hits_connect_timeout() -> None:
     config = {**stdio_params("broken", "--mode", "garbage"), "connect_timeout": 1.5}
     async with MCPPool({"mute": config}) as pool:
@@ -525,7 +525,7 @@ def test_each_event_loop_gets_its_own_session_and_keeps_it_between_runs(pid_dir:
             loop.close()
 
 
-@pytest.mark.slow  # waits out a stubborn server's exit grace
+@pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 def test_closing_reaches_a_session_whose_loop_runs_in_another_thread(pid_dir: Path) -> None:
     pool = stubborn_pool(pid_dir)
     other = asyncio.new_event_loop()
@@ -542,7 +542,7 @@ def test_closing_reaches_a_session_whose_loop_runs_in_another_thread(pid_dir: Pa
         other.close()
 
 
-@pytest.mark.slow  # waits out a stubborn server's exit grace
+@pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 def test_the_server_of_a_closed_event_loop_is_stopped(
     pid_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -595,7 +595,7 @@ def test_closing_while_a_runner_loop_stops_between_jobs_does_not_hang(pid_dir: P
     loop.close()
 
 
-@pytest.mark.slow  # waits out the exit and kill grace periods (4 s)
+@pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 @pytest.mark.parametrize("wrapped", [False, True], ids=["direct", "behind-a-shell"])
 def test_a_server_that_ignores_sigterm_is_killed(
     pid_dir: Path, caplog: pytest.LogCaptureFixture, wrapped: bool
@@ -633,7 +633,7 @@ def test_failed_connects_leave_no_file_descriptor_open() -> None:
     assert open_fds() - before < 5
 
 
-@pytest.mark.slow  # waits out a stubborn server's grace periods twice
+@pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 def test_a_session_closed_with_its_loop_is_never_signalled_later(
     pid_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

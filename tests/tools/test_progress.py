@@ -158,7 +158,7 @@ async def test_cancelling_over_http_aborts_the_request() -> None:
         assert node.pool.connection("demo").connects == 1
 
 
-@pytest.mark.slow  # waits out the server's exit grace (2 s)
+@pytest.mark.usefixtures("short_graces")  # its server sits out the exit grace
 async def test_drain_cancels_the_call_and_resume_reissues_it(tmp_path: Path) -> None:
     events = tmp_path / "events.txt"
     config = stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)})
