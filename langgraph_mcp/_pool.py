@@ -19,8 +19,10 @@ import mcp_types as types
 
 from langgraph_mcp import _prompts as prompts
 from langgraph_mcp import _resources as resources
+from langgraph_mcp._compat.langgraph import graph_run_key
 from langgraph_mcp._elicitation.policy import CodeSink
 from langgraph_mcp._session import ServerConnection
+from langgraph_mcp._session.limits import queue_by
 from langgraph_mcp._session.threads import ThreadSessions
 from langgraph_mcp._sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
@@ -43,6 +45,10 @@ __all__ = ["MCPPool", "OnConnectionError", "ToolCache"]
 logger = logging.getLogger("langgraph_mcp.pool")
 
 OnConnectionError: TypeAlias = Literal["raise", "warn"]
+
+# Calls waiting for a turn on a busy session (max_concurrent_calls) queue by conversation: the
+# LangGraph thread of the graph that makes them, else its run.
+queue_by(graph_run_key)
 
 
 _T = TypeVar("_T")

@@ -46,13 +46,12 @@ from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
 from langgraph_mcp._catalog import logger as catalog_logger
-from langgraph_mcp._compat.langgraph import graph_run_key
 from langgraph_mcp._pool import MCPPool, ToolCache
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._results import CallSite, call_failed, call_result, failure, with_edit_notice
 from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp._schema import model_schema
-from langgraph_mcp._session import ServerConnection, queued_as
+from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp.errors import (
     MCPArgumentError,
@@ -223,29 +222,27 @@ class MCPTool(StructuredTool):
         options = self._options
         timeout, limit = self._timeout()
         try:
-            # Calls wait for a turn on a busy session queued by conversation (max_concurrent_calls).
-            with queued_as(graph_run_key()):
-                async with self._session_for(runtime) as connection:
-                    if is_read_tool(self._mcp_tool):
-                        result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
-                    else:
-                        result = await run_call(
-                            connection,
-                            mcp_name=self.mcp_name,
-                            tool_name=self.name,
-                            arguments=arguments,
-                            timeout=timeout,
-                            runtime=runtime,
-                            tool_call_id=tool_call_id,
-                            meta=options.meta(runtime)
-                            if options.meta is not None and runtime is not None
-                            else None,
-                            headers=(
-                                options.headers(runtime)
-                                if options.headers is not None and runtime is not None
-                                else None
-                            ),
-                        )
+            async with self._session_for(runtime) as connection:
+                if is_read_tool(self._mcp_tool):
+                    result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
+                else:
+                    result = await run_call(
+                        connection,
+                        mcp_name=self.mcp_name,
+                        tool_name=self.name,
+                        arguments=arguments,
+                        timeout=timeout,
+                        runtime=runtime,
+                        tool_call_id=tool_call_id,
+                        meta=options.meta(runtime)
+                        if options.meta is not None and runtime is not None
+                        else None,
+                        headers=(
+                            options.headers(runtime)
+                            if options.headers is not None and runtime is not None
+                            else None
+                        ),
+                    )
         except _CALL_FAILURES as exc:
             return call_failed(self._site(tool_call_id), exc, limit=limit)
         return await call_result(

@@ -9,8 +9,7 @@ from langgraph_mcp._session.calls import Round
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.era import Era
-from langgraph_mcp._session.limits import queued_as
 from langgraph_mcp._session.loops import LoopScope
 from langgraph_mcp._session.routing import CallSink
 
-__all__ = ["CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection", "queued_as"]
+__all__ = ["CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection"]

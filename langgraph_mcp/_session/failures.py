@@ -83,12 +83,18 @@ class Wording:
         return f"the connection was lost during {self.what}. {OUTCOME_UNKNOWN}"
 
 
-def _connection_lost(exc: SDKError, sent: Sent, session: Session) -> bool:
+def _connection_lost(exc: SDKError, sent: Sent, session: Session, statuses: list[int]) -> bool:
     """Does a ``-32000`` mean the connection closed under the request? It does when the SDK made
-    it up (nothing from the server answered the request), and when the server says so itself (an
-    SDK server answers the requests it cancels as it shuts down with the SDK's words); any other
+    it up (nothing from the server answered the request); when it came with an HTTP error status
+    (a gateway that gave up on the server, a server that no longer knows the session: the
+    request's fate is not the server's answer); and when the server says so itself (an SDK
+    server answers the requests it cancels as it shuts down with the SDK's words). Any other
     ``-32000`` is the server's own error."""
-    return exc.error.message == CLOSED_MESSAGE or not _server_answered(sent, session)
+    return (
+        exc.error.message == CLOSED_MESSAGE
+        or any(status >= 400 for status in statuses)
+        or not _server_answered(sent, session)
+    )
 
 
 def _server_answered(sent: Sent, session: Session) -> bool:
@@ -117,7 +123,7 @@ async def translate(
         return SessionExpired(exc.code, exc.error.message)
     if (status := refusal(statuses)) is not None:  # refused: the request did not run
         return MCPAuthenticationError(server, status)
-    if exc.code == types.CONNECTION_CLOSED and _connection_lost(exc, sent, session):
+    if exc.code == types.CONNECTION_CLOSED and _connection_lost(exc, sent, session, statuses):
         session.end()
         await session.settle_stderr()
         return MCPConnectionError(server, redact(wording.lost) + session.stderr_hint())

@@ -10,37 +10,36 @@ fires a hundred calls delays another graph's single call by at most the calls al
 not by a hundred. Within one key, calls keep their order. A call cancelled (or timed out) while it
 queues leaves the queue and takes nothing.
 
-Limiters are bound to the event loop that uses them (like sessions). The key of the calls made
-in a context is set by the layer that knows who they are for (:func:`queued_as`; this layer
-knows nothing of threads or runs).
+Limiters are bound to the event loop that uses them (like sessions). Who a call is made for
+is told by the layer that knows (:func:`queue_by`; this layer knows nothing of threads or runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextvars
-from collections.abc import AsyncIterator, Hashable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Hashable
+from contextlib import asynccontextmanager
 
-__all__ = ["FairLimiter", "Slot", "queue_key", "queued_as"]
+__all__ = ["FairLimiter", "Slot", "queue_by", "queue_key"]
 
-_QUEUE_KEY: contextvars.ContextVar[Hashable] = contextvars.ContextVar("langgraph_mcp_queue_key", default=None)
+def _nobody() -> Hashable:
+    return None
+
+
+_key_of_caller: Callable[[], Hashable] = _nobody
 
 
 def queue_key() -> Hashable:
-    """Who the calls made in this context are made for (``None``: nobody said)."""
-    return _QUEUE_KEY.get()
+    """Who the call being made is made for (see :func:`queue_by`; ``None``: nobody says)."""
+    return _key_of_caller()
 
 
-@contextmanager
-def queued_as(key: Hashable) -> Iterator[None]:
-    """Queue the calls made inside the block under ``key`` (a LangGraph thread or run)."""
-    token = _QUEUE_KEY.set(key)
-    try:
-        yield
-    finally:
-        _QUEUE_KEY.reset(token)
+def queue_by(key_of_caller: Callable[[], Hashable]) -> None:
+    """Queue calls by what ``key_of_caller()`` returns in the calling task (the layer that
+    knows about graphs installs its LangGraph thread or run)."""
+    global _key_of_caller
+    _key_of_caller = key_of_caller
 
 
 _SERVED_MEMORY = 4096  # keys whose last turn is remembered (the oldest are forgotten first)

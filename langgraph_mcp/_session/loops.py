@@ -150,7 +150,7 @@ class ConnectionBase:
 
     def _slot(self) -> AbstractAsyncContextManager[Slot | None]:
         """One of the session's ``max_concurrent_calls`` slots, queued fairly by whoever the
-        calls are made for (``limits.queued_as``); nothing to hold without a limit."""
+        calls are made for (``limits.queue_by``); nothing to hold without a limit."""
         limiter = self.scope().limiter
         if limiter is None:
             return nullcontext()
