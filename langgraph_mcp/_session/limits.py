@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 
 __all__ = ["FairLimiter", "Slot", "queue_by", "queue_key"]
 
+
 def _nobody() -> Hashable:
     return None
 
