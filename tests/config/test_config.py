@@ -745,6 +745,7 @@ sources = st.one_of(
 )
 
 
+@pytest.mark.slow  # hypothesis: 500 generated documents
 @settings(max_examples=500, deadline=None)
 @given(source=sources)
 def test_loading_any_json_raises_only_config_errors(source: Any) -> None:

@@ -97,6 +97,7 @@ def texts_of(value: Any) -> Iterable[str]:
     yield str(value)
 
 
+@pytest.mark.slow  # hypothesis: hundreds of generated configurations
 async def test_no_secret_shows_anywhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

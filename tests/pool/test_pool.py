@@ -542,6 +542,7 @@ def test_closing_reaches_a_session_whose_loop_runs_in_another_thread(pid_dir: Pa
         other.close()
 
 
+@pytest.mark.slow  # waits for a server process to exit
 @pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 def test_the_server_of_a_closed_event_loop_is_stopped(
     pid_dir: Path, caplog: pytest.LogCaptureFixture
@@ -633,6 +634,7 @@ def test_failed_connects_leave_no_file_descriptor_open() -> None:
     assert open_fds() - before < 5
 
 
+@pytest.mark.slow  # waits for a server process to exit
 @pytest.mark.usefixtures("short_graces")  # its server sits out the grace periods
 def test_a_session_closed_with_its_loop_is_never_signalled_later(
     pid_dir: Path, caplog: pytest.LogCaptureFixture

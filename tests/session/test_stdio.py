@@ -60,6 +60,7 @@ def watching(logger: str, text: str) -> Iterator[asyncio.Event]:
         log.setLevel(before)
 
 
+@pytest.mark.slow  # 20 MB through a pipe
 async def test_a_20_mb_result_arrives_intact_and_a_small_call_started_meanwhile_completes() -> None:
     """20 million characters, multi-byte ones among them (so UTF-8 sequences straddle reads),
     arrive whole; a small call sent on the same session once the server is sending that result
@@ -138,6 +139,7 @@ async def test_garbage_on_stdout_is_skipped_and_the_session_goes_on(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
 
 
+@pytest.mark.slow  # megabytes through a pipe, then a restart
 async def test_a_message_past_the_limit_ends_only_that_session(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

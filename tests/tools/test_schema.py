@@ -498,6 +498,7 @@ def _refused() -> Any:
     raise OSError("no fetching in tests")
 
 
+@pytest.mark.slow  # hypothesis: 150 generated schemas and arguments
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=input_schemas, args=arguments)
 def test_the_checker_raises_nothing_but_tool_invocation_errors(
@@ -511,6 +512,7 @@ def test_the_checker_raises_nothing_but_tool_invocation_errors(
             assert exc.message  # it can be shown
 
 
+@pytest.mark.slow  # hypothesis: 150 generated schemas
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     schema=st.one_of(plausible_input_schemas, input_schemas),
