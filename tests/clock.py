@@ -110,10 +110,26 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         return self._now
 
 
+# The session layer's limits on what takes real time (opening a TCP connection, a process
+# exiting): on a dilated loop they would fire after a few real milliseconds on a loaded machine.
+_REAL_TIME_GRACES = ("HTTP", "EXIT", "KILL")
+
+
 def run_dilated(main: Callable[[], Awaitable[T]], factor: float = 200.0) -> T:
-    """Run ``main()`` to completion on a fresh :class:`DilatedEventLoop`."""
-    with asyncio.Runner(loop_factory=lambda: DilatedEventLoop(factor)) as runner:
-        return runner.run(main())  # type: ignore[arg-type]
+    """Run ``main()`` to completion on a fresh :class:`DilatedEventLoop`, with the session layer's
+    limits on real-time work (``grace.HTTP``, ``EXIT``, ``KILL``) dilated by the same factor, so
+    they keep their real length while the limits under test run fast."""
+    from langgraph_mcp._session import grace
+
+    saved = {name: getattr(grace, name) for name in _REAL_TIME_GRACES}
+    for name, seconds in saved.items():
+        setattr(grace, name, seconds * factor)
+    try:
+        with asyncio.Runner(loop_factory=lambda: DilatedEventLoop(factor)) as runner:
+            return runner.run(main())  # type: ignore[arg-type]
+    finally:
+        for name, seconds in saved.items():
+            setattr(grace, name, seconds)
 
 
 def run_virtual(main: Callable[[], Awaitable[T]]) -> T:

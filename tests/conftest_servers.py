@@ -188,7 +188,8 @@ async def serve_in_loop(
     sock = bind_socket("127.0.0.1", port)
     port = sock.getsockname()[1]
     app = make_app(server, transport)
-    # On a dilated loop (tests/clock.py) uvicorn's timers run fast too: its keep-alive timeout
+    # On a dilated loop (tests/clock.py) uvicorn's timers run fast too (so do this function's
+    # waits for it to start and stop, stretched the same way): its keep-alive timeout
     # is stretched by the same factor, so an idle connection is closed after 5 real seconds as
     # by any server, not after a few milliseconds (a client reusing it just then would see it
     # reset: a machine busy for that long is enough).
@@ -198,7 +199,9 @@ async def serve_in_loop(
     serving = asyncio.ensure_future(uv.serve([sock]))
     try:
         ready = asyncio.ensure_future(uv.ready.wait())
-        await asyncio.wait({ready, serving}, timeout=LISTEN_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            {ready, serving}, timeout=LISTEN_TIMEOUT * dilation, return_when=asyncio.FIRST_COMPLETED
+        )
         ready.cancel()
         if not uv.started:
             raise RuntimeError("uvicorn failed to start")
@@ -206,7 +209,7 @@ async def serve_in_loop(
     finally:
         uv.should_exit = True
         try:
-            await asyncio.wait_for(serving, TERMINATE_GRACE)
+            await asyncio.wait_for(serving, TERMINATE_GRACE * dilation)
         except TimeoutError:
             uv.force_exit = True
             serving.cancel()

@@ -1,5 +1,5 @@
 """How long the session layer waits for what should happen soon on its own: a server process to
-exit, a dropped update stream to be worth opening again.
+exit, an HTTP connection to open, a dropped update stream to be worth opening again.
 
 Read where they are used (``grace.EXIT``, never bound as a default argument or copied with
 ``from ... import``), so the package's tests can shorten them instead of waiting real seconds.
@@ -7,13 +7,17 @@ Read where they are used (``grace.EXIT``, never bound as a default argument or c
 
 from __future__ import annotations
 
-__all__ = ["EXIT", "KILL", "LISTEN_PAUSE", "LISTEN_RETRY", "LISTEN_STABLE"]
+__all__ = ["EXIT", "HTTP", "KILL", "LISTEN_PAUSE", "LISTEN_RETRY", "LISTEN_STABLE"]
 
 EXIT = 2.0
 """Seconds a stdio server gets to exit once its stdin is closed, before SIGTERM."""
 
 KILL = 2.0
 """Seconds a server gets to exit after SIGTERM, before SIGKILL to its process group."""
+
+HTTP = 30.0
+"""Seconds an HTTP request may take to connect, to send, or to wait for a pooled connection (reading
+a response is not limited here: the call's own timeout governs it)."""
 
 LISTEN_RETRY = 0.5
 """Seconds before a dropped ``subscriptions/listen`` stream is opened again (times the failures in

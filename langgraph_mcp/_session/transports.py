@@ -37,6 +37,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._session import grace
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
 from langgraph_mcp._session.wire import WireTap
@@ -68,7 +69,6 @@ ClientFactory: TypeAlias = Callable[[Any], Client]
 """Builds the SDK ``Client`` for a transport target (a transport context manager or a server)."""
 
 _STDERR_TAIL = 20
-_HTTP_TIMEOUT = 30.0
 _REFUSALS = frozenset({401, 403})
 _statuses: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
     "langgraph_mcp_http_statuses", default=None
@@ -134,7 +134,7 @@ class HTTPWatch:
         ) -> httpx2.AsyncClient:
             return httpx2.AsyncClient(
                 headers=headers,
-                timeout=timeout if timeout is not None else httpx2.Timeout(_HTTP_TIMEOUT, read=None),
+                timeout=timeout if timeout is not None else httpx2.Timeout(grace.HTTP, read=None),
                 auth=auth,
                 event_hooks={"response": [self.on_sse_response]},
             )
@@ -393,7 +393,7 @@ async def open_client(
     http = httpx2.AsyncClient(
         headers=dict(config.headers) or None,
         auth=config.auth,
-        timeout=httpx2.Timeout(_HTTP_TIMEOUT, read=None),
+        timeout=httpx2.Timeout(grace.HTTP, read=None),
         event_hooks={"response": [watch.on_response, session_gone]},
     )
     await stack.enter_async_context(http)
@@ -421,7 +421,7 @@ def _sse(config: HTTPServerConfig | SSEServerConfig, watch: HTTPWatch) -> Any:
     return sse_client(
         config.url,
         headers=dict(config.headers) or None,
-        timeout=_HTTP_TIMEOUT,
+        timeout=grace.HTTP,
         # None: an idle event stream is never cut (the SDK's default cuts it after 300 s).
         sse_read_timeout=cast(float, read_timeout),
         httpx_client_factory=watch.client_factory(),
@@ -442,7 +442,7 @@ def _maybe_sse_only(exc: BaseException) -> bool:
 async def _serves_sse(http: httpx2.AsyncClient, url: str) -> bool:
     """Does ``GET url`` open an SSE stream (the old transport's endpoint)?"""
     try:
-        with anyio.fail_after(_HTTP_TIMEOUT):
+        with anyio.fail_after(grace.HTTP):
             async with http.stream("GET", url, headers={"Accept": "text/event-stream"}) as response:
                 kind = response.headers.get("content-type", "")
                 return response.status_code == 200 and kind.startswith("text/event-stream")
