@@ -150,7 +150,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         tool = self.toolset.get(name)
         if tool is None:
             # Not an MCP tool, unless its server is down: then say so rather than "not a tool".
-            return self.toolset.outage(name, request.tool_call["id"]) if request.tool is None else None
+            return self.toolset.unavailable(name, request.tool_call["id"]) if request.tool is None else None
         context = request.runtime.context
         if not self.toolset.allows(tool, context):
             names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]

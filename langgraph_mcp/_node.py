@@ -116,10 +116,12 @@ class MCPToolNode(PoolHolder, ToolNode):
         on_connection_error, default_timeout: For a pool the node creates; see
             :class:`MCPPool`.
         tool_options, server_options: :class:`~langgraph_mcp.options.ToolOptions` per
-            exposed tool name and per server (hidden arguments, headers, ``_meta``,
-            results into state, approval).
+            tool (``"server/tool"``, or the MCP tool name, prefixed or not; see
+            :mod:`langgraph_mcp.options`) and per server (hidden arguments, headers,
+            ``_meta``, results into state, approval).
         approval: Which tools wait for a person's approval before each call
-            (``"destructive"``, a collection of tool names, or ``None``).
+            (``"destructive"``, a collection of tool names as for ``tool_options``, ``True``,
+            or ``None``).
         approval_decisions: The decisions a person may take (default approve, edit,
             reject; ``"respond"`` may be added).
         tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call;
@@ -242,7 +244,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         ``tool_filter``) for an unknown tool, listing only the tools this run may use; for an
         unknown tool while a server is unreachable, an error saying that instead."""
         tool = self._tools_by_name.get(call["name"])
-        if tool is None and (outage := self.toolset.outage(call["name"], call["id"])) is not None:
+        if tool is None and (outage := self.toolset.unavailable(call["name"], call["id"])) is not None:
             return outage
         if self.toolset.tool_filter is None:
             return None

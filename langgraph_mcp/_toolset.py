@@ -3,8 +3,9 @@ may use.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
 (:func:`~langgraph_mcp.load_mcp_tools`), binds each to its
-:class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing, and applies
-the per-run ``tool_filter``.
+:class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
+MCP name, see :mod:`langgraph_mcp._toolrefs`), withholds a tool whose options cannot be bound to
+it alone, and applies the per-run ``tool_filter``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from langgraph_mcp._pool import MCPPool, OnConnectionError
+from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
 from langgraph_mcp._tools import MCPTool, load_mcp_tools
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConfigError
@@ -48,7 +50,8 @@ def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOpti
 class ToolSet:
     """The bound MCP tools of one node or middleware.
 
-    Raises at construction (``ValueError``) for options that name no configured server or an
+    Raises at construction (:class:`~langgraph_mcp.MCPConfigError`, a ``ValueError``) for options
+    that name no configured server, a ``"server/tool"`` reference its server never exposes, or an
     unknown approval policy.
     """
 
@@ -93,6 +96,13 @@ class ToolSet:
         if not approval_decisions:
             raise MCPConfigError(None, None, "approval_decisions must allow at least one decision")
         self.approval = approval
+        configs = pool.servers
+        self._option_refs = parse_refs(self.tool_options, configs, "tool_options")
+        self._approval_refs = (
+            parse_refs(approval, configs, "approval")
+            if approval is not None and not isinstance(approval, bool | str)
+            else []
+        )
         self.approval_decisions = tuple(approval_decisions)
         self.tool_filter = tool_filter
         self.messages_key = messages_key
@@ -100,27 +110,40 @@ class ToolSet:
         self._source: list[MCPTool] | None = None
         self._bound: list[MCPTool] = []
         self._by_name: dict[str, MCPTool] = {}
+        self._withheld: dict[str, str] = {}
 
     async def tools(self) -> list[MCPTool]:
-        """Every MCP tool, bound; the same objects until a listing changes.
+        """Every MCP tool, bound; the same objects until a listing changes. A tool whose
+        ``tool_options`` key may also mean another server's tool is withheld (logged).
 
         Raises:
             MCPConnectionError: per the pool's ``on_connection_error``.
         """
         source = await load_mcp_tools(self.pool, reserved=self.reserved)
         if source is not self._source:
-            bound = [self._bind(tool) for tool in source]
-            names = {t.name for t in bound}
-            for name in sorted(set(self.tool_options) - names):
-                self.pool.warn_once(
-                    logger,
-                    "tool_options names %r, which no reachable MCP server offers (tools: %s)",
-                    name,
-                    sorted(names),
-                    key=f"tool_options {name}",
-                )
+            names = exposed_names(self.pool.servers, self.pool.remembered)
+            bound: list[MCPTool] = []
+            withheld: dict[str, str] = {}
+            used: set[str] = set()
+            for tool in source:
+                own, reason = self._own_options(tool, names, used)
+                if reason is not None:
+                    self._needs_approval(tool, ToolOptions(), used)  # its approval names are not unmatched
+                    withheld[tool.name] = reason
+                    self.pool.warn_once(
+                        logger,
+                        "MCP tool %r of server %r is withheld: %s",
+                        tool.mcp_name,
+                        tool.server,
+                        reason,
+                        key=f"withheld {tool.server}/{tool.mcp_name} {reason}",
+                    )
+                    continue
+                bound.append(self._bind(tool, own, used))
+            self._warn_unmatched(used, names)
             # Swapped whole: runs already in flight keep a consistent view.
-            self._source, self._bound, self._by_name = source, bound, {t.name: t for t in bound}
+            self._source, self._bound, self._withheld = source, bound, withheld
+            self._by_name = {t.name: t for t in bound}
         return self._bound
 
     @property
@@ -144,10 +167,19 @@ class ToolSet:
             status="error",
         )
 
-    def outage(self, name: str, tool_call_id: str | None) -> ToolMessage | None:
-        """For a call to ``name``, a tool no reachable server offers: while some server cannot be
-        reached (it may be that tool's server), an error message saying so, instead of calling
-        the tool unknown; ``None`` when every server answered."""
+    def unavailable(self, name: str, tool_call_id: str | None) -> ToolMessage | None:
+        """For a call to ``name``, a tool the last listing does not offer: an error message when
+        it is withheld (its options could not be bound to it alone) or, while some server cannot
+        be reached (it may be that tool's server), one saying so instead of calling the tool
+        unknown; ``None`` otherwise."""
+        if name in self._withheld:
+            return ToolMessage(
+                f"Error: {name} cannot be called: its configured options could not be bound to one "
+                "MCP server's tool, so it is not offered. Try another tool.",
+                name=name,
+                tool_call_id=tool_call_id or "",
+                status="error",
+            )
         down = self.pool.unreachable()
         if not down:
             return None
@@ -167,7 +199,44 @@ class ToolSet:
     def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
         return [t for t in tools if self.allows(t, context)]
 
-    def _bind(self, tool: MCPTool) -> MCPTool:
+    def _own_options(
+        self, tool: MCPTool, names: dict[str, frozenset[str] | None], used: set[str]
+    ) -> tuple[ToolOptions | None, str | None]:
+        """The ``tool_options`` entry that is this tool's, and why it cannot be bound (or ``None``).
+
+        A ``"server/tool"`` key wins; otherwise an unqualified key (the MCP name, or the name with
+        the server's prefix) applies only if no other server offers, or may offer, that name."""
+        qualified = [r for r in self._option_refs if r.server == tool.server and r.tool == tool.mcp_name]
+        if qualified:
+            used.add(qualified[0].key)
+            return self.tool_options[qualified[0].key], None
+        config = self.pool.servers[tool.server]
+        forms = unqualified_forms(config, tool.mcp_name)
+        keys = [r.key for r in self._option_refs if r.server is None and r.key in forms]
+        if not keys:
+            return None, None
+        used.update(keys)
+        if len(keys) > 1:
+            return None, (
+                f"tool_options has two keys for it ({', '.join(map(repr, keys))}); keep one, or "
+                f"write {tool.server + '/' + tool.mcp_name!r}"
+            )
+        others = may_also_mean(keys[0], tool.server, self.pool.servers, names)
+        if others:
+            unknown = [o for o in others if names.get(o) is None]
+            why = (
+                f"MCP server(s) {', '.join(map(repr, unknown))} have not listed their tools yet and may "
+                "offer it too"
+                if unknown
+                else f"MCP server(s) {', '.join(map(repr, others))} offer it too"
+            )
+            return None, (
+                f"tool_options key {keys[0]!r} may mean more than one server's tool ({why}); write "
+                f"{tool.server + '/' + tool.mcp_name!r} to bind the options to this one"
+            )
+        return self.tool_options[keys[0]], None
+
+    def _bind(self, tool: MCPTool, own: ToolOptions | None, used: set[str]) -> MCPTool:
         server = self.server_options.get(tool.server)
         if server is not None and server.hidden:
             # A server's hidden arguments go only to the tools that declare them.
@@ -175,21 +244,54 @@ class ToolSet:
             server = dataclasses.replace(
                 server, hidden={k: v for k, v in server.hidden.items() if k in declared}
             )
-        options = merge_options(server, self.tool_options.get(tool.name))
+        options = merge_options(server, own)
         return tool.with_options(
             options,
-            approval=self.approval_decisions if self._needs_approval(tool, options) else (),
+            approval=self.approval_decisions if self._needs_approval(tool, options, used) else (),
             messages_key=self.messages_key,
         )
 
-    def _needs_approval(self, tool: MCPTool, options: ToolOptions) -> bool:
+    def _needs_approval(self, tool: MCPTool, options: ToolOptions, used: set[str]) -> bool:
         if options.approval is not None:
             return options.approval
         if self.approval is None or isinstance(self.approval, bool):
             return bool(self.approval)
         if self.approval == "destructive":
             return is_destructive(tool)
-        return tool.name in self.approval
+        # Every tool a name may mean is asked about: a name never matches nothing by accident.
+        forms = unqualified_forms(self.pool.servers[tool.server], tool.mcp_name)
+        hits = [r.key for r in self._approval_refs if _means(r, tool, forms)]
+        used.update(f"approval {k}" for k in hits)
+        return bool(hits)
+
+    def _warn_unmatched(self, used: set[str], names: dict[str, frozenset[str] | None]) -> None:
+        unknown = [s for s, n in names.items() if n is None]
+        later = (
+            f"; MCP server(s) {', '.join(map(repr, unknown))} have not listed their tools yet"
+            if unknown
+            else ""
+        )
+        refs = [("tool_options", r, r.key) for r in self._option_refs]
+        refs += [("approval", r, f"approval {r.key}") for r in self._approval_refs]
+        for what, ref, mark in refs:
+            if mark in used:
+                continue
+            self.pool.warn_once(
+                logger,
+                "%s names %r, which matches no MCP tool offered (a name is an MCP tool name, the name "
+                "with its server's prefix, or 'server/tool'; never a name given to settle a "
+                "collision)%s",
+                what,
+                ref.key,
+                later,
+                key=f"{what} {ref.key}",
+            )
+
+
+def _means(ref: ToolRef, tool: MCPTool, forms: frozenset[str]) -> bool:
+    if ref.server is not None:
+        return ref.server == tool.server and ref.tool == tool.mcp_name
+    return ref.key in forms
 
 
 class PoolHolder:

@@ -4,8 +4,15 @@ state, approval, and which tools a run may use.
 These options belong to the graph, not to the server, so they are given where the tools are
 used (:class:`~langgraph_mcp.MCPToolNode`, :class:`~langgraph_mcp.MCPMiddleware`,
 :func:`~langgraph_mcp.create_mcp_agent`), per server (``server_options``) and per tool
-(``tool_options``, by the tool's exposed name). A tool's options are its server's with the
-tool's own laid over them (``hidden`` is merged key by key).
+(``tool_options``). A tool's options are its server's with the tool's own laid over them
+(``hidden`` is merged key by key).
+
+Names in ``tool_options`` and ``approval`` follow the tool, not the name it is exposed under:
+``"server/tool"`` names one server's MCP tool; ``"tool"`` is the MCP tool name (or the name with
+its server's ``prefix``) on whichever server offers it. Approval asks before every tool a name
+may mean; options are bound to one tool only, and a tool whose unqualified key another server
+offers or may offer is withheld until the key is qualified or the servers have listed their
+tools (see the README, "Which tool a name means").
 
 Hidden arguments
     ``ToolOptions(hidden={"user_id": FromContext("user_id")})``: the argument is removed from
@@ -24,9 +31,10 @@ Results into state
 Approval
     ``approval="destructive"`` on a node or middleware asks a person before every tool that
     may be destructive by its MCP annotations; a collection of names asks before those
-    tools; ``ToolOptions(approval=True | False)`` decides for one tool or server. The
-    question is an interrupt (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`) compatible
-    with langchain's ``HumanInTheLoopMiddleware``; the answer is one of its decisions.
+    tools (every tool a name may mean); ``ToolOptions(approval=True | False)`` decides for one
+    tool or server. The question is an interrupt
+    (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`) compatible with langchain's
+    ``HumanInTheLoopMiddleware``; the answer is one of its decisions.
 """
 
 from __future__ import annotations
