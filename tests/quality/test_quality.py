@@ -27,6 +27,7 @@ def test_ruff_format() -> None:
 
 
 @pytest.mark.slow  # about 20 s of CPU
+@pytest.mark.timeout(300)  # minutes, not seconds, on a loaded machine: as long as _run allows
 def test_mypy_strict() -> None:
     done = _run("mypy")
     assert done.returncode == 0, done.stdout + done.stderr
