@@ -16,6 +16,7 @@ Sections (each in a fresh Python process, so its memory figures are its own):
 * ``keys``      the same pattern as ``patternProperties`` of an object with
                 ``additionalProperties: false``, the argument's one key being that string
 * ``listing``   ``MCPToolNode.get_tools()`` for a server listing ``--tools`` generated tools
+                (with ``--max-tools``, that server option; code before it had none)
                 (plus its six own) in one ``tools/list`` page, on an open session; memory is the
                 process's resident memory: its peak during the call and what is still held after
                 it (with the tools kept), both less what it held just before. Also shown: how long
@@ -155,8 +156,10 @@ async def pattern_section(length: int, keys: bool) -> dict[str, Any]:
     }
 
 
-async def listing_section(tools: int) -> dict[str, Any]:
-    config = stdio_params("costly", "--tools", str(tools))
+async def listing_section(tools: int, max_tools: int | None) -> dict[str, Any]:
+    config: dict[str, Any] = stdio_params("costly", "--tools", str(tools))
+    if max_tools is not None:
+        config["max_tools"] = max_tools
     async with MCPToolNode({"costly": config}) as node:
         await node.pool.connection("costly").connect()
         gc.collect()
@@ -186,7 +189,7 @@ async def listing_section(tools: int) -> dict[str, Any]:
 def child(section: str, ns: argparse.Namespace) -> None:
     quiet()
     if section == "listing":
-        result = asyncio.run(listing_section(ns.tools))
+        result = asyncio.run(listing_section(ns.tools, ns.max_tools))
     else:
         result = asyncio.run(pattern_section(ns.length, keys=section == "keys"))
     print(json.dumps(result))
@@ -195,6 +198,8 @@ def child(section: str, ns: argparse.Namespace) -> None:
 def run_child(section: str, ns: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", section]
     cmd += ["--length", str(ns.length), "--tools", str(ns.tools)]
+    if ns.max_tools is not None:
+        cmd += ["--max-tools", str(ns.max_tools)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     if done.returncode != 0:
         raise RuntimeError(f"{section} failed:\n{done.stderr[-4000:]}")
@@ -207,6 +212,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--length", type=int, default=30, help="a's before the '!' (pattern, keys)")
     parser.add_argument("--tools", type=int, default=100_000, help="generated tools (listing)")
+    parser.add_argument(
+        "--max-tools", type=int, help="the server's max_tools option (listing; default: the package's)"
+    )
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--json", action="store_true", help="print the raw figures too")
     parser.add_argument("--stderr", action="store_true", help="show what each child logged")

@@ -229,7 +229,7 @@ class Calls(Listings):
         if validator is None:
             return
         try:
-            with regex_budget():  # its patterns may hold the event loop ~50 ms at most in all
+            with regex_budget():  # its patterns may hold the event loop 25-60 ms at most in all
                 error = best_match(validator.iter_errors(result.structured_content))
         except UnsafePattern as exc:  # listed tools have none (vet_tool): only if it could not look
             raise MCPProtocolError(
