@@ -3,8 +3,8 @@ engine.
 
 A JSON schema's ``pattern`` and ``patternProperties`` come from the server (a tool's
 ``inputSchema`` or ``outputSchema``, an elicitation's requested schema). ``jsonschema`` runs them
-with Python's ``re``, a backtracking engine: ``^(a+)+$`` takes it exponential time to reject 30
-``a``\\ s and a ``!``, and the whole event loop (every other user's call) waits. Here they run on
+with Python's ``re``, a backtracking engine: ``^(a+)+$`` takes it exponential time to reject
+thirty ``a`` and a ``!``, and the whole event loop (every other user's call) waits. Here they run on
 RE2 (``google-re2``), and the validator classes of :func:`safe_validator_class` replace every
 keyword that runs one (``pattern``, ``patternProperties``, ``additionalProperties``,
 ``unevaluatedProperties``), in every dialect a subschema may switch to.
@@ -21,8 +21,9 @@ keyword that runs one (``pattern``, ``patternProperties``, ``additionalPropertie
   pattern's program when its automaton cache thrashes. Each match is charged ``program size x
   (bytes + 1)`` against a budget (:func:`regex_budget`): :data:`INLINE_WORK` for one check on the
   event loop (25-60 ms at worst); an argument check that needs more runs in a worker thread (RE2
-  releases the GIL) with up to :data:`THREAD_WORK`. A string that would pass the budget fails the check with a
-  :class:`PatternNotChecked` error saying it is too long to check against that pattern.
+  releases the GIL) with up to :data:`THREAD_WORK`. A string that would pass the budget fails
+  the check with a :class:`PatternNotChecked` error saying it is too long to check against that
+  pattern.
 * Memory: each compiled pattern holds at most :data:`MAX_PATTERN_MEMORY`; the last 128 are kept.
 """
 
