@@ -5,14 +5,20 @@ LangChain does not validate a dict (JSON-schema) ``args_schema``, so violations 
 ``ToolInvocationError`` with pydantic-style details, using pydantic's wording where the two
 overlap (missing field, wrong type, extra field, pattern), so ``ToolNode`` reports them exactly as
 it reports bad arguments to a local tool. Schemas are compiled with ``_schema.schema_validator``,
-which never fetches a reference.
+which never fetches a reference and runs patterns on RE2, in time linear in the argument
+(``_patterns.py``). A check runs on the event loop while its patterns' work stays within
+``INLINE_WORK`` (25-60 ms at worst); one that needs more (a long string against a pattern)
+runs again in a worker thread, where up to ``THREAD_WORK`` is allowed, so that no other user's
+call waits for it. A pattern RE2 cannot run makes the tool uncallable (:class:`UnusableSchema`);
+listed tools never have one (they are left out of the listing).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import re
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
@@ -21,6 +27,15 @@ from langgraph.prebuilt.tool_node import ToolInvocationError as LangGraphToolInv
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._patterns import (
+    INLINE_WORK,
+    THREAD_WORK,
+    Deferred,
+    PatternNotChecked,
+    UnsafePattern,
+    regex_budget,
+    search,
+)
 from langgraph_mcp._schema import schema_validator, short_text, unresolvable_refs
 from langgraph_mcp.errors import MCPError
 
@@ -71,7 +86,9 @@ def _schema_errors(
     for error in validator.iter_errors(arguments):
         path = tuple(error.absolute_path)
         instance = error.instance
-        if error.validator == "required" and isinstance(instance, dict):
+        if isinstance(error, PatternNotChecked):
+            found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
+        elif error.validator == "required" and isinstance(instance, dict):
             required = error.validator_value if isinstance(error.validator_value, list) else []
             for name in required:
                 missing = InitErrorDetails(type="missing", loc=(*path, name), input=instance)
@@ -87,7 +104,8 @@ def _schema_errors(
                 for k in extras:
                     found.append(InitErrorDetails(type="extra_forbidden", loc=(*path, k), input=instance[k]))
             elif extras and isinstance(patterns, dict):
-                unmatched = sorted(k for k in extras if not any(re.search(p, k) for p in patterns))
+                # Checked already by the validator (as extras): a name that matches none.
+                unmatched = sorted(k for k in extras if not any(search(p, k) for p in patterns))
                 verb = "does" if len(unmatched) == 1 else "do"
                 regexes = ", ".join(f"'{p}'" for p in sorted(patterns))
                 text = f"{', '.join(map(repr, unmatched))} {verb} not match any of the regexes: {regexes}"
@@ -143,6 +161,17 @@ class UnusableSchema(ToolInvocationError):
         super().__init__(tool_name, source, arguments, source.errors())
 
 
+_checks: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    """Where argument checks too costly for the event loop run (two at a time: one per core)."""
+    global _checks
+    if _checks is None:
+        _checks = ThreadPoolExecutor(max_workers=2, thread_name_prefix="langgraph-mcp-check")
+    return _checks
+
+
 class ArgumentChecker:
     """Checks one tool's arguments against its ``inputSchema`` (compiled on first use)."""
 
@@ -152,6 +181,7 @@ class ArgumentChecker:
         self.mcp_name = mcp_name
         self.schema = schema
         self._validator: Validator | None = None
+        self._refusal: UnsafePattern | None = None
         self._compiled = False
 
     def check(self, arguments: dict[str, Any]) -> None:
@@ -161,31 +191,70 @@ class ArgumentChecker:
         Raises nothing else.
 
         A schema that is not valid JSON schema is reported once, as a warning, and the arguments
-        pass unchecked (listed tools never have one: :func:`vet_tool` leaves them out).
+        pass unchecked (listed tools never have one: :func:`vet_tool` leaves them out); one with
+        a pattern RE2 cannot run fails closed: every check raises :class:`UnusableSchema`.
+
+        Its patterns may do ``INLINE_WORK`` in all: a string too long to check against one within
+        that fails the check, saying so (:meth:`acheck` allows more, off the event loop).
         """
+        with regex_budget(INLINE_WORK):
+            self._check(arguments)
+
+    def _check(self, arguments: dict[str, Any]) -> None:
         if not self._compiled:
             self._compiled = True
             try:
                 self._validator = schema_validator(self.schema)
+            except SchemaError as exc:
+                if isinstance(exc.cause, UnsafePattern):  # fails closed: never checked otherwise
+                    self._refusal = exc.cause
+                else:
+                    self._invalid(exc)
             except Exception as exc:
-                logger.warning(
-                    "MCP tool %r of server %r has an invalid inputSchema (%s); arguments are not checked",
-                    self.mcp_name,
-                    self.server,
-                    exc.message if isinstance(exc, SchemaError) else f"{type(exc).__name__}: {exc}",
-                )
+                self._invalid(exc)
+        if self._refusal is not None:
+            raise UnusableSchema(self.tool_name, self._unusable(self._refusal), arguments)
         if self._validator is None:
             return
         try:
             errors = _schema_errors(self._validator, arguments, self.schema)
+        except Deferred:
+            raise
         except Exception as exc:
             raise UnusableSchema(self.tool_name, self._unusable(exc), arguments) from None
         if errors:
             source = ValidationError.from_exception_data(self.tool_name, errors)
             raise ToolInvocationError(self.tool_name, source, arguments, source.errors())
 
+    def _invalid(self, exc: Exception) -> None:
+        logger.warning(
+            "MCP tool %r of server %r has an invalid inputSchema (%s); arguments are not checked",
+            self.mcp_name,
+            self.server,
+            exc.message if isinstance(exc, SchemaError) else f"{type(exc).__name__}: {exc}",
+        )
+
+    async def acheck(self, arguments: dict[str, Any]) -> None:
+        """:meth:`check`, never holding the event loop for long: a check whose patterns need
+        more work than ``INLINE_WORK`` runs again in a worker thread (``THREAD_WORK`` allowed)."""
+        try:
+            with regex_budget(INLINE_WORK, defer=True):
+                self._check(arguments)
+            return
+        except Deferred:
+            pass
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(_executor(), self._check_in_thread, arguments)
+
+    def _check_in_thread(self, arguments: dict[str, Any]) -> None:
+        with regex_budget(THREAD_WORK):
+            self._check(arguments)
+
     def _unusable(self, exc: Exception) -> str:
         where = f"MCP tool {self.mcp_name!r} of server {self.server!r}"
+        if isinstance(exc, UnsafePattern):
+            what = "is not a valid regular expression" if exc.invalid else "cannot be checked in linear time"
+            return short_text(f"{where} cannot be called: its inputSchema has a pattern that {what}: {exc}")
         if isinstance(exc, Unresolvable) or isinstance(exc.__cause__, Unresolvable):
             try:
                 refs = unresolvable_refs(self.schema)

@@ -6,7 +6,10 @@ out (with a warning naming the server, the tool and why) when a model could not 
 this package could not call it: not a JSON object, no name, no ``inputSchema`` or one whose root
 is not ``"type": "object"``, a schema that is not valid JSON schema, a ``$ref`` that does not
 resolve within the schema itself, a schema too large or too deep once LangChain inlines its
-``$ref``s (as ``bind_tools`` does on every model call), or ``execution.taskSupport: "required"``.
+``$ref``s (as ``bind_tools`` does on every model call), ``execution.taskSupport: "required"``,
+or a ``pattern`` or ``patternProperties`` regular expression (in its ``inputSchema`` or
+``outputSchema``) that cannot run in time linear in its input (see ``_patterns.py``: patterns
+run on RE2, never on a backtracking engine).
 
 Arguments are checked against the vetted schemas in ``_arguments.py`` (which knows LangGraph's
 error types; this module imports nothing from LangGraph, as the session layer uses it).
@@ -39,6 +42,7 @@ from pydantic import ValidationError as ModelValidationError
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
+from langgraph_mcp._patterns import UnsafePattern, compile_pattern, safe_validator_class
 from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp.errors import MCPError
 
@@ -51,6 +55,7 @@ __all__ = [
     "model_schema",
     "schema_problem",
     "schema_validator",
+    "unsafe_pattern",
     "vet_tool",
 ]
 
@@ -74,23 +79,72 @@ _RESOLVING: Registry[Any] = SPECIFICATIONS.combine(REGISTRY)  # what a validator
 
 def schema_validator(schema: dict[str, Any]) -> Validator:
     """A validator for ``schema`` (its ``$schema`` dialect, else draft 2020-12) that resolves
-    ``$ref`` within the schema only.
+    ``$ref`` within the schema only and runs its patterns on RE2 (``_patterns.py``).
 
     Raises:
-        SchemaError: ``schema`` is not a valid JSON schema.
+        SchemaError: ``schema`` is not a valid JSON schema (a pattern RE2 cannot run is not a
+            valid ``regex`` here; its ``cause`` is an :class:`UnsafePattern`).
     """
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     for error in _metaschema_validator(cls).iter_errors(schema):  # cls.check_schema, kept warm
         raise SchemaError.create_from(error)
-    return cls(schema, registry=REGISTRY)
+    return safe_validator_class(cls)(schema, registry=REGISTRY)
+
+
+def _is_regex(instance: object) -> bool:
+    if isinstance(instance, str):
+        compile_pattern(instance)  # never Python's re: compiling may be costly too
+    return True
 
 
 @functools.cache
 def _metaschema_validator(cls: type[Validator]) -> Validator:
     """What ``cls.check_schema`` checks a schema with, made once per dialect: made anew for each
-    schema, it takes most of the time a listing takes to check."""
+    schema, it takes most of the time a listing takes to check. A ``regex`` is one RE2 runs."""
     meta = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)
-    return meta(cls.META_SCHEMA, format_checker=meta.FORMAT_CHECKER)
+    formats = jsonschema.FormatChecker(())
+    formats.checkers = {**meta.FORMAT_CHECKER.checkers, "regex": (_is_regex, UnsafePattern)}
+    return meta(cls.META_SCHEMA, format_checker=formats)
+
+
+def unsafe_pattern(schema: dict[str, Any]) -> UnsafePattern | None:
+    """The first ``pattern`` or ``patternProperties`` name in ``schema`` that RE2 cannot run
+    (``None``: there is none), wherever a validator may reach it: in any subschema, and at any
+    place a ``$ref`` points to."""
+    specification = _specification(schema)
+    root = specification.create_resource(schema)
+    pending = [(root, _RESOLVING.resolver_with_root(root))]
+    seen: set[int] = set()
+    while pending:
+        resource, resolver = pending.pop()
+        contents = resource.contents
+        if not isinstance(contents, dict) or id(contents) in seen:
+            continue
+        seen.add(id(contents))
+        patterns = [contents["pattern"]] if "pattern" in contents else []
+        if isinstance(contents.get("patternProperties"), dict):
+            patterns.extend(contents["patternProperties"])
+        for pattern in patterns:
+            try:
+                compile_pattern(pattern)
+            except UnsafePattern as exc:
+                return exc
+        for key in _REF_KEYWORDS:
+            if isinstance(ref := contents.get(key), str):
+                try:
+                    resolved = resolver.lookup(ref)
+                except Exception:  # reported as an unresolvable $ref, where that matters
+                    continue
+                target = specification.create_resource(resolved.contents)
+                pending.append((target, resolved.resolver.in_subresource(target)))
+        pending.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    return None
+
+
+def _unsafe(exc: UnsafePattern) -> str:
+    if exc.invalid:
+        return f"has a pattern that is not a valid regular expression: {exc}"
+    return f"has a pattern that cannot be checked in linear time: {exc}"
 
 
 # -- what a model is given -----------------------------------------------------------------------
@@ -314,14 +368,20 @@ def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
         schema_validator(schema)
     except SchemaError as exc:
         where = ".".join(map(str, exc.absolute_path))
-        return short_text(f"is not a valid JSON schema: {exc.message}" + (f" (at {where})" if where else ""))
+        at = f" (at {where})" if where else ""
+        if isinstance(exc.cause, UnsafePattern):
+            return short_text(_unsafe(exc.cause) + at)
+        return short_text(f"is not a valid JSON schema: {exc.message}" + at)
     except Exception as exc:
         return short_text(f"is not a usable JSON schema: {type(exc).__name__}: {exc}")
     try:
         refs = unresolvable_refs(schema)
         loop = _ref_loop(schema) if not refs else []
+        unsafe = unsafe_pattern(schema)
     except Exception as exc:
         return short_text(f"has $refs that cannot be followed: {type(exc).__name__}: {exc}")
+    if unsafe is not None:
+        return short_text(_unsafe(unsafe))
     if refs:
         return short_text(
             f"has {'a $ref that does' if len(refs) == 1 else '$refs that do'} not resolve within the schema: "
@@ -370,6 +430,13 @@ def _vetted(raw: object, modern: bool) -> types.Tool:
     problem = schema_problem(schema)
     if problem is not None:
         raise _LeftOut(f"its inputSchema {problem}")
+    if isinstance(output := raw.get("outputSchema"), dict):
+        try:
+            unsafe = unsafe_pattern(output)
+        except Exception:  # not a schema one can walk: it is not checked at all (calls.py)
+            unsafe = None
+        if unsafe is not None:
+            raise _LeftOut(short_text(f"its outputSchema {_unsafe(unsafe)}"))
     return tool
 
 

@@ -46,6 +46,7 @@ from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
 from langgraph_mcp._catalog import logger as catalog_logger
+from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, ToolCache
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._results import CallSite, call_failed, call_result, failure, with_edit_notice
@@ -184,7 +185,7 @@ class MCPTool(StructuredTool):
         for hidden in options.hidden:
             arguments.pop(hidden, None)  # the model may not choose a hidden argument
         try:
-            self._checker.check(arguments)
+            await self._checker.acheck(arguments)  # off the event loop when it is costly
         except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
             return failure(self._site(tool_call_id), exc.reason, kind="protocol")
         try:
@@ -397,7 +398,9 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
     names.update({(e.server, e.tool.name): e.name for e in entries})
     previous = {(t.server, t.mcp_name, t.name): t for t in cache.last(key)}
     tools = []
+    pace = Pace()  # a thousand tools take a tenth of a second or more to build
     for entry in entries:
+        await pace()
         old = previous.get((entry.server, entry.tool.name, entry.name))
         if (
             old is not None
@@ -407,6 +410,8 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
             tools.append(old)
         else:
             tools.append(build_tool(entry, pool.connection(entry.server), pool))
+    if (built := cache.current(key, version)) is not None:
+        return built  # built meanwhile by a concurrent call (both paced): one set of objects
     # Cached only while every server answered: a missing one is tried again next time.
     cache.store(key, version if len(listings) == len(pool.servers) else None, tools)
     return tools

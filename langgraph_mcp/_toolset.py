@@ -18,6 +18,7 @@ from typing import Any, Self
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
+from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
 from langgraph_mcp._tools import MCPTool, load_mcp_tools
@@ -125,7 +126,9 @@ class ToolSet:
             bound: list[MCPTool] = []
             withheld: dict[str, str] = {}
             used: set[str] = set()
+            pace = Pace()  # binding a thousand tools takes a while: let other calls run
             for tool in source:
+                await pace()
                 own, reason = self._own_options(tool, names, used)
                 if reason is not None:
                     self._needs_approval(tool, ToolOptions(), used)  # its approval names are not unmatched
@@ -140,6 +143,8 @@ class ToolSet:
                     )
                     continue
                 bound.append(self._bind(tool, own, used))
+            if source is self._source:
+                return self._bound  # bound meanwhile by a concurrent call
             self._warn_unmatched(used, names)
             # Swapped whole: runs already in flight keep a consistent view.
             self._source, self._bound, self._withheld = source, bound, withheld

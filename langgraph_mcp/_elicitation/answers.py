@@ -25,6 +25,7 @@ import mcp_types as types
 from pydantic import AfterValidator, WithJsonSchema
 from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._patterns import UnsafePattern, regex_budget, safe_validator_class
 from langgraph_mcp._schema import REGISTRY
 from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
@@ -127,9 +128,11 @@ def check_response(request: MCPElicitationRequest, response: Any) -> types.Elici
             filled[name] = prop["default"]
     try:
         # The server's schema may name other documents: they are never fetched (REGISTRY refuses).
-        validator = jsonschema.Draft202012Validator(schema, registry=REGISTRY)
-        errors = sorted(validator.iter_errors(filled), key=lambda e: list(e.absolute_path))
-    except Unresolvable as exc:
+        # Its patterns run on RE2, in linear time and bounded work (_patterns.py).
+        validator = safe_validator_class(jsonschema.Draft202012Validator)(schema, registry=REGISTRY)
+        with regex_budget():
+            errors = sorted(validator.iter_errors(filled), key=lambda e: list(e.absolute_path))
+    except (Unresolvable, UnsafePattern) as exc:
         raise ValueError(f"response for {key!r}: the requested schema cannot be used: {exc}") from None
     if errors:
         details = "; ".join(

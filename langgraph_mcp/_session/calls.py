@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._compat.mcp import call_headers
+from langgraph_mcp._patterns import UnsafePattern, regex_budget
 from langgraph_mcp._schema import schema_validator
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.era import MODERN
@@ -228,7 +229,13 @@ class Calls(Listings):
         if validator is None:
             return
         try:
-            error = best_match(validator.iter_errors(result.structured_content))
+            with regex_budget():  # its patterns may hold the event loop 25-60 ms at most in all
+                error = best_match(validator.iter_errors(result.structured_content))
+        except UnsafePattern as exc:  # listed tools have none (vet_tool): only if it could not look
+            raise MCPProtocolError(
+                self.name,
+                f"the outputSchema of {name!r} has a pattern that cannot be checked in linear time: {exc}",
+            ) from None
         except Unresolvable as exc:
             raise MCPProtocolError(
                 self.name, f"the outputSchema of {name!r} has a $ref that does not resolve: {exc}"

@@ -4,10 +4,17 @@ Every page is read as the server sent it, and each entry is checked on its own: 
 valid is left out with a warning and the others stay. Listings are cached until the server says
 that list changed, or the session is replaced (``loops.ConnectionBase._tools_changed`` and
 ``_lists_changed``).
+
+A tool listing is bounded: its first ``max_tools`` entries (server option, default 1,000) are
+read and the rest left out with one warning; at most ``_MAX_PAGES`` pages are fetched, so a
+server that pages forever cannot hold a listing forever. Tools are checked in a worker thread, a
+page at a time: checking a thousand schemas is about a second of CPU, and the event loop (every
+other user's call) goes on meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -19,6 +26,7 @@ from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import ValidationError
 
 from langgraph_mcp._compat.mcp import absorb_tool_listing, send_unchecked
+from langgraph_mcp._pace import Pace, full_collections_put_off
 from langgraph_mcp._schema import vet_tool
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import TRANSPORT_ERRORS, SessionExpired, Wording, translate
@@ -76,7 +84,8 @@ class Listings(Requests):
             version = self.tools_version
             tools: list[types.Tool] = []
             cursor: str | None = None
-            entries = 0
+            entries = beyond = 0
+            limit = self.config.max_tools
             try:
                 with sending() as sent, http_statuses() as statuses, session.request():
                     for _ in range(_MAX_PAGES):
@@ -86,16 +95,11 @@ class Listings(Requests):
                                 client.session, "tools/list", {"cursor": cursor} if cursor else None
                             )
                         listed, next_cursor = self._tools_page(answer)
-                        page = [
-                            tool
-                            for i, raw in enumerate(listed)
-                            if (
-                                tool := vet_tool(
-                                    self.name, raw, position=entries + i, modern=self.era == MODERN
-                                )
-                            )
-                            is not None
-                        ]
+                        del answer
+                        if len(listed) > limit - entries:
+                            beyond += len(listed) - (limit - entries)
+                            await _drop_tail(listed, limit - entries)
+                        page = await asyncio.to_thread(self._vet_page, listed, entries) if listed else []
                         entries += len(listed)
                         absorb_tool_listing(
                             client.session,
@@ -104,8 +108,15 @@ class Listings(Requests):
                         )
                         tools.extend(page)
                         cursor = next_cursor
-                        if not cursor:
+                        if not cursor or beyond:
                             break
+                    else:
+                        logger.warning(
+                            "MCP server %r: its tools/list answer still named a next page after %d pages; "
+                            "the tools of those pages are offered and the rest left out",
+                            self.name,
+                            _MAX_PAGES,
+                        )
             except (SDKError, TimeoutError, OSError, *TRANSPORT_ERRORS) as exc:
                 # Whatever went wrong, the server's tools cannot be offered now: a connection
                 # error, unless the session expired (list again) or the credentials were refused.
@@ -127,10 +138,30 @@ class Listings(Requests):
                 raise MCPConnectionError(
                     self.name, self.redact(f"tools/list failed: {describe(exc)}") + session.stderr_hint()
                 ) from exc
+            if beyond:
+                logger.warning(
+                    "MCP server %r lists %s%d tools, more than its max_tools (%d): the first %d are "
+                    "read and the rest left out (set 'max_tools' in its configuration to read more)",
+                    self.name,
+                    "at least " if cursor else "",
+                    entries + beyond,
+                    limit,
+                    limit,
+                )
             if version == self.tools_version and session is self.scope().owner.session:
                 self._tools = tools
                 self._by_name = {t.name: t for t in reversed(tools)}
             return tools
+
+    def _vet_page(self, listed: list[Any], first: int) -> list[types.Tool]:
+        """The tools of one page that can be offered (``_schema.vet_tool``); ``first`` is the
+        position of the page's first entry in the whole listing. Runs in a worker thread."""
+        modern = self.era == MODERN
+        return [
+            tool
+            for i, raw in enumerate(listed)
+            if (tool := vet_tool(self.name, raw, position=first + i, modern=modern)) is not None
+        ]
 
     def _tools_page(self, answer: Any) -> tuple[list[Any], str | None]:
         """A ``tools/list`` answer's tools (unchecked) and next cursor."""
@@ -164,6 +195,7 @@ class Listings(Requests):
         async def pages(client: Client) -> list[Any]:
             items: list[Any] = []
             cursor: str | None = None
+            pace = Pace()
             for _ in range(_MAX_PAGES):
                 with anyio.fail_after(self.config.connect_timeout):
                     answer = await send_unchecked(
@@ -174,6 +206,7 @@ class Listings(Requests):
                 if not isinstance(entries, list) or (cursor is not None and not isinstance(cursor, str)):
                     raise MCPProtocolError(self.name, f"its {method} answer is not a valid listing")
                 for raw in entries:
+                    await pace()
                     try:
                         items.append(model.model_validate(raw))
                     except ValidationError as exc:
@@ -191,6 +224,16 @@ class Listings(Requests):
         if version == self._list_versions[kind]:
             self._lists[kind] = items
         return items
+
+
+async def _drop_tail(items: list[Any], keep: int) -> None:
+    """Cut ``items`` to its first ``keep``, freeing the rest a slice at a time (freeing 100,000
+    parsed tools at once holds the event loop for a tenth of a second)."""
+    pace = Pace()
+    with full_collections_put_off():
+        while len(items) > keep:
+            del items[max(keep, len(items) - 2000) :]
+            await pace()
 
 
 def _brief(raw: Any, limit: int = 200) -> str:

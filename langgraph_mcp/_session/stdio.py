@@ -54,6 +54,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from langgraph_mcp._pace import loads_in_slices
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp.errors import MCPError
@@ -70,6 +71,9 @@ MAX_MESSAGE_BYTES = 256 << 20
 """The longest message a server may send: a line of stdout (and an SSE event on streamable
 HTTP, see ``transports.py``)."""
 _PREVIEW = 80
+_SLICED_PARSE = 1 << 20
+"""Lines longer than this (bytes) are parsed in slices: one ``json.loads`` holds the loop about
+30 ms per MiB."""
 
 
 @dataclass(frozen=True)
@@ -282,9 +286,12 @@ class _Parser:
         self._line_no = 0
         self._bad = 0
 
-    def parse(self, lines: collections.deque[bytes | bytearray]) -> SessionMessage | NotJSONRPCError | None:
+    async def parse(
+        self, lines: collections.deque[bytes | bytearray]
+    ) -> SessionMessage | NotJSONRPCError | None:
         """The next line of ``lines``, taken from it (so its bytes go once decoded); None for a
-        blank line."""
+        blank line. A line over ``_SLICED_PARSE`` bytes is parsed in slices (``_pace.py``): the
+        event loop goes on while a 100,000-tool listing is read."""
         line = lines.popleft()
         self._line_no += 1
         if not line or line.isspace():
@@ -296,7 +303,7 @@ class _Parser:
             return self._bad_line(size, bytes(line[:_PREVIEW]).decode(self._codec, "replace"))
         del line
         try:
-            data = json.loads(text)
+            data = json.loads(text) if size <= _SLICED_PARSE else await loads_in_slices(text)
         except (ValueError, RecursionError):
             return self._bad_line(size, text[:_PREVIEW])
         preview = text[:_PREVIEW]
@@ -373,11 +380,11 @@ async def stdio_transport(
                     complete = lines.feed(chunk)
                     del chunk
                     while complete:
-                        item = parser.parse(complete)
+                        item = await parser.parse(complete)
                         if item is not None:
                             await read_sender.send(item)
                         del item
-                item = parser.parse(collections.deque([lines.rest()]))  # a last line without "\n"
+                item = await parser.parse(collections.deque([lines.rest()]))  # a last line without "\n"
                 if item is not None:
                     await read_sender.send(item)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):

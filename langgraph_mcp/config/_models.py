@@ -110,6 +110,12 @@ class _ServerBase(BaseModel):
     """At most this many tool calls in flight per session (``None``: no limit). Calls beyond it
     queue, served round-robin across LangGraph threads so that no graph starves another; the wait
     counts toward the call's timeout."""
+    max_tools: int = Field(default=1000, ge=1, strict=True)
+    """At most this many entries of the server's tool listing are read, the first ones in the
+    server's order (further pages are not fetched); the rest are left out with one warning naming
+    the server. It bounds the time and memory a listing takes. 1,000 is several times what a
+    model can usefully choose from, and takes about a second of CPU to check (off the event
+    loop: other calls go on meanwhile)."""
     tools: tuple[str, ...] | None = None
     """Only expose these MCP tool names (``None``: all)."""
     exclude_tools: tuple[str, ...] = ()

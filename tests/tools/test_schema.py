@@ -270,8 +270,8 @@ def test_a_well_formed_tool_is_kept_as_listed(caplog: pytest.LogCaptureFixture) 
         ),
         (
             {"name": "t", "inputSchema": {"type": "object", "properties": {"x": {"pattern": "("}}}},
-            "tool 't' is left out: its inputSchema is not a valid JSON schema: '(' is not a 'regex'"
-            " (at properties.x.pattern)",
+            "tool 't' is left out: its inputSchema has a pattern that is not a valid regular expression:"
+            " '(' (missing ): () (at properties.x.pattern)",
         ),
         (
             {"name": "t", "inputSchema": with_ref("https://json-schema.org/draft/2020-12/schema")},
