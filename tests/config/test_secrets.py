@@ -33,7 +33,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPToolNode, load_connections
 from langgraph_mcp._redact import redact_url
 from tests.conftest_servers import BearerGate, serve_in_loop, stdio_params
-from tests.helpers import free_port, thread, tool_graph
+from tests.helpers import SERVER_SIDE_LOGGERS, free_port, record_texts, thread, tool_graph
 from tests.servers import demo
 
 TOKEN = "SNTL-header-1"
@@ -57,9 +57,6 @@ ENCODED = {
         f"{SECRETS['userinfo_user']}:{SECRETS['userinfo_password']}".encode()
     ).decode(),
 }
-# Server-side records are the fixture servers' own (they run in this process); every other
-# logger is ours or a client library's.
-SERVER_SIDE = ("mcp.server", "sse_starlette", "uvicorn", "starlette")
 
 
 def leaks(text: str) -> list[str]:
@@ -209,17 +206,7 @@ async def test_no_secret_shows_anywhere(
             "stream events": [repr(e) for e in events],
             "checkpoints": _stored(tmp_path / "cp.db"),
         }
-    places["log records"] = [
-        text
-        for record in caplog.records
-        if not record.name.startswith(SERVER_SIDE)
-        for text in (
-            record.getMessage(),
-            repr(record.args),
-            logging.Formatter().formatException(record.exc_info) if record.exc_info else "",
-            record.exc_text or "",
-        )
-    ]
+    places["log records"] = record_texts(caplog.records, skip=SERVER_SIDE_LOGGERS)
     assert any("HTTP Request:" in t for t in places["log records"])  # httpx2 logged URLs: checked
     found = {
         where: sorted({leak for text in texts for leak in leaks(text)}) for where, texts in places.items()
@@ -346,15 +333,7 @@ async def test_a_stdio_server_that_prints_its_env_secret_shows_it_nowhere(
         "connection error": list(texts_of(caught.value)),
         "stream events": [repr(e) for e in events],
         "checkpoints": _stored(tmp_path / "cp.db"),
-        "log records": [
-            text
-            for record in caplog.records
-            for text in (
-                record.getMessage(),
-                repr(record.args),
-                logging.Formatter().formatException(record.exc_info) if record.exc_info else "",
-            )
-        ],
+        "log records": record_texts(caplog.records),  # (no server runs in this process)
     }
     found = {
         where: sorted({leak for text in texts for leak in leaks(text)}) for where, texts in places.items()

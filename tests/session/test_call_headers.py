@@ -22,12 +22,11 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions
 from langgraph_mcp._headers import header_problem
 from tests.conftest_servers import serve_in_loop
-from tests.helpers import ai, thread
+from tests.helpers import SERVER_SIDE_LOGGERS, ai, record_texts, thread
 from tests.servers import echoing
 
 ERAS = ["auto", "legacy"]
 SECRET = "SNTL-percall-21"
-SERVER_SIDE = ("mcp.server", "sse_starlette", "uvicorn", "starlette")
 
 
 @dataclass
@@ -61,19 +60,8 @@ async def run(
 
 
 def client_logs(caplog: pytest.LogCaptureFixture) -> list[str]:
-    """The text of every record but the fixture server's own (it runs in this process):
-    message, arguments and traceback."""
-    return [
-        text
-        for record in caplog.records
-        if not record.name.startswith(SERVER_SIDE)
-        for text in (
-            record.getMessage(),
-            repr(record.args),
-            logging.Formatter().formatException(record.exc_info) if record.exc_info else "",
-            record.exc_text or "",
-        )
-    ]
+    """The text of every record but the fixture server's own (it runs in this process)."""
+    return record_texts(caplog.records, skip=SERVER_SIDE_LOGGERS)
 
 
 @pytest.mark.parametrize("protocol", ERAS)
