@@ -2,37 +2,51 @@
 
 A server's secrets are the values of its ``headers`` and ``env``, its ``auth``, the userinfo,
 query values and fragment of its ``url``, and whatever ``${VAR}`` expansion put into a stdio
-server's ``command``, ``args`` and ``cwd`` (each config's ``redactor()`` collects them). A
-:class:`Redactor` replaces them in a text: URLs with :func:`redact_url`'s form, expanded stdio
-values with the text as written (``--token=${TOKEN}``), anything else with ``***``.
+server's ``command``, ``args`` and ``cwd`` (each config's ``redactor()`` collects them); while a
+call runs, its per-call header values too (:meth:`Redactor.holding`). A :class:`Redactor`
+replaces them in a text: URLs with :func:`redact_url`'s form, expanded stdio values with the text
+as written (``--token=${TOKEN}``), anything else with ``***``; :func:`mask_all` in every string of
+a JSON-like value.
 
-Messages this package builds pass through their server's redactor. The HTTP and MCP client
-libraries log request URLs themselves (``httpx2`` at INFO: ``HTTP Request: POST <url>``); a filter
-on those loggers (:data:`LIBRARY_LOGGERS`) cleans their records of the secrets of every live
-redactor, and leaves every other record as it is.
+Messages this package builds pass through their server's redactor, and so does what the server
+says that becomes a message, a record or an event (errors, ``isError`` results, stderr, log
+notifications, progress messages). The HTTP and MCP client libraries log request URLs and
+messages themselves (``httpx2`` at INFO: ``HTTP Request: POST <url>``); a filter on those loggers
+(:data:`LIBRARY_LOGGERS`) cleans their records of the secrets of every live redactor, and leaves
+every other record as it is.
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import logging
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import httpx2
 
-__all__ = ["LIBRARY_LOGGERS", "MASK", "Redactor", "auth_secrets", "header_secrets", "redact_url"]
+__all__ = ["LIBRARY_LOGGERS", "MASK", "Redactor", "auth_secrets", "header_secrets", "mask_all", "redact_url"]
 
 MASK = "***"
 MIN_SECRET = 4
 """Shorter values (a port, ``true``) are not looked for in free text (a URL still is, whole)."""
 
-LIBRARY_LOGGERS = ("httpx2", "mcp.client.streamable_http", "mcp.client.sse")
-"""Loggers of the libraries under the HTTP transports that log request URLs or errors holding them
-(a logger's filters apply to its own records only, so each is named)."""
+LIBRARY_LOGGERS = (
+    "httpx2",
+    "httpcore2.connection",
+    "httpcore2.http11",
+    "httpcore2.http2",
+    "httpcore2.proxy",
+    "mcp.client.streamable_http",
+    "mcp.client.sse",
+)
+"""Loggers of the libraries under the HTTP transports that log request URLs, messages, or errors
+holding them (a logger's filters apply to its own records only, so each is named)."""
 
 
 def redact_url(url: str) -> str:
@@ -80,7 +94,9 @@ def _variants(value: str) -> Iterable[str]:
 class Redactor:
     """Replaces secrets in any text: each of ``secrets`` (at least :data:`MIN_SECRET` long) with
     ``***``, each key of ``shown`` with its value, each of ``urls`` with :func:`redact_url`'s form
-    (the URL's own secrets are taken too, as written and as an HTTP client normalises them)."""
+    (the URL's own secrets are taken too, as written and as an HTTP client normalises them).
+
+    :meth:`holding` adds secrets for a while (the header values of one call, while it runs)."""
 
     def __init__(
         self, secrets: Iterable[str] = (), *, shown: Mapping[str, str] | None = None, urls: Iterable[str] = ()
@@ -92,9 +108,17 @@ class Redactor:
                 replace[form] = redact_url(form)
                 for secret in _url_secrets(form):
                     secrets.update(_variants(secret))
-        pairs = {s: MASK for s in secrets if len(s) >= MIN_SECRET and s != MASK}
-        pairs.update(replace)
-        # Longest first: a URL before the query value inside it.
+        self._own = {s: MASK for s in secrets if _maskable(s)}
+        self._own.update(replace)
+        self._held: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+        self._pairs: list[tuple[str, str]] = []
+        self._arrange()
+
+    def _arrange(self) -> None:
+        pairs = {**dict.fromkeys(self._held, MASK), **self._own}
+        # Longest first: a URL before the query value inside it. (A new list: a text being
+        # redacted in another thread goes on with the one it has.)
         self._pairs = sorted(pairs.items(), key=lambda item: -len(item[0]))
 
     def __bool__(self) -> bool:
@@ -107,12 +131,60 @@ class Redactor:
                 text = text.replace(secret, shown)
         return text
 
+    @contextmanager
+    def holding(self, secrets: Iterable[str]) -> Iterator[None]:
+        """Replace ``secrets`` too while the block runs, here and in library log records (see
+        :meth:`watch_library_logs`). Blocks may overlap, in any threads."""
+        held = {s for s in secrets if _maskable(s)}
+        if not held:
+            yield
+            return
+        with self._lock:
+            self._held.update(held)
+            self._arrange()
+        _filter.live.add(self)
+        _filter.install()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.subtract(held)
+                self._held = +self._held  # (drops what no block holds any more)
+                self._arrange()
+
+    @property
+    def reach(self) -> int:
+        """The length of the longest text replaced (0: none)."""
+        pairs = self._pairs
+        return len(pairs[0][0]) if pairs else 0
+
+    def head(self, text: str, size: int) -> str:
+        """The first ``size`` characters of ``text`` without the secrets, a secret that the cut
+        would split included."""
+        return self(text[: size + self.reach])[:size]
+
     def watch_library_logs(self) -> None:
         """Clean the records of :data:`LIBRARY_LOGGERS` of these secrets while this redactor lives
         (the first call installs the filter)."""
         if self:
             _filter.live.add(self)
             _filter.install()
+
+
+def _maskable(secret: str) -> bool:
+    return len(secret) >= MIN_SECRET and secret != MASK
+
+
+def mask_all(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like: strings, numbers, lists, dicts) with ``redact`` applied to every
+    string in it but the keys (which name things: a key that is a secret stays)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {k: mask_all(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_all(item, redact) for item in value]
+    return value
 
 
 def header_secrets(headers: Mapping[str, str]) -> Iterable[str]:

@@ -65,6 +65,7 @@ FailureKind: TypeAlias = Literal[
     "elicitation",
     "sampling",
     "hidden_argument",
+    "header",
     "approval",
     "result_mapping",
 ]
@@ -78,6 +79,9 @@ FailureKind: TypeAlias = Literal[
 * ``elicitation``: a question from the server could not be asked or answered;
 * ``sampling``: a sampling request from the server could not be answered;
 * ``hidden_argument``: a hidden argument's source has no value for this call;
+* ``header``: a per-call header (``ToolOptions.headers``) cannot be sent over HTTP (a line
+  break, another control character, a non-ASCII character or whitespace at either end of its
+  value, or a name that is not a valid header name); the call was not sent;
 * ``approval``: the approval decision was not usable;
 * ``result_mapping``: a successful result that the tool's result mapping cannot use.
 """

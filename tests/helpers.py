@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,23 @@ async def until(condition: Callable[[], bool], timeout: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting for a condition"
         await asyncio.sleep(0.02)
+
+
+SERVER_SIDE_LOGGERS = ("mcp.server", "sse_starlette", "uvicorn", "starlette")
+"""Loggers of fixture servers that run in the test's own process (their records are theirs)."""
+
+
+def record_texts(records: Iterable[logging.LogRecord], *, skip: tuple[str, ...] = ()) -> list[str]:
+    """Every text of each record (message, arguments, traceback), but those of loggers whose
+    names start with one of ``skip``."""
+    return [
+        text
+        for record in records
+        if not record.name.startswith(skip)
+        for text in (
+            record.getMessage(),
+            repr(record.args),
+            logging.Formatter().formatException(record.exc_info) if record.exc_info else "",
+            record.exc_text or "",
+        )
+    ]

@@ -11,6 +11,7 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
 
+from langgraph_mcp._redact import mask_all
 from langgraph_mcp._session.loops import ConnectionBase
 
 __all__ = ["Callbacks"]
@@ -48,7 +49,14 @@ class Callbacks(ConnectionBase):
             logger.debug("MCP server %r: transport reported %s", self.name, self.redact(repr(message)))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        """Log a server's log message (the record's ``mcp_level`` attribute keeps its MCP level)."""
+        """Log a server's log message (the record's ``mcp_level`` attribute keeps its MCP level),
+        and hand it to its call, both without the server's secrets."""
+        params = params.model_copy(
+            update={
+                "data": mask_all(params.data, self.redact),
+                "logger": self.redact(params.logger) if params.logger else params.logger,
+            }
+        )
         data = params.data if isinstance(params.data, str) else json.dumps(params.data, default=str)
         text = f"[{params.logger}] {data}" if params.logger else data
         if params.level in _UNNAMED_LEVELS:

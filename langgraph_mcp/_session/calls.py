@@ -5,6 +5,7 @@ against the tool's ``outputSchema``."""
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -16,7 +17,9 @@ from pydantic import TypeAdapter
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._compat.mcp import call_headers
+from langgraph_mcp._headers import header_problem
 from langgraph_mcp._patterns import UnsafePattern, regex_budget
+from langgraph_mcp._redact import Redactor, header_secrets, mask_all
 from langgraph_mcp._schema import schema_validator
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.era import MODERN
@@ -24,7 +27,13 @@ from langgraph_mcp._session.failures import NotSent, SessionExpired, Wording, gu
 from langgraph_mcp._session.listings import Listings
 from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.routing import CallSink
-from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPServerError
+from langgraph_mcp.errors import (
+    OUTCOME_UNKNOWN,
+    MCPConnectionError,
+    MCPProtocolError,
+    MCPServerError,
+    MCPToolCallError,
+)
 
 __all__ = ["Calls", "Round"]
 
@@ -98,9 +107,12 @@ class Calls(Listings):
             MCPTimeoutError: ``clock`` ran out; the server was asked to cancel the request.
             MCPServerError: the server answered with a JSON-RPC error.
             MCPProtocolError: the answer broke the protocol or the tool's ``outputSchema``.
+            MCPToolCallError: (kind ``header``) one of ``headers`` cannot be sent; nothing was.
         """
         if headers:
-            headers = self._own_headers(headers)
+            headers = self._own_headers(name, headers)
+        if progress is not None:
+            progress = _masked_progress(progress, self.redact)
         session, client = await self._live()
         if self.config.log_level is not None and self.era == MODERN:
             meta = {**(meta or {}), _LOG_LEVEL_META: self.config.log_level}
@@ -115,37 +127,49 @@ class Calls(Listings):
         )
         resent = renewed = False
         unsent = 0
-        while True:
-            try:
-                result = await self._send(session, client, request, clock, sink, exclusive, progress, headers)
-            except NotSent:
-                unsent += 1
-                if unsent > _MAX_UNSENT:
-                    raise MCPConnectionError(
-                        self.name, "the session kept ending before the call could be sent"
-                    ) from None
-                session, client = await self._live()
-                continue
-            except SessionExpired as exc:
-                if renewed:
-                    raise MCPServerError(self.name, exc.code, exc.message) from None
-                # The server rejected the request unread: send it once more, on a new session.
-                renewed = True
-                session, client = await self._live()
-                continue
-            except MCPServerError as exc:
-                if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
-                    raise
-                resent = True
-                await self.refresh_tools()
-                continue
-            if isinstance(result, types.CallToolResult) and not result.is_error:
-                self._check_output(name, result)
-            return result
+        # This call's header values are secrets too while it runs: in what is said about it or
+        # logged, by this package or the HTTP libraries, and in what the server echoes.
+        with self.redact.holding(header_secrets(headers) if headers else ()):
+            while True:
+                try:
+                    result = await self._send(
+                        session, client, request, clock, sink, exclusive, progress, headers
+                    )
+                except NotSent:
+                    unsent += 1
+                    if unsent > _MAX_UNSENT:
+                        raise MCPConnectionError(
+                            self.name, "the session kept ending before the call could be sent"
+                        ) from None
+                    session, client = await self._live()
+                    continue
+                except SessionExpired as exc:
+                    if renewed:
+                        raise MCPServerError(self.name, exc.code, exc.message) from None
+                    # The server rejected the request unread: send it once more, on a new session.
+                    renewed = True
+                    session, client = await self._live()
+                    continue
+                except MCPServerError as exc:
+                    if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
+                        raise
+                    resent = True
+                    await self.refresh_tools()
+                    continue
+                if isinstance(result, types.CallToolResult):
+                    if result.is_error:  # the server's own words, which may echo a secret
+                        return _masked_result(result, self.redact)
+                    self._check_output(name, result)
+                return result
 
-    def _own_headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+    def _own_headers(self, tool: str, headers: Mapping[str, str]) -> dict[str, str]:
         """Per-call headers without the ones the protocol and the transport set themselves
-        (dropped, with one warning per name)."""
+        (dropped, with one warning per name).
+
+        Raises:
+            MCPToolCallError: one of them cannot be sent (see ``_headers.py``); nothing is sent.
+                Sending it would end the session, and every other call on it.
+        """
         if self.config.transport not in ("http", "sse"):
             if "<stdio>" not in self._warned_headers:
                 self._warned_headers.add("<stdio>")
@@ -155,8 +179,21 @@ class Calls(Listings):
                     self.config.transport,
                 )
             return {}
+        if not isinstance(headers, Mapping):
+            raise MCPToolCallError(
+                f"MCP server {self.name!r}: the call to {tool!r} was not sent: its per-call headers "
+                f"are a {type(headers).__name__}, not a mapping of names to values",
+                kind="header",
+            )
         kept: dict[str, str] = {}
         for name, value in headers.items():
+            problem = header_problem(name, value)
+            if problem is not None:
+                raise MCPToolCallError(
+                    f"MCP server {self.name!r}: the call to {tool!r} was not sent: {problem} "
+                    "(check the tool's ToolOptions.headers)",
+                    kind="header",
+                )
             lowered = name.lower()
             if lowered.startswith("mcp-") or lowered in _TRANSPORT_HEADERS:
                 if lowered not in self._warned_headers:
@@ -180,7 +217,7 @@ class Calls(Listings):
         sink: CallSink,
         exclusive: bool,
         progress: ProgressFnT | None,
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None,
     ) -> Round:
         name = request.params.name
         wording = Wording(
@@ -250,3 +287,33 @@ class Calls(Listings):
                 self.name,
                 f"the structured content of {name!r} breaks its outputSchema at {where}: {error.message}",
             )
+
+
+def _masked_result(result: types.CallToolResult, redact: Redactor) -> types.CallToolResult:
+    """An ``isError`` result without the secrets its text (text blocks, text resources) and
+    structured content show; the same result when they show none."""
+    content = [_masked_block(block, redact) for block in result.content]
+    structured = mask_all(result.structured_content, redact)
+    if structured == result.structured_content and all(map(operator.is_, content, result.content)):
+        return result
+    return result.model_copy(update={"content": content, "structured_content": structured})
+
+
+def _masked_block(block: types.ContentBlock, redact: Redactor) -> types.ContentBlock:
+    if isinstance(block, types.TextContent):
+        text = redact(block.text)
+        return block if text == block.text else block.model_copy(update={"text": text})
+    if isinstance(block, types.EmbeddedResource) and isinstance(block.resource, types.TextResourceContents):
+        text = redact(block.resource.text)
+        if text != block.resource.text:
+            return block.model_copy(update={"resource": block.resource.model_copy(update={"text": text})})
+    return block
+
+
+def _masked_progress(report: ProgressFnT, redact: Redactor) -> ProgressFnT:
+    """``report``, given the server's progress messages without the secrets."""
+
+    async def masked(progress: float, total: float | None, message: str | None) -> None:
+        await report(progress, total, redact(message) if message else message)
+
+    return masked

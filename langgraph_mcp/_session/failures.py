@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import ValidationError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE, connection_closed
+from langgraph_mcp._redact import mask_all
 from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.transports import describe, http_statuses, refusal, server_failure
 from langgraph_mcp._session.wire import Sent, sending
@@ -120,7 +121,7 @@ async def translate(
     """What an SDK ``MCPError`` from a request sent on ``session`` means in this package's terms
     (``statuses``: the HTTP statuses seen meanwhile; ``sent``: the request, as written)."""
     if session.expired and statuses[-1:] == [404]:  # unknown session: it did not run
-        return SessionExpired(exc.code, exc.error.message)
+        return SessionExpired(exc.code, redact(exc.error.message))
     if (status := refusal(statuses)) is not None:  # refused: the request did not run
         return MCPAuthenticationError(server, status)
     if exc.code == types.CONNECTION_CLOSED and _connection_lost(exc, sent, session, statuses):
@@ -134,7 +135,7 @@ async def translate(
     ):
         # No answer from the server, only an HTTP error status standing in for one.
         return MCPConnectionError(server, f"the server answered HTTP {status} {wording.http_failure}")
-    return MCPServerError(server, exc.code, redact(exc.error.message), exc.error.data)
+    return MCPServerError(server, exc.code, redact(exc.error.message), mask_all(exc.error.data, redact))
 
 
 @asynccontextmanager

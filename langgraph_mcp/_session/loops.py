@@ -253,6 +253,7 @@ class LoopScope:
             connection.name,
             connection.config,
             connection._new_client,
+            redact=connection.redact,
             on_connected=connection._connected,
             alongside=connection._alongside,
         )

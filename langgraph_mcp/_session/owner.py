@@ -34,7 +34,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE
-from langgraph_mcp._redact import redact_url
+from langgraph_mcp._redact import Redactor, redact_url
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
     ClientFactory,
@@ -131,9 +131,11 @@ class Session:
 class SessionOwner:
     """Owns the sessions of one server, one at a time.
 
-    ``make_client`` builds the ``Client`` for a transport target; ``on_connected(session)`` runs
-    in the owner task once the handshake is done (before the session is published), and
-    ``alongside(session)``, if it returns a coroutine, runs for as long as the session lives.
+    ``make_client`` builds the ``Client`` for a transport target; ``redact`` keeps the server's
+    secrets out of what is said and logged (its stdio server's stderr included);
+    ``on_connected(session)`` runs in the owner task once the handshake is done (before the
+    session is published), and ``alongside(session)``, if it returns a coroutine, runs for as
+    long as the session lives.
     """
 
     def __init__(
@@ -142,6 +144,7 @@ class SessionOwner:
         config: ServerConfig,
         make_client: ClientFactory,
         *,
+        redact: Redactor,
         on_connected: Callable[[Session], Awaitable[None]],
         alongside: Callable[[Session], Awaitable[None] | None],
     ) -> None:
@@ -157,7 +160,7 @@ class SessionOwner:
         self._retry_delay = config.restart.backoff
         self._failures = 0
         self._given_up: MCPConnectionError | None = None
-        self._redact = config.redactor()
+        self._redact = redact
         self._redact.watch_library_logs()
 
     @property
@@ -275,7 +278,7 @@ class SessionOwner:
         try:
             async with AsyncExitStack() as stack:
                 if isinstance(self.config, StdioServerConfig):
-                    session.stderr = StderrTap(self.name)
+                    session.stderr = StderrTap(self.name, self._redact)
                     await session.stderr.start()
                 elif isinstance(self.config, (HTTPServerConfig, SSEServerConfig)):
                     session.http = HTTPWatch(session.end)

@@ -9,7 +9,8 @@ the SDK's own ``stdio_client`` does, and keeps its contract:
 * The read stream yields one ``SessionMessage`` per line of stdout. A line that is not a
   JSON-RPC message (a server printing to stdout, invalid UTF-8, a truncated message) yields a
   :class:`NotJSONRPCError` instead and the session goes on; the first such line is logged at
-  WARNING, the rest at DEBUG; blank lines are skipped. The read stream ends when stdout ends
+  WARNING, the rest at DEBUG (their first 80 characters, without the server's secrets); blank
+  lines are skipped. The read stream ends when stdout ends
   (the child exited or closed it), or, logged as an error, when a line grows past
   ``MAX_MESSAGE_BYTES`` (256 MiB): memory stays bounded whatever a child writes.
 * Messages sent on the write stream are written to stdin one line each, one at a time: the
@@ -55,6 +56,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from langgraph_mcp._pace import loads_in_slices
+from langgraph_mcp._redact import Redactor
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp.errors import MCPError
@@ -280,9 +282,12 @@ class _Parser:
     ``json``'s result at most two). Each step drops what the one before it made.
     """
 
-    def __init__(self, server: str, codec: str) -> None:
+    def __init__(self, server: str, codec: str, redact: Redactor) -> None:
         self._server = server
         self._codec = codec
+        self._redact = redact
+        self._window = _PREVIEW + redact.reach
+        """Characters kept for a preview: enough to recognise a secret that the cut would split."""
         self._line_no = 0
         self._bad = 0
 
@@ -300,13 +305,13 @@ class _Parser:
         try:
             text = line.decode(self._codec)
         except UnicodeDecodeError:
-            return self._bad_line(size, bytes(line[:_PREVIEW]).decode(self._codec, "replace"))
+            return self._bad_line(size, bytes(line[: 4 * self._window]).decode(self._codec, "replace"))
         del line
         try:
             data = json.loads(text) if size <= _SLICED_PARSE else await loads_in_slices(text)
         except (ValueError, RecursionError):
-            return self._bad_line(size, text[:_PREVIEW])
-        preview = text[:_PREVIEW]
+            return self._bad_line(size, text[: self._window])
+        preview = text[: self._window]
         del text
         try:
             message = types.jsonrpc_message_adapter.validate_python(data, by_name=False)
@@ -314,8 +319,10 @@ class _Parser:
             return self._bad_line(size, preview)
         return SessionMessage(message)
 
-    def _bad_line(self, size: int, preview: str) -> NotJSONRPCError:
+    def _bad_line(self, size: int, start: str) -> NotJSONRPCError:
+        """``start``: the line's beginning, of which a preview without secrets is shown."""
         self._bad += 1
+        preview = self._redact.head(start, _PREVIEW)
         more = "..." if size > len(preview.encode(self._codec, "replace")) else ""
         error = NotJSONRPCError(
             f"line {self._line_no} of its stdout is not a JSON-RPC message ({size} bytes: {preview!r}{more})"
@@ -337,20 +344,22 @@ async def stdio_transport(
     params: StdioParams,
     *,
     server: str,
+    redact: Redactor | None = None,
     errlog: IO[Any] | int = subprocess.DEVNULL,
     on_spawn: Callable[[int], None] | None = None,
 ) -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 ]:
     """Start ``params``' server and yield ``(read, write)`` for an SDK ``Client`` (see the module
-    docstring for the contract). ``server`` names it in logs.
+    docstring for the contract). ``server`` names it in logs; ``redact`` keeps the secrets out of
+    what is shown of stdout lines that are not JSON-RPC.
 
     Raises:
         OSError: the child could not be started (``FileNotFoundError``: no such command).
         ValueError: ``params.encoding`` is unknown or cannot carry newline-delimited messages.
     """
     codec = _line_codec(params.encoding)
-    parser = _Parser(server, codec)
+    parser = _Parser(server, codec, redact if redact is not None else Redactor())
     loop = asyncio.get_running_loop()
     transport, child = await loop.subprocess_exec(
         _Child,

@@ -1,7 +1,7 @@
 """Opening a server's transport and the SDK ``Client`` on top of it.
 
 * stdio (``stdio.py``): the child gets the SDK's safe default environment plus its configured
-  ``env``; its stderr is forwarded line by line to the logger
+  ``env``; its stderr is forwarded line by line, without the server's secrets, to the logger
   ``langgraph_mcp.server.<name>.stderr`` and its last lines are kept for error messages; the
   end of its stdout ends the session at once.
 * streamable HTTP, falling back to the old HTTP+SSE transport when the server only speaks that.
@@ -37,6 +37,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._redact import Redactor
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
@@ -169,9 +170,11 @@ def describe(exc: BaseException) -> str:
 
 
 class StderrTap:
-    """Forwards a stdio child's stderr to logging and keeps its last lines."""
+    """Forwards a stdio child's stderr to logging and keeps its last lines, each without the
+    server's secrets (``redact``): a server may print its own ``env``."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, redact: Redactor) -> None:
+        self.redact = redact
         self._log = logging.getLogger(f"langgraph_mcp.server.{server}.stderr")
         self.tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL)
         read_fd, write_fd = os.pipe()
@@ -197,7 +200,7 @@ class StderrTap:
     def _feed(self, data: bytes) -> None:
         *lines, self._partial = (self._partial + data).split(b"\n")
         for raw in lines:
-            line = raw.decode("utf-8", "replace").rstrip()
+            line = self.redact(raw.decode("utf-8", "replace").rstrip())
             if line:
                 self.tail.append(line)
                 self._log.info("%s", line)
@@ -359,6 +362,7 @@ async def open_client(
             child = stdio_transport(
                 params,
                 server=name,
+                redact=stderr.redact,
                 errlog=stderr.writer,
                 on_spawn=lambda pid: spawned.append(ServerProcess(pid)),
             )

@@ -13,6 +13,7 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from langgraph_mcp._headers import header_problem
 from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
 
 __all__ = [
@@ -213,8 +214,8 @@ class StdioServerConfig(_ServerBase):
 
     The child gets only the SDK's safe default environment (``HOME``, ``PATH``,
     ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``: pass API keys
-    explicitly. Its stderr is forwarded line by line to the logger
-    ``langgraph_mcp.server.<name>``.
+    explicitly. Its stderr is forwarded line by line, without these secrets, to the logger
+    ``langgraph_mcp.server.<name>.stderr``.
     """
 
     transport: Literal["stdio"] = "stdio"
@@ -280,6 +281,15 @@ class _RemoteBase(_ServerBase):
     def redactor(self) -> Redactor:
         """Header values, ``auth`` and the URL's userinfo, query values and fragment."""
         return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth)], urls=[self.url])
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, item in value.items():
+            problem = header_problem(name, item)
+            if problem is not None:  # (said without the value: it may be a secret)
+                raise ValueError(f"{problem}; it cannot be sent")
+        return value
 
     @field_validator("url")
     @classmethod

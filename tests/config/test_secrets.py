@@ -10,8 +10,9 @@ at connect (streamable HTTP and SSE), one that accepts them and later revokes th
 server that crashes mid-call, and one whose command does not exist. Every log record (all
 loggers, DEBUG), stream event, message, exception, repr and stored checkpoint byte is searched.
 
-A stdio server that prints its own environment to stderr would show its secrets: that is the
-server's doing, not ours, so none here does.
+What a server itself says passes through the same redaction: a stdio server that prints its
+``env`` to stderr or stdout, an ``isError`` result, a JSON-RPC error or a log notification that
+echoes a configured value (and, in ``tests/session/test_call_headers.py``, a per-call header value).
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from langgraph_mcp import MCPPool, MCPToolNode, load_connections
+from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPToolNode, load_connections
 from langgraph_mcp._redact import redact_url
 from tests.conftest_servers import BearerGate, serve_in_loop, stdio_params
-from tests.helpers import free_port, thread, tool_graph
+from tests.helpers import SERVER_SIDE_LOGGERS, free_port, record_texts, thread, tool_graph
 from tests.servers import demo
 
 TOKEN = "SNTL-header-1"
@@ -56,9 +57,6 @@ ENCODED = {
         f"{SECRETS['userinfo_user']}:{SECRETS['userinfo_password']}".encode()
     ).decode(),
 }
-# Server-side records are the fixture servers' own (they run in this process); every other
-# logger is ours or a client library's.
-SERVER_SIDE = ("mcp.server", "sse_starlette", "uvicorn", "starlette")
 
 
 def leaks(text: str) -> list[str]:
@@ -208,17 +206,7 @@ async def test_no_secret_shows_anywhere(
             "stream events": [repr(e) for e in events],
             "checkpoints": _stored(tmp_path / "cp.db"),
         }
-    places["log records"] = [
-        text
-        for record in caplog.records
-        if not record.name.startswith(SERVER_SIDE)
-        for text in (
-            record.getMessage(),
-            repr(record.args),
-            logging.Formatter().formatException(record.exc_info) if record.exc_info else "",
-            record.exc_text or "",
-        )
-    ]
+    places["log records"] = record_texts(caplog.records, skip=SERVER_SIDE_LOGGERS)
     assert any("HTTP Request:" in t for t in places["log records"])  # httpx2 logged URLs: checked
     found = {
         where: sorted({leak for text in texts for leak in leaks(text)}) for where, texts in places.items()
@@ -295,3 +283,98 @@ def test_library_records_are_cleaned_only_of_live_secrets(caplog: pytest.LogCapt
         f"after {query}",
     ]
     assert caplog.records[2].exc_info is None and "failed for ***" in (caplog.records[2].exc_text or "")
+
+
+async def test_a_stdio_server_that_prints_its_env_secret_shows_it_nowhere(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The server writes its configured env secret to stderr (at start-up, and as it crashes),
+    # to stdout (a line that is not JSON-RPC, the secret across the preview's cut), into an
+    # isError result and a log notification. Every one of those is reported or forwarded.
+    caplog.set_level(logging.DEBUG)
+    secret = SECRETS["env"]
+    echo = stdio_params("echoing", env={"ECHO_SECRET": secret})
+    echo.update(log_level="debug", log_events=True)
+    events: list[Any] = []
+    async with AsyncExitStack() as stack:
+        pool = await stack.enter_async_context(MCPPool({"echo": echo}))
+        saver = await stack.enter_async_context(AsyncSqliteSaver.from_conn_string(str(tmp_path / "cp.db")))
+        graph = tool_graph(MCPToolNode(pool), checkpointer=saver)
+        calls = [("fail_echo", "c-fail"), ("log_echo", "c-log"), ("crash", "c-crash")]
+        for name, call_id in calls:
+            request = {"messages": [AIMessage("", tool_calls=[{"name": name, "args": {}, "id": call_id}])]}
+            async for event in graph.astream(request, thread("stderr"), stream_mode=["custom", "updates"]):
+                events.append(event)
+        state = await graph.aget_state(thread("stderr"))
+        dead = stdio_params("echoing", "--crash-at-start", env={"ECHO_SECRET": secret})
+        async with MCPPool({"dead": dead}) as dead_pool:
+            with pytest.raises(MCPConnectionError) as caught:
+                await dead_pool.connection("dead").connect()
+    results = {m.tool_call_id: m for m in state.values["messages"] if isinstance(m, ToolMessage)}
+
+    crashed = str(results["c-crash"].content)
+    assert "last lines of the server's stderr:" in crashed
+    assert "fatal: the backend refused ['***']" in crashed and "starting with ECHO_SECRET=***" in crashed
+    assert "fatal: cannot sign in with ***" in str(caught.value)
+    assert (results["c-fail"].status, results["c-fail"].content) == (
+        "error",
+        "refused: credentials ['***'] are not valid",
+    )
+    assert results["c-log"].content == "ok"
+    records = [r.getMessage() for r in caplog.records]
+    assert any("stdout is not a JSON-RPC message" in m for m in records)
+    assert any(r.name == "langgraph_mcp.server.echo.stderr" for r in caplog.records)
+    assert any(
+        r.name == "langgraph_mcp.server.echo" and "using ['***']" in r.getMessage() for r in caplog.records
+    )
+    assert any(e[0] == "custom" and e[1]["type"] == "mcp_log" for e in events)
+    places = {
+        "tool messages": [repr(m) for m in state.values["messages"]],
+        "connection error": list(texts_of(caught.value)),
+        "stream events": [repr(e) for e in events],
+        "checkpoints": _stored(tmp_path / "cp.db"),
+        "log records": record_texts(caplog.records),  # (no server runs in this process)
+    }
+    found = {
+        where: sorted({leak for text in texts for leak in leaks(text)}) for where, texts in places.items()
+    }
+    assert {where: names for where, names in found.items() if names} == {}
+
+
+def test_a_preview_cut_through_a_secret_masks_the_part_it_keeps() -> None:
+    redactor = load_connections({"s": {"command": "x", "env": {"K": "SNTL-env-7"}}})["s"].redactor()
+    text = "x" * 74 + "SNTL-env-7 and more"
+    assert redactor.head(text, 80) == "x" * 74 + "*** an"
+    assert redactor.head("short", 80) == "short"
+
+
+def test_a_held_secret_is_masked_only_while_it_is_held() -> None:
+    redactor = load_connections({"s": {"url": "http://h/mcp", "headers": {"X-A": "SNTL-header-2"}}})[
+        "s"
+    ].redactor()
+    with redactor.holding(["SNTL-held-24", "abc"]):
+        with redactor.holding(["SNTL-held-24"]):
+            pass
+        assert redactor("SNTL-held-24 SNTL-header-2 abc") == "*** *** abc"  # (short: never masked)
+    assert redactor("SNTL-held-24 SNTL-header-2") == "SNTL-held-24 ***"
+
+
+@pytest.mark.parametrize(
+    ("headers", "said"),
+    [
+        (
+            {"Authorization": "Bearer ${LGMCP_SNTL_HEADER2}"},
+            "header 'Authorization': its value ends with a line break",
+        ),
+        ({"X Key": "v"}, "a header name is not a valid HTTP header name: it has a space after 'X'"),
+        ({"X-Key": "SNTL-header-2\u00a0"}, "header 'X-Key': its value has a non-ASCII character (U+00A0)"),
+    ],
+)
+def test_a_configured_header_that_cannot_be_sent_is_refused_naming_it(
+    headers: dict[str, str], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LGMCP_SNTL_HEADER2", "SNTL-header-2\n")  # read from a file, newline kept
+    with pytest.raises(MCPConfigError) as caught:
+        load_connections({"s": {"url": "http://h/mcp", "headers": headers}})
+    assert said in str(caught.value) and caught.value.field == "headers"
+    assert leaks(str(caught.value)) == []
