@@ -19,8 +19,8 @@ from typing import Any, cast
 
 import mcp_types as types
 from langchain_core.language_models import BaseChatModel
-from langgraph.types import interrupt
 
+from langgraph_mcp._compat.langgraph import ask
 from langgraph_mcp._elicitation.answers import (
     call_scope,
     check_response,
@@ -127,7 +127,7 @@ class Answerer:
             }
             # A stored answer to another question (the call was re-issued and the server now asks
             # something else) is skipped: the next interrupt asks the person this question.
-            while is_stale(resume := interrupt(payload, response_schema=resume_type(pending))):
+            while is_stale(resume := ask(payload, response_schema=resume_type(pending))):
                 pass
             for request in pending:
                 self._answered[request["key"]] = resume["responses"][request["key"]]
@@ -164,7 +164,7 @@ class Answerer:
             "request": params.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
         schema = sampling_resume_type(key, self.config.sampling_model is not None)
-        while is_stale(decision := interrupt(payload, response_schema=schema)):
+        while is_stale(decision := ask(payload, response_schema=schema)):
             pass
         self._decisions[key] = cast(dict[str, Any], decision)
         return self._decisions[key]
