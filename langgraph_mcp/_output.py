@@ -42,6 +42,8 @@ from typing import Any
 from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt import ToolRuntime
 
+from langgraph_mcp.errors import MCPError
+
 __all__ = [
     "OUTPUT_NAMESPACE",
     "READ_TOOL_NAME",
@@ -113,7 +115,7 @@ def with_marker(content: str | list[Any], note: str) -> str | list[Any]:
     return [*content, {"type": "text", "text": note}]
 
 
-class NoThreadId(ValueError):
+class NoThreadId(MCPError, ValueError):
     """The run has no ``thread_id``, so an output kept now could never be read back."""
 
     def __init__(self) -> None:
