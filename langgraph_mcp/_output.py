@@ -198,10 +198,10 @@ async def _read(handle: str, offset: int, runtime: ToolRuntime) -> str:
             item = await _get(store, legacy, handle)
     except NoThreadId as exc:
         raise ToolException(f"Error: {exc}.") from None
-    except Exception as exc:
+    except Exception as exc:  # the details go to the log only: a store's error may name its DSN
         logger.warning("read_tool_output: the store failed (%s: %s)", type(exc).__name__, exc)
         raise ToolException(
-            f"Error: the stored tool output could not be read ({type(exc).__name__}: {exc})."
+            f"Error: the stored tool output could not be read (the store failed: {type(exc).__name__})."
         ) from None
     if item is None:
         raise ToolException(f"Error: no stored tool output {handle!r} in this conversation.")

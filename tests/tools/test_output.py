@@ -290,8 +290,9 @@ async def test_outputs_stored_by_an_earlier_version_are_still_read() -> None:
     assert read.content.startswith(TEXT[5000:10000])
 
 
-async def test_a_failing_store_is_an_error_message_for_the_model() -> None:
-    """The store raising on a read (an outage) is told to the model; the run goes on."""
+async def test_a_failing_store_is_an_error_message_for_the_model(caplog: pytest.LogCaptureFixture) -> None:
+    """The store raising on a read (an outage) is told to the model, its details only to the log;
+    the run goes on."""
 
     class BrokenStore(InMemoryStore):
         async def aget(self, *args: Any, **kwargs: Any) -> Any:
@@ -306,5 +307,6 @@ async def test_a_failing_store_is_an_error_message_for_the_model() -> None:
         read = (await _reads(graph, thread(), "c1", 0))["messages"][-1]
     assert read.status == "error"
     assert read.content == (
-        "Error: the stored tool output could not be read (ConnectionError: database is down)."
+        "Error: the stored tool output could not be read (the store failed: ConnectionError)."
     )
+    assert "database is down" in caplog.text
