@@ -125,6 +125,25 @@ async def test_a_url_question_with_an_unsafe_url_is_refused_to_the_server(protoc
 
 
 @pytest.mark.parametrize("protocol", STDIO_ERAS)
+async def test_a_handler_never_sees_an_unsafe_url(protocol: str) -> None:
+    """Refused under any policy: a handler (or ``"decline"``) is not asked about it either."""
+    seen: list[Any] = []
+
+    async def handler(request: Any, info: Any) -> Any:
+        seen.append(request)
+        return {"action": "accept"}
+
+    async with MCPToolNode(lure_config(protocol, elicitation=handler)) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke({"messages": [ai(("visit", {"url": "javascript:x"}, "c1"))]}, thread())
+        assert "scheme javascript: is not allowed" in message_of(out, "c1").content
+        safe = ai(("visit", {"url": "https://ok.example"}, "c2"))
+        out = await graph.ainvoke({"messages": [safe]}, thread())
+    assert json.loads(message_of(out, "c2").content)["action"] == "accept"
+    assert [r["url"] for r in seen] == ["https://ok.example"]
+
+
+@pytest.mark.parametrize("protocol", STDIO_ERAS)
 async def test_https_and_allowed_loopback_urls_are_asked(protocol: str) -> None:
     urls = ["https://auth.example.com/login", "http://localhost:8080/cb"]
     config = lure_config(protocol, elicitation_loopback_http=True)
