@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
-from langgraph_mcp._compat.langgraph import graph_configurable, in_graph, task_scratchpad
+from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, task_scratchpad
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, question_key
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.types import MCPApprovalInterrupt
@@ -97,15 +97,13 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
 
 
 def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any, remember: bool) -> dict[str, Any]:
-    from langgraph.types import interrupt
-
     scratchpad = task_scratchpad(graph_configurable()) if remember else None
     if scratchpad is not None:
         with _decided_lock:
             entry = _decided.get(id(scratchpad))
             if entry is not None and entry[0] is scratchpad and key in entry[1]:
                 return dict(entry[1][key])
-    while is_stale(decision := interrupt(payload, response_schema=schema)):
+    while is_stale(decision := ask(payload, response_schema=schema)):
         pass
     if scratchpad is not None:
         with _decided_lock:

@@ -11,11 +11,20 @@ text counts. What happens to the full text is ``overflow``:
     kept in full in the ``ToolMessage`` artifact (``artifact["full_text"]``) for the application;
     the model sees the cut text.
 ``"store"``
-    written to the graph's LangGraph store (namespace ``("langgraph_mcp", "outputs", <thread>)``,
-    key: the tool call id); the marker gives the model the handle and the offset to go on from,
-    and the tool :data:`read_tool_output` (added to ``MCPToolNode`` / ``MCPMiddleware`` whenever
-    a server uses this) reads the next piece. Only the same thread can read it. Without a store
-    in the graph, the full text goes to the artifact instead (with a warning).
+    written to the graph's LangGraph store (namespace :func:`output_namespace`: ``("langgraph_mcp",
+    "outputs", "thread", <the thread id, base64url>)``, key: the tool call id); the marker gives
+    the model the handle and the offset to go on from, and the tool :data:`read_tool_output`
+    (added to ``MCPToolNode`` / ``MCPMiddleware`` whenever a server uses this) reads the next
+    piece. Only the same thread can read it. Without a store in the graph, or in a run without a
+    ``thread_id``, the full text goes to the artifact instead (with a warning).
+
+Any thread id works: it is encoded (UTF-8, then unpadded base64url), since a store refuses a
+namespace label with a ``.`` (an e-mail address) or an empty one; the encoding is reversible, so
+two thread ids never share outputs. Outputs stored by earlier versions, under the raw thread id
+(``("langgraph_mcp", "outputs", <thread>)``), are still read when nothing is found under the
+encoded one. Whatever goes wrong in :data:`read_tool_output` (no thread, no store, a store that
+fails, an unknown handle) is an error ``ToolMessage`` for the model, never an exception that
+ends the run.
 
 The marker reads, e.g.::
 
@@ -26,17 +35,21 @@ The marker reads, e.g.::
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from typing import Any
 
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, ToolException, tool
 from langgraph.prebuilt import ToolRuntime
+
+from langgraph_mcp.errors import MCPError
 
 __all__ = [
     "OUTPUT_NAMESPACE",
     "READ_TOOL_NAME",
     "cut_text",
     "marker",
+    "output_namespace",
     "read_tool_output",
     "reader_tools",
     "store_output",
@@ -46,7 +59,7 @@ __all__ = [
 logger = logging.getLogger("langgraph_mcp.tools")
 
 OUTPUT_NAMESPACE = ("langgraph_mcp", "outputs")
-"""Where ``overflow: "store"`` keeps full outputs (then the thread id)."""
+"""Where ``overflow: "store"`` keeps full outputs (see :func:`output_namespace`)."""
 READ_TOOL_NAME = "read_tool_output"
 
 
@@ -102,19 +115,57 @@ def with_marker(content: str | list[Any], note: str) -> str | list[Any]:
     return [*content, {"type": "text", "text": note}]
 
 
+class NoThreadId(MCPError, ValueError):
+    """The run has no ``thread_id``, so an output kept now could never be read back."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this run has no thread_id, so it has no stored tool outputs to read "
+            "(they are kept per conversation)"
+        )
+
+
 def _thread(runtime: ToolRuntime) -> str:
+    """The run's thread id.
+
+    Raises:
+        NoThreadId: there is none.
+    """
     configurable = (runtime.config or {}).get("configurable") or {}
-    return str(configurable.get("thread_id") or "")
+    thread_id = configurable.get("thread_id")
+    if thread_id is None or thread_id == "":
+        raise NoThreadId()
+    return str(thread_id)
+
+
+def output_namespace(thread_id: str) -> tuple[str, ...]:
+    """The store namespace of one thread's kept outputs: any ``thread_id`` gives a valid one, and
+    two thread ids never the same one (the label is the unpadded base64url of its UTF-8)."""
+    label = base64.urlsafe_b64encode(thread_id.encode("utf-8", "surrogatepass")).rstrip(b"=").decode()
+    return (*OUTPUT_NAMESPACE, "thread", label)
+
+
+def _legacy_namespace(thread_id: str) -> tuple[str, ...] | None:
+    """Where versions before :func:`output_namespace` kept the thread's outputs (only thread ids
+    a store accepted as a label could have any)."""
+    if "." in thread_id or "\x00" in thread_id:
+        return None
+    return (*OUTPUT_NAMESPACE, thread_id)
 
 
 async def store_output(
     runtime: ToolRuntime, key: str, text: str, *, server: str, tool: str, chunk: int
 ) -> bool:
-    """Keep ``text`` in the graph's store for :data:`read_tool_output`; whether there was a store."""
+    """Keep ``text`` in the graph's store for :data:`read_tool_output`; whether there was a store.
+
+    Raises:
+        ValueError: the run has no ``thread_id``.
+        Exception: what the store raises.
+    """
     store = runtime.store
     if store is None:
         return False
-    namespace = (*OUTPUT_NAMESPACE, _thread(runtime))
+    namespace = output_namespace(_thread(runtime))
     value = {"text": text, "server": server, "tool": tool, "chunk": chunk}
     try:
         await store.aput(namespace, key, value)
@@ -123,21 +174,43 @@ async def store_output(
     return True
 
 
+async def _get(store: Any, namespace: tuple[str, ...], key: str) -> Any:
+    try:
+        return await store.aget(namespace, key)
+    except NotImplementedError:  # a synchronous-only store
+        return await asyncio.to_thread(store.get, namespace, key)
+
+
 async def _read(handle: str, offset: int, runtime: ToolRuntime) -> str:
+    """The piece of output ``handle`` from ``offset`` on.
+
+    Raises:
+        ToolException: saying why nothing can be read (the model gets it as an error message).
+    """
     store = runtime.store
     if store is None:
-        return "Error: this graph has no store, so no stored tool output can be read."
-    namespace = (*OUTPUT_NAMESPACE, _thread(runtime))
+        raise ToolException("Error: this graph has no store, so no stored tool output can be read.")
     try:
-        item = await store.aget(namespace, handle)
-    except NotImplementedError:
-        item = await asyncio.to_thread(store.get, namespace, handle)
+        thread_id = _thread(runtime)
+        item = await _get(store, output_namespace(thread_id), handle)
+        legacy = _legacy_namespace(thread_id)
+        if item is None and legacy is not None:
+            item = await _get(store, legacy, handle)
+    except NoThreadId as exc:
+        raise ToolException(f"Error: {exc}.") from None
+    except Exception as exc:  # the details go to the log only: a store's error may name its DSN
+        logger.warning("read_tool_output: the store failed (%s: %s)", type(exc).__name__, exc)
+        raise ToolException(
+            f"Error: the stored tool output could not be read (the store failed: {type(exc).__name__})."
+        ) from None
     if item is None:
-        return f"Error: no stored tool output {handle!r} in this conversation."
+        raise ToolException(f"Error: no stored tool output {handle!r} in this conversation.")
     text: str = item.value["text"]
     chunk: int = item.value["chunk"]
     if offset < 0 or offset >= len(text):
-        return f"Error: offset {offset} is outside the output ({len(text):,} characters; offsets from 0)."
+        raise ToolException(
+            f"Error: offset {offset} is outside the output ({len(text):,} characters; offsets from 0)."
+        )
     piece = text[offset : offset + chunk]
     end = offset + len(piece)
     if end < len(text):
@@ -157,6 +230,10 @@ async def read_tool_output(handle: str, offset: int, runtime: ToolRuntime) -> st
     """Read more of a tool output that was cut short. Use the handle and offset given in the
     "[output truncated: ...]" note; each call returns the next piece and the offset to go on from."""
     return await _read(handle, offset, runtime)
+
+
+# What cannot be read is an error message for the model (status "error"), not a failed run.
+read_tool_output.handle_tool_error = True
 
 
 def reader_tools(configs: Any) -> list[BaseTool]:

@@ -1,7 +1,9 @@
 """Text from an MCP server made fit to show a model.
 
-Tool descriptions (and the descriptions and titles inside a tool's schema) are written by the
-server, so they may hide text from the person reading them while the model still reads it:
+Tool descriptions (and the descriptions and titles inside a tool's schema), tool titles (and
+the title in a tool's annotations) and the messages and form schemas of elicitation questions are
+written by the server, so they may hide text from the person reading them while the model still
+reads it:
 control characters (terminal escapes, NUL), bidirectional embeddings, overrides and isolates
 (U+202A-U+202E, U+2066-U+2069), zero-width characters (U+200B-U+200D, U+2060, U+FEFF), tag
 characters. :func:`sanitise_text` removes every control (Unicode category Cc, except tab and line
@@ -15,10 +17,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_DESCRIPTION", "TRUNCATED", "sanitise_text"]
+__all__ = ["MAX_DESCRIPTION", "MAX_TITLE", "TRUNCATED", "sanitise_text"]
 
 MAX_DESCRIPTION = 4096
 """The most characters of a server-provided description a model is shown."""
+MAX_TITLE = 256
+"""The most characters of a server-provided title (a tool's, or its annotations') shown."""
 TRUNCATED = " … [truncated]"
 """Ends a description that was cut to :data:`MAX_DESCRIPTION` characters."""
 

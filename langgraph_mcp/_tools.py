@@ -50,7 +50,7 @@ from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, ToolCache
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._results import CallSite, call_failed, call_result, failure, with_edit_notice
-from langgraph_mcp._sanitise import sanitise_text
+from langgraph_mcp._sanitise import MAX_TITLE, sanitise_text
 from langgraph_mcp._schema import model_schema
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
@@ -91,7 +91,8 @@ class MCPTool(StructuredTool):
     """A tool that lives on an MCP server, called over the pool's shared session.
 
     ``metadata["mcp"]`` holds the server name, the original MCP tool name,
-    title, annotations, ``_meta`` and output schema.
+    title, annotations, ``_meta`` and output schema (the title and the annotations' title
+    sanitised like the description, at most 256 characters).
     """
 
     server: str
@@ -325,9 +326,11 @@ def _metadata(entry: CatalogEntry) -> dict[str, Any]:
     tool = entry.tool
     info: dict[str, Any] = {"server": entry.server, "tool": tool.name}
     if tool.title:
-        info["title"] = tool.title
+        info["title"] = sanitise_text(tool.title, MAX_TITLE)
     if tool.annotations is not None:
         info["annotations"] = tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(info["annotations"].get("title"), str):
+            info["annotations"]["title"] = sanitise_text(info["annotations"]["title"], MAX_TITLE)
     if tool.meta:
         info["meta"] = dict(tool.meta)
     if tool.output_schema is not None:

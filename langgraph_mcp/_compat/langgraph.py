@@ -8,20 +8,28 @@ import, for the same reason.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph._internal._constants import (
     CONFIG_KEY_CALL,
+    CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_SCRATCHPAD,
+    INTERRUPT,
 )
+from langgraph._internal._scratchpad import PregelScratchpad
 from langgraph.config import get_config
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import _default_handle_tool_errors, _get_all_injected_args
+from langgraph.pregel._algo import _scratchpad
+from langgraph.types import _interrupt_id, interrupt
 
 __all__ = [
     "TOOL_NODE_MEMBERS",
+    "ask",
     "concurrency_limited",
     "default_handle_tool_errors",
     "graph_configurable",
@@ -128,3 +136,71 @@ def is_resuming(conf: Mapping[str, Any] | None) -> bool:
     if scratchpad is None:
         return False
     return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None
+
+
+# -- a resume value is an answer only to a question that was asked ---------------------------------
+#
+# LangGraph hands a plain ``Command(resume=value)`` to the first ``interrupt()`` that runs, whether
+# or not any question was pending when it was sent: sent to a thread paused at a static breakpoint
+# (or after a failed run), it would answer whatever the resumed run asks first, a tool approval
+# included. ``ask`` takes such a value only for the interrupt that was pending. What was pending
+# is read from the step's pending writes (the ``INTERRUPT`` writes LangGraph keeps per task), which
+# the scratchpad holds in its ``get_null_resume`` closure: checked here, at import.
+
+
+def _closure(function: Callable[..., Any]) -> dict[str, Any]:
+    code = getattr(function, "__code__", None)
+    cells = getattr(function, "__closure__", None) or ()
+    names = code.co_freevars if code is not None else ()
+    return {name: cell.cell_contents for name, cell in zip(names, cells, strict=False)}
+
+
+_probe = _scratchpad(None, [], "task", "node:task", None, 0, 1).get_null_resume
+if not {"pending_writes", "parent_scratchpad"} <= set(_probe.__code__.co_freevars):  # pragma: no cover
+    raise ImportError("langgraph's task scratchpad changed shape; this langgraph version is not supported")
+del _probe
+
+
+def _pending_interrupt_ids(scratchpad: PregelScratchpad) -> set[str]:
+    """The ids of the interrupts the step's tasks were waiting on, this graph's and its parents'."""
+    ids: set[str] = set()
+    current: PregelScratchpad | None = scratchpad
+    while current is not None:
+        cells = _closure(current.get_null_resume)
+        for _task, channel, value in cells.get("pending_writes") or ():
+            if channel == INTERRUPT:
+                asked = value if isinstance(value, list | tuple) else [value]
+                ids.update(str(i.id) for i in asked if hasattr(i, "id"))
+        current = cells.get("parent_scratchpad")
+    return ids
+
+
+def _no_resume(consume: bool = False) -> None:
+    return None
+
+
+def ask(value: Any, *, response_schema: Any) -> Any:
+    """``interrupt(value, response_schema=...)``, except that a plain ``Command(resume=...)`` value
+    sent while this question was not pending (no interrupt with the id this one gets was waiting)
+    is not taken as its answer: the question is asked. Answers this task was given before are
+    replayed as ever; an answer addressed to this interrupt by id is taken."""
+    config = get_config()
+    conf = config.get("configurable") or {}
+    scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
+    if (
+        scratchpad is None
+        or scratchpad.get_null_resume(False) is None
+        # If this interrupt consumes the plain value, it does so as answer number len(resume).
+        or _interrupt_id(conf.get(CONFIG_KEY_CHECKPOINT_NS, ""), len(scratchpad.resume))
+        in _pending_interrupt_ids(scratchpad)
+    ):
+        return interrupt(value, response_schema=response_schema)
+    # Same counter and answers, no plain value: only this call of interrupt() sees it so (a
+    # context variable, not the shared scratchpad), and the value stays for the interrupt it
+    # was meant for.
+    hidden = dataclasses.replace(scratchpad, get_null_resume=_no_resume)
+    token = var_child_runnable_config.set({**config, "configurable": {**conf, CONFIG_KEY_SCRATCHPAD: hidden}})
+    try:
+        return interrupt(value, response_schema=response_schema)
+    finally:
+        var_child_runnable_config.reset(token)

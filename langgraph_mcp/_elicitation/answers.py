@@ -10,15 +10,26 @@ its keys differ, and an answer given for the old question is recognised as such
 An accepted form is checked against its ``requested_schema`` (omitted fields take the schema's
 defaults) before it reaches the server; a resume value that does not fit fails the resume with a
 ``pydantic.ValidationError`` and the interrupt stays pending.
+
+What a person is shown is the server's text, so it is made fit to show first: the message, and
+the titles, descriptions and ``enumNames`` of the requested schema, are sanitised like tool
+descriptions (``_sanitise.py``: no terminal escapes, control, bidi or zero-width characters; the
+message at most :data:`MAX_MESSAGE` characters). A question is refused (:class:`UnfitQuestion`)
+when its requested schema is over :data:`MAX_REQUESTED_SCHEMA` characters of JSON, or when its URL
+is not one a person may be sent to (:func:`check_url`: ``https`` only, ``http`` to a loopback
+host when the server's ``elicitation_loopback_http`` allows it; never a user name in it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import jsonschema
 import mcp_types as types
@@ -26,11 +37,18 @@ from pydantic import AfterValidator, WithJsonSchema
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._patterns import UnsafePattern, regex_budget, safe_validator_class
-from langgraph_mcp._schema import REGISTRY
+from langgraph_mcp._sanitise import MAX_DESCRIPTION, sanitise_text
+from langgraph_mcp._schema import REGISTRY, model_schema
+from langgraph_mcp.errors import MCPError
 from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [
+    "MAX_MESSAGE",
+    "MAX_REQUESTED_SCHEMA",
+    "MAX_URL",
     "STALE",
+    "UnfitQuestion",
+    "check_url",
     "question_key",
     "call_scope",
     "check_response",
@@ -45,6 +63,89 @@ STALE: dict[str, Any] = {"stale": "an answer to another question"}
 """What an interrupt returns for a stored answer whose keys belong to a different question."""
 
 _QUESTION_KEY = re.compile(r"#[0-9a-f]{8}$")
+
+MAX_MESSAGE = MAX_DESCRIPTION
+"""The most characters of a question's message a person is shown (a longer one is cut)."""
+MAX_REQUESTED_SCHEMA = 65_536
+"""The most characters of JSON a question's ``requested_schema`` may take (a larger one is
+refused): it goes into the interrupt, the checkpoint and the person's form."""
+MAX_URL = 8192
+"""The most characters a URL-mode question's URL may have."""
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
+
+
+class UnfitQuestion(MCPError, ValueError):
+    """A server's question that is not shown to a person: its URL may not be visited, or it is
+    too large. The server is told (``-32602``, invalid params) where it can be."""
+
+
+def check_url(url: str, *, loopback_http: bool = False) -> None:
+    """Refuse a URL a person should not be sent to: anything but ``https://<host>``, or
+    ``http://`` to ``localhost``, ``127.0.0.0/8`` or ``::1`` when ``loopback_http``. Whitespace,
+    control and bidi characters, backslashes and a user name or password (``https://bank@evil``)
+    are refused in any URL: each can make it read as another address than the one it opens.
+
+    Raises:
+        UnfitQuestion: saying why.
+    """
+    if len(url) > MAX_URL:
+        raise UnfitQuestion(f"the URL is longer than {MAX_URL:,} characters")
+    if "\\" in url or any(c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in url):
+        raise UnfitQuestion("the URL contains whitespace, control characters or a backslash")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - an invalid port raises
+    except ValueError as exc:
+        raise UnfitQuestion(f"the URL cannot be read ({exc})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("https", "http"):
+        raise UnfitQuestion(f"URL scheme {scheme + ':' if scheme else '(none)'} is not allowed; only https")
+    if parts.username is not None or parts.password is not None:
+        raise UnfitQuestion("the URL carries a user name or password (user@host), which hides its host")
+    if not host:
+        raise UnfitQuestion("the URL names no host")
+    if scheme == "http":
+        if not loopback_http:
+            raise UnfitQuestion(
+                "plain http URLs are not allowed; only https (http to a loopback host when the "
+                "server's elicitation_loopback_http is set)"
+            )
+        if not _is_loopback(host):
+            raise UnfitQuestion(
+                f"plain http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1), not {host!r}"
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _shown_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the text a person reads in its form sanitised (titles, descriptions,
+    ``enumNames``).
+
+    Raises:
+        UnfitQuestion: it is over :data:`MAX_REQUESTED_SCHEMA` characters of JSON.
+    """
+    size = len(json.dumps(schema, separators=(",", ":"), default=str))
+    if size > MAX_REQUESTED_SCHEMA:
+        raise UnfitQuestion(
+            f"the requested schema is {size:,} characters of JSON, over the limit of {MAX_REQUESTED_SCHEMA:,}"
+        )
+    shown = model_schema(schema)
+    properties = shown.get("properties")
+    if isinstance(properties, dict):
+        for name, prop in properties.items():
+            if isinstance(prop, dict) and isinstance(prop.get("enumNames"), list):
+                names = [sanitise_text(n) if isinstance(n, str) else n for n in prop["enumNames"]]
+                properties[name] = {**prop, "enumNames": names}
+    return shown
 
 
 def call_scope(server: str, tool_name: str | None, tool_call_id: str | None) -> str:
@@ -62,19 +163,27 @@ question_key = _key
 
 
 def elicitation_request(
-    base: str, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams, *, scope: str
+    base: str,
+    params: types.ElicitRequestFormParams | types.ElicitRequestURLParams,
+    *,
+    scope: str,
+    loopback_http: bool = False,
 ) -> MCPElicitationRequest:
-    """The payload entry for one question, keyed ``<base>#<digest of call and question>``."""
+    """The payload entry for one question, keyed ``<base>#<digest of call and question>``, with
+    its text made fit to show a person (see the module docstring). The key is the digest of the
+    question as the server asked it.
+
+    Raises:
+        UnfitQuestion: the question may not be shown (its URL, its schema's size).
+    """
+    message = sanitise_text(params.message, MAX_MESSAGE)
     if isinstance(params, types.ElicitRequestURLParams):
-        url: MCPElicitationUrlRequest = {
-            "key": "",
-            "mode": "url",
-            "message": params.message,
-            "url": params.url,
-        }
+        check_url(params.url, loopback_http=loopback_http)
+        asked: dict[str, Any] = {"mode": "url", "message": params.message, "url": params.url}
+        url: MCPElicitationUrlRequest = {"key": "", "mode": "url", "message": message, "url": params.url}
         if params.elicitation_id:
-            url["elicitation_id"] = params.elicitation_id
-        url["key"] = _key(base, scope, {k: v for k, v in url.items() if k != "key"})
+            asked["elicitation_id"] = url["elicitation_id"] = params.elicitation_id
+        url["key"] = _key(base, scope, asked)
         return url
     schema = params.requested_schema
     requested = (
@@ -82,12 +191,13 @@ def elicitation_request(
         if isinstance(schema, dict)
         else schema.model_dump(mode="json", by_alias=True, exclude_none=True)
     )
+    shown = _shown_schema(requested)
     question = {"mode": "form", "message": params.message, "requested_schema": requested}
     return {
         "key": _key(base, scope, question),
         "mode": "form",
-        "message": params.message,
-        "requested_schema": requested,
+        "message": message,
+        "requested_schema": shown,
     }
 
 

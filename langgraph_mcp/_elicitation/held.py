@@ -28,7 +28,8 @@ import anyio
 import mcp_types as types
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
-from langgraph_mcp._elicitation.policy import Answerer
+from langgraph_mcp._elicitation.answers import UnfitQuestion
+from langgraph_mcp._elicitation.policy import Answerer, unfit_error
 from langgraph_mcp._progress import CallObserver
 from langgraph_mcp._session import CallClock, CallSink, LoopScope, ServerConnection
 from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPToolCallError
@@ -118,9 +119,11 @@ class HeldCall(CallSink):
     async def on_elicit(
         self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.ErrorData:
-        result: types.ElicitResult | types.ErrorData = await self._ask(
-            "elicitation", self.answers.question("elicitation", params)
-        )
+        try:
+            question = self.answers.question("elicitation", params)
+        except UnfitQuestion as exc:
+            return unfit_error(self.connection.name, exc)
+        result: types.ElicitResult | types.ErrorData = await self._ask("elicitation", question)
         return result
 
     async def on_sample(self, params: types.CreateMessageRequestParams) -> Any:

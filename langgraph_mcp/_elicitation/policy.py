@@ -19,9 +19,10 @@ from typing import Any, cast
 
 import mcp_types as types
 from langchain_core.language_models import BaseChatModel
-from langgraph.types import interrupt
 
+from langgraph_mcp._compat.langgraph import ask
 from langgraph_mcp._elicitation.answers import (
+    UnfitQuestion,
     call_scope,
     check_response,
     elicitation_request,
@@ -33,7 +34,7 @@ from langgraph_mcp._elicitation.answers import (
 from langgraph_mcp._elicitation.sampling import run_sampling_model, text_result
 from langgraph_mcp._session import CallSink
 from langgraph_mcp.config import ServerConfig
-from langgraph_mcp.errors import MCPToolCallError
+from langgraph_mcp.errors import MCPProtocolError, MCPToolCallError
 from langgraph_mcp.types import (
     ElicitationHandler,
     MCPCallInfo,
@@ -42,7 +43,7 @@ from langgraph_mcp.types import (
     MCPSamplingInterrupt,
 )
 
-__all__ = ["Answerer", "CodeSink", "needs_person"]
+__all__ = ["Answerer", "CodeSink", "needs_person", "unfit_error"]
 
 logger = logging.getLogger("langgraph_mcp.elicitation")
 
@@ -57,6 +58,15 @@ def needs_person(config: ServerConfig) -> bool:
 
 def _error(message: str) -> types.ErrorData:
     return types.ErrorData(code=types.INVALID_REQUEST, message=message)
+
+
+def unfit_error(server: str, exc: UnfitQuestion) -> types.ErrorData:
+    """The JSON-RPC error (``-32602``, invalid params) a server gets for a question that is not
+    shown to a person; its tool call then ends as the server decides."""
+    logger.warning("MCP server %r sent an elicitation request that is refused: %s", server, exc)
+    return types.ErrorData(
+        code=types.INVALID_PARAMS, message=f"elicitation request refused by the client: {exc}"
+    )
 
 
 class Answerer:
@@ -94,8 +104,22 @@ class Answerer:
     def question(
         self, base: str, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> MCPElicitationRequest:
-        """The payload entry for one of this call's questions."""
-        return elicitation_request(base, params, scope=self.scope)
+        """The payload entry for one of this call's questions.
+
+        Raises:
+            UnfitQuestion: it may not be shown to a person (see ``answers.py``).
+        """
+        return elicitation_request(
+            base, params, scope=self.scope, loopback_http=self.config.elicitation_loopback_http
+        )
+
+    def unfit(self, exc: UnfitQuestion) -> MCPProtocolError:
+        """The call's error for a question that cannot be refused on its own (a 2026-07-28 round,
+        a ``-32042`` error): the call ends, as the SDK's driver ends it for a refused question."""
+        logger.warning("MCP server %r sent an elicitation request that is refused: %s", self.server, exc)
+        return MCPProtocolError(
+            self.server, f"{self.tool_name!r} asked a question that is not shown to a person: {exc}"
+        )
 
     # -- elicitation ------------------------------------------------------------------------
 
@@ -127,7 +151,7 @@ class Answerer:
             }
             # A stored answer to another question (the call was re-issued and the server now asks
             # something else) is skipped: the next interrupt asks the person this question.
-            while is_stale(resume := interrupt(payload, response_schema=resume_type(pending))):
+            while is_stale(resume := ask(payload, response_schema=resume_type(pending))):
                 pass
             for request in pending:
                 self._answered[request["key"]] = resume["responses"][request["key"]]
@@ -164,7 +188,7 @@ class Answerer:
             "request": params.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
         schema = sampling_resume_type(key, self.config.sampling_model is not None)
-        while is_stale(decision := interrupt(payload, response_schema=schema)):
+        while is_stale(decision := ask(payload, response_schema=schema)):
             pass
         self._decisions[key] = cast(dict[str, Any], decision)
         return self._decisions[key]
@@ -204,11 +228,14 @@ class Answerer:
         model, roots) is done only when the responses are produced, so a round replayed from
         the checkpoint never runs it again."""
         ordered = sorted(requests.items())
-        forms = [
-            (key, self.question(key, req.params))
-            for key, req in ordered
-            if isinstance(req, types.ElicitRequest)
-        ]
+        try:
+            forms = [
+                (key, self.question(key, req.params))
+                for key, req in ordered
+                if isinstance(req, types.ElicitRequest)
+            ]
+        except UnfitQuestion as exc:
+            raise self.unfit(exc) from None
         by_person: Responses = {}
         if forms and self.config.elicitation == "interrupt":
             answers = self._ask([request for _, request in forms])
@@ -262,11 +289,16 @@ class CodeSink(CallSink):
     async def on_elicit(
         self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.ErrorData:
+        try:
+            request = elicitation_request(
+                "elicitation", params, scope=self.scope, loopback_http=self.config.elicitation_loopback_http
+            )
+        except UnfitQuestion as exc:  # refused whatever the policy, as in every other path
+            return unfit_error(self.server, exc)
         policy = self.config.elicitation
         if policy == "decline":
             return types.ElicitResult(action="decline")
         if callable(policy):
-            request = elicitation_request("elicitation", params, scope=self.scope)
             try:
                 return check_response(request, await cast(ElicitationHandler, policy)(request, self.info))
             except ValueError as exc:

@@ -13,6 +13,7 @@ from typing import cast
 import mcp_types as types
 from mcp.shared.exceptions import UrlElicitationRequiredError
 
+from langgraph_mcp._elicitation.answers import UnfitQuestion
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPToolCallError
 from langgraph_mcp.types import MCPElicitationUrlRequest
@@ -45,7 +46,8 @@ async def retry_after_url_elicitation(
 
     Raises:
         MCPToolCallError: a URL was not accepted, or the server kept asking.
-        MCPProtocolError: a ``-32042`` error that names no valid URL.
+        MCPProtocolError: a ``-32042`` error that names no valid URL, or a URL that is not shown
+            to a person (see ``answers.check_url``).
     """
     for _ in range(MAX_URL_ATTEMPTS):
         try:
@@ -54,10 +56,13 @@ async def retry_after_url_elicitation(
             if exc.code != types.URL_ELICITATION_REQUIRED:
                 raise
             wanted = _urls(answers.server, exc)
-        requests = [
-            answers.question(getattr(params, "elicitation_id", None) or f"url_{i + 1}", params)
-            for i, params in enumerate(wanted)
-        ]
+        try:
+            requests = [
+                answers.question(getattr(params, "elicitation_id", None) or f"url_{i + 1}", params)
+                for i, params in enumerate(wanted)
+            ]
+        except UnfitQuestion as exc:
+            raise answers.unfit(exc) from None
         results = await answers.elicit(requests)
         refused = [r for r in requests if results[r["key"]].action != "accept"]
         if refused:

@@ -145,6 +145,10 @@ class _ServerBase(BaseModel):
     ``decline`` them all, or an async ``handler(request, call_info) -> response``."""
     elicitation_timeout: float | None = Field(default=3600.0, gt=0)
     """Seconds a handshake-era call is held open waiting for a person (``None``: no limit)."""
+    elicitation_loopback_http: bool = False
+    """Also show URL-mode questions whose URL is plain ``http://`` to a loopback host
+    (``localhost``, ``127.0.0.0/8``, ``::1``), e.g. a sign-in page of a server run locally. Other
+    than that only ``https://`` URLs are shown; any other URL is refused to the server."""
     sampling_model: Any = Field(default=None, repr=False)
     """A LangChain chat model that answers the server's sampling requests (``None``: refuse)."""
     sampling_approval: bool = False

@@ -214,3 +214,99 @@ async def test_two_cut_outputs_of_one_turn_are_kept_and_read_apart() -> None:
         )
         read = {m.tool_call_id: m.content for m in out["messages"] if isinstance(m, ToolMessage)}
         assert read["r1"].startswith(TEXT[5000:10000]) and read["r2"].startswith(other[5000:10000])
+
+
+# -- the thread a stored output belongs to -----------------------------------------------------
+
+
+def _reads(graph: Any, config: Any, handle: str, offset: int, call_id: str = "r1") -> Any:
+    return graph.ainvoke(
+        {"messages": [ai(("read_tool_output", {"handle": handle, "offset": offset}, call_id))]}, config
+    )
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+async def test_any_thread_id_keeps_and_reads_its_own_outputs(store_kind: str, tmp_path: Any) -> None:
+    """A thread id with dots (an e-mail address), slashes or nothing store-friendly works, and two
+    thread ids that a lossy encoding would merge keep their outputs apart."""
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    config = in_process(output_handling={"max_chars": 5000, "overflow": "store"})
+    other = TEXT[::-1]
+    async with MCPToolNode(config) as node:
+        builder = StateGraph(MessagesState)
+        builder.add_node("tools", node)
+        builder.add_edge(START, "tools")
+        async with AsyncSqliteStore.from_conn_string(str(tmp_path / "store.db")) as sqlite_store:
+            if store_kind == "sqlite":
+                await sqlite_store.setup()
+            store = sqlite_store if store_kind == "sqlite" else InMemoryStore()
+            graph = builder.compile(checkpointer=InMemorySaver(), store=store)
+            threads = {"alice@example.com": TEXT, "alice@example_com": other, "a/b.c d": TEXT[:7000]}
+            for name, text in threads.items():
+                out = await graph.ainvoke({"messages": [ai(("echo", {"text": text}, "c1"))]}, thread(name))
+                assert out["messages"][-1].content.endswith("read_tool_output(handle='c1', offset=5000)]")
+            for name, text in threads.items():
+                read = (await _reads(graph, thread(name), "c1", 5000))["messages"][-1]
+                assert read.status == "success"
+                assert read.content.startswith(text[5000:10000]), name
+            stranger = (await _reads(graph, thread("alice"), "c1", 0))["messages"][-1]
+            assert stranger.status == "error"
+            assert stranger.content == "Error: no stored tool output 'c1' in this conversation."
+
+
+async def test_without_a_thread_id_nothing_fails_the_run(caplog: pytest.LogCaptureFixture) -> None:
+    """No ``thread_id`` (a graph with a store but no checkpointer): the cut output is kept in the
+    artifact, and reading is an error message for the model, not an exception out of the node."""
+    config = in_process(output_handling={"max_chars": 5000, "overflow": "store"})
+    async with MCPToolNode(config) as node:
+        builder = StateGraph(MessagesState)
+        builder.add_node("tools", node)
+        builder.add_edge(START, "tools")
+        graph = builder.compile(store=InMemoryStore())
+        out = await graph.ainvoke({"messages": [ai(("echo", {"text": TEXT}, "c1"))]})
+        cut = out["messages"][-1]
+        assert cut.status == "success" and cut.artifact["full_text"] == TEXT
+        assert "kept for the application" in cut.content
+        assert "no thread_id" in caplog.text
+        read = (await _reads(graph, None, "c1", 5000))["messages"][-1]
+    assert read.status == "error"
+    assert read.content == (
+        "Error: this run has no thread_id, so it has no stored tool outputs to read "
+        "(they are kept per conversation)."
+    )
+
+
+async def test_outputs_stored_by_an_earlier_version_are_still_read() -> None:
+    """Before thread ids were encoded, outputs were kept under the raw thread id; a conversation
+    that was cut short across the upgrade still reads them."""
+    config = in_process(output_handling={"max_chars": 5000, "overflow": "store"})
+    store = InMemoryStore()
+    stored = {"text": TEXT, "server": "demo", "tool": "echo", "chunk": 5000}
+    await store.aput(("langgraph_mcp", "outputs", "t1"), "c1", stored)
+    async with MCPToolNode(config) as node:
+        graph = graph_with_store(node).builder.compile(checkpointer=InMemorySaver(), store=store)
+        read = (await _reads(graph, thread("t1"), "c1", 5000))["messages"][-1]
+    assert read.content.startswith(TEXT[5000:10000])
+
+
+async def test_a_failing_store_is_an_error_message_for_the_model(caplog: pytest.LogCaptureFixture) -> None:
+    """The store raising on a read (an outage) is told to the model, its details only to the log;
+    the run goes on."""
+
+    class BrokenStore(InMemoryStore):
+        async def aget(self, *args: Any, **kwargs: Any) -> Any:
+            raise ConnectionError("database is down")
+
+    config = in_process(output_handling={"max_chars": 5000, "overflow": "store"})
+    async with MCPToolNode(config) as node:
+        builder = StateGraph(MessagesState)
+        builder.add_node("tools", node)
+        builder.add_edge(START, "tools")
+        graph = builder.compile(checkpointer=InMemorySaver(), store=BrokenStore())
+        read = (await _reads(graph, thread(), "c1", 0))["messages"][-1]
+    assert read.status == "error"
+    assert read.content == (
+        "Error: the stored tool output could not be read (the store failed: ConnectionError)."
+    )
+    assert "database is down" in caplog.text
