@@ -56,6 +56,7 @@ ONE_WORKER = {
     "tests/deploy/test_langgraph_dev.py": "one langgraph dev server, and one PostgreSQL cluster, at a time",
     "tests/interop/test_servers.py": "its shared HTTP servers start once",
     "tests/interop/test_resources.py": "its shared HTTP servers start once",
+    "tests/interop/test_mcp1.py": "its shared HTTP servers start once",
 }
 """Test files that one xdist worker runs whole (see ``pytest_xdist_make_scheduler``), and why."""
 

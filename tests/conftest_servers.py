@@ -39,6 +39,20 @@ def stdio_params(module: str, *args: str, env: dict[str, str] | None = None) -> 
     }
 
 
+def wiretapped(config: dict[str, Any], log: Path) -> dict[str, Any]:
+    """A stdio entry ``config`` whose server runs behind ``tests/servers/wiretap.py``: each line
+    the client writes to the server is appended to ``log`` (read it with :func:`written`)."""
+    tap = [str(SERVERS_DIR / "wiretap.py"), str(log), config["command"], *config.get("args", [])]
+    return {**config, "command": sys.executable, "args": tap}
+
+
+def written(log: Path) -> list[dict[str, Any]]:
+    """The JSON-RPC messages a client wrote to a :func:`wiretapped` server, in order."""
+    import json
+
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
 async def _stop_process(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         with suppress(ProcessLookupError):

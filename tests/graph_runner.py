@@ -16,6 +16,10 @@ Scenarios:
   ``answer`` until no interrupt is left).
 - ``book``: one ``book`` call asking for dates, then a confirmation (``start``, ``resume``,
   ``confirm`` with ``<protocol> <state key>``: ``ASKER_STATE_KEY`` for the server, or ``""``).
+- ``foreign_parallel``: three 2025-11-25 ``book`` calls (Oslo, Rome, Paris) asking two questions
+  each, on a server given as a JSON configuration entry named ``foreign`` (``start <entry>``,
+  then ``answer <entry>`` until no interrupt is left): servers of other implementations
+  (tests/interop).
 - ``sigkill``: three calls, one of which runs for minutes (``start <protocol>``, killed by the
   test while it runs), then ``resume <protocol>`` continues the thread from its checkpoint (the
   slow call is capped at 50 ms there).
@@ -103,6 +107,20 @@ async def parallel(
     return {"asker": server}, [], ("answer_book", None)
 
 
+async def foreign_parallel(
+    phase: str, log: str, asked: list[Any], extra: list[str]
+) -> tuple[dict[str, Any], Any, Any]:
+    server = json.loads(extra[0])
+    calls = (
+        ("book", {"city": "Oslo"}, "c1"),
+        ("book", {"city": "Rome"}, "c2"),
+        ("book", {"city": "Paris"}, "c3"),
+    )
+    if phase == "start":
+        return {"foreign": server}, [], {"messages": [ai(*calls)]}
+    return {"foreign": server}, [], ("answer_book", None)
+
+
 async def book(phase: str, log: str, asked: list[Any], extra: list[str]) -> tuple[dict[str, Any], Any, Any]:
     protocol, state_key = extra
     env = {"ASKER_LOG": log, **({"ASKER_STATE_KEY": state_key} if state_key else {})}
@@ -134,6 +152,7 @@ SCENARIOS = {
     "siblings": siblings,
     "changed_question": changed_question,
     "parallel": parallel,
+    "foreign_parallel": foreign_parallel,
     "book": book,
     "sigkill": sigkill,
 }
@@ -141,6 +160,7 @@ SCENARIOS = {
 BOOK_ANSWERS = {
     "Which dates for Oslo?": {"start": "2027-06-01", "nights": 2},
     "Which dates for Rome?": {"start": "2027-07-01", "nights": 3},
+    "Which dates for Paris?": {"start": "2027-08-01", "nights": 4},
 }
 
 

@@ -31,7 +31,7 @@ from langgraph.errors import GraphBubbleUp, is_invalid_resume
 from langgraph_mcp._elicitation.answers import UnfitQuestion
 from langgraph_mcp._elicitation.policy import Answerer, unfit_error
 from langgraph_mcp._progress import CallObserver
-from langgraph_mcp._session import CallClock, CallSink, LoopScope, ServerConnection
+from langgraph_mcp._session import ABANDON_GRACE, CallClock, CallSink, LoopScope, ServerConnection
 from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPToolCallError
 
 __all__ = ["run_held"]
@@ -80,23 +80,29 @@ class HeldCall(CallSink):
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
-                result = await self.connection.send_call(
-                    name,
-                    arguments,
-                    clock=self.clock,
-                    sink=self,
-                    exclusive=True,
-                    progress=self._progress,
-                    **wire,
-                )
-                if not isinstance(result, types.CallToolResult):
-                    raise MCPProtocolError(self.connection.name, f"unsupported result for {name!r}")
-                return result
+                try:
+                    result = await self.connection.send_call(
+                        name,
+                        arguments,
+                        clock=self.clock,
+                        sink=self,
+                        exclusive=True,
+                        progress=self._progress,
+                        **wire,
+                    )
+                except Exception:
+                    if not self._person_too_slow:
+                        raise
+                else:
+                    if not self._person_too_slow:
+                        if not isinstance(result, types.CallToolResult):
+                            raise MCPProtocolError(self.connection.name, f"unsupported result for {name!r}")
+                        return result
             if self._person_too_slow:
                 limit = self.connection.config.elicitation_timeout or 0
                 raise MCPToolCallError(
                     f"nobody answered MCP server {self.connection.name!r} within {limit:g}s "
-                    "(elicitation_timeout); the call was cancelled",
+                    "(elicitation_timeout); the question was answered 'cancel' and the call dropped",
                     kind="timeout",
                 )
             raise MCPConnectionError(
@@ -130,15 +136,18 @@ class HeldCall(CallSink):
         return await self._ask("sampling", params)
 
     async def _ask(self, kind: Literal["elicitation", "sampling"], request: Any) -> Any:
-        question = _Question(kind, request, asyncio.get_running_loop().create_future())
-        self.questions.append(question)
-        self.changed.set()
-        limit = self.connection.config.elicitation_timeout
-        with anyio.move_on_after(limit if limit is not None else float("inf")):
-            return await asyncio.shield(question.answer)
-        self._person_too_slow = True
+        if not self._person_too_slow:  # (else the call is being dropped: no more questions)
+            question = _Question(kind, request, asyncio.get_running_loop().create_future())
+            self.questions.append(question)
+            self.changed.set()
+            limit = self.connection.config.elicitation_timeout
+            with anyio.move_on_after(limit if limit is not None else float("inf")):
+                return await asyncio.shield(question.answer)
+            self._person_too_slow = True
         if self._scope is not None:
-            self._scope.cancel()
+            # The server ends the call on this answer; what it returns is dropped. Cancelled only
+            # if it goes on: a cancellation that crosses the result ends mcp 1.x servers.
+            self._scope.deadline = min(self._scope.deadline, anyio.current_time() + ABANDON_GRACE)
         if kind == "sampling":
             return types.ErrorData(code=types.INVALID_REQUEST, message="nobody answered in time")
         return types.ElicitResult(action="cancel")

@@ -10,6 +10,6 @@ from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.era import Era
 from langgraph_mcp._session.loops import LoopScope
-from langgraph_mcp._session.routing import CallSink
+from langgraph_mcp._session.routing import ABANDON_GRACE, CallSink
 
-__all__ = ["CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection"]
+__all__ = ["ABANDON_GRACE", "CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection"]

@@ -13,6 +13,7 @@ import mcp_types as types
 from jsonschema.exceptions import SchemaError, best_match
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 from referencing.exceptions import Unresolvable
 
@@ -26,7 +27,7 @@ from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import NotSent, SessionExpired, Wording, guarded
 from langgraph_mcp._session.listings import Listings
 from langgraph_mcp._session.owner import Session
-from langgraph_mcp._session.routing import CallSink
+from langgraph_mcp._session.routing import CallSink, InFlight
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
     MCPConnectionError,
@@ -230,19 +231,26 @@ class Calls(Listings):
                 raise NotSent
             lend = slot.release if slot is not None else None
             while True:
-                async with self.router.track(
-                    sink, tool=name, exclusive=exclusive, clock=clock, lend=lend
-                ) as call:
-                    with call_headers(client.session, headers):
-                        result = await client.session.send_request(
-                            request, _ROUND, progress_callback=progress
-                        )
+                call: InFlight | None = None
+                try:
+                    async with self.router.track(
+                        sink, tool=name, exclusive=exclusive, clock=clock, lend=lend
+                    ) as call:
+                        with call_headers(client.session, headers):
+                            result = await client.session.send_request(
+                                request, _ROUND, progress_callback=progress
+                            )
+                except MCPError:
+                    if call is None or not call.resend:
+                        raise
+                if call.resend:
+                    # Abandoned so that its question can be tied to it (routing.py): what the
+                    # server answered is dropped; send it again, in turn.
+                    continue
                 if not call.scope.cancelled_caught:
                     return result
-                if not call.resend:
-                    closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
-                    raise MCPConnectionError(self.name, closed)
-                # Cancelled so that its question can be tied to it: send it again, in turn.
+                closed = f"the connection was closed during the call to {name!r}. {OUTCOME_UNKNOWN}"
+                raise MCPConnectionError(self.name, closed)
 
     def _check_output(self, name: str, result: types.CallToolResult) -> None:
         tool = self.listed(name)

@@ -19,7 +19,14 @@ notification is handed to the sink of the call it belongs to, found in this orde
 
 A call that ended without the server's answer (timed out, cancelled, closed) may still have a
 question on its way; for ``GHOST_GRACE`` seconds it stays a candidate, and a question that can
-only be its own is dropped (answered ``cancel``), never handed to another call.
+only be its own is dropped (answered ``cancel``), never handed to another call. So is a question
+that can only come from abandoned calls.
+
+An abandoned call is not cancelled (no ``notifications/cancelled``) while the server may be
+finishing it: answered ``cancel``, a tool usually returns at once, and a cancellation that
+crosses its result on the way ends servers built on the ``mcp`` 1.x SDK (before 1.12.3, any
+cancellation of a running request does). Only a call still running ``ABANDON_GRACE`` seconds
+later is cancelled.
 
 Over transports that carry no caller context (stdio and SSE, 2025-11-25), calls that may need a
 person take turns, but only calls of tools that have asked something before: a tool that never
@@ -47,7 +54,7 @@ from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._session.clock import CallClock
 
-__all__ = ["ATTRIBUTION_WAIT", "GHOST_GRACE", "CallSink", "InFlight", "Router"]
+__all__ = ["ABANDON_GRACE", "ATTRIBUTION_WAIT", "GHOST_GRACE", "CallSink", "InFlight", "Router"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -55,6 +62,9 @@ ATTRIBUTION_WAIT = 30.0
 """Seconds a request that cannot be tied to one call yet waits for the other calls to settle."""
 GHOST_GRACE = 5.0
 """Seconds a call that ended without the server's answer may still be the sender of a request."""
+ABANDON_GRACE = 10.0
+"""Seconds an abandoned call (its question answered ``cancel``, to be sent again) may go on
+before it is cancelled."""
 
 _R = TypeVar("_R")
 
@@ -89,17 +99,19 @@ class InFlight:
     answered: bool = False
     """It ended with the server's answer (a result or an error), so it has no request pending."""
     resend: bool = False
-    """Cancelled to be sent again (its question could not be tied to it)."""
+    """Abandoned, to be sent again (its question could not be tied to it): what the server
+    answers is dropped, and so is any question it asks meanwhile."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    """Cancelled when the session closes under the request, or to send it again."""
+    """Cancelled when the session closes under the request, or when it goes on ``ABANDON_GRACE``
+    seconds after it was abandoned."""
     lend: Callable[[], None] | None = None
     """Gives back what the call holds while the server works on it (its ``max_concurrent_calls``
     slot), called once, when the server first asks it something."""
 
     def may_have_asked(self, blocks: int, ghosts: set[InFlight]) -> bool:
         """Could it have sent a request that arrived when it had waited ``blocks`` times?"""
-        if self.resend or self.blocks != blocks:
-            return False  # cancelled for a re-send, or tied to a later request of its own
+        if self.blocks != blocks:
+            return False  # tied to a later request of its own
         return self.state == "active" or self in ghosts
 
 
@@ -117,6 +129,11 @@ class _Parked:
 
 _DROPPED = object()
 """The request's call is gone (cancelled, or to be sent again): the request needs no answer."""
+
+
+def _cancel_if_running(call: InFlight) -> None:
+    if call.state != "done":
+        call.scope.cancel()
 
 
 _CURRENT: contextvars.ContextVar[InFlight | None] = contextvars.ContextVar(
@@ -160,6 +177,7 @@ class Router:
         try:
             with call.scope:
                 if self._takes_turns(call):
+                    await self._abandoned_ended()
                     await self._take_turn(call)
                 call.state = "active"
                 try:
@@ -173,7 +191,7 @@ class Router:
             call.state = "done"
             self._give_turn(call)
             self._calls.discard(call)
-            if not call.answered and not call.resend:
+            if not call.answered:
                 self._haunt(call)
             _CURRENT.reset(token)
             self._notify()
@@ -265,10 +283,12 @@ class Router:
         """The call a request belongs to, ``None`` for none, or ``_DROPPED``."""
         current = _CURRENT.get()
         if current is not None and (current in self._calls or current in self._ghosts):
-            return current if current.state != "done" else _DROPPED
+            return current if current.state != "done" and not current.resend else _DROPPED
         snapshot = {
             c: c.blocks for c in (*self._calls, *self._ghosts) if c.may_have_asked(c.blocks, self._ghosts)
         }
+        if snapshot and all(c.resend for c in snapshot):
+            return _DROPPED  # only abandoned calls may have asked it
         if len(snapshot) <= 1:
             only = next(iter(snapshot), None)
             return _DROPPED if only is not None and only.state == "done" else only
@@ -283,6 +303,8 @@ class Router:
             with anyio.move_on_after(ATTRIBUTION_WAIT):
                 while True:
                     left = parked.left(self._ghosts)
+                    if all(c.resend for c in left):
+                        return _DROPPED  # its call is gone, or abandoned
                     if len(left) == 1 and left[0].state != "done":
                         # The time spent finding out was the client's, not the server's.
                         left[0].clock.refund(asyncio.get_running_loop().time() - parked.since)
@@ -305,18 +327,25 @@ class Router:
 
     def _break_deadlock(self) -> None:
         """When every call that may have sent a waiting request is itself waiting on one (as many
-        requests as calls), none can finish: cancel them all, to be sent again one at a time."""
+        requests as calls), none can finish: abandon them all, to be sent again one at a time.
+
+        Their questions are answered ``cancel`` (the parked requests are dropped) and each call
+        runs on to the server's answer, which is dropped. They are not cancelled: the cancellation
+        could reach the server while it writes the result the ``cancel`` answer led to, which ends
+        servers built on the ``mcp`` 1.x SDK. A call still running ``ABANDON_GRACE`` seconds later
+        is cancelled after all."""
         stuck = {c for parked in self._parked for c in parked.left(self._ghosts)}
-        if not stuck or any(c.state == "done" for c in stuck) or len(self._parked) < len(stuck):
-            return  # a call may still finish (or a ghost fade): wait
+        if not stuck or any(c.state == "done" or c.resend for c in stuck) or len(self._parked) < len(stuck):
+            return  # a call may still finish (a ghost fade, an abandoned call end): wait
         logger.info(
             "MCP server %r: %d calls asked at the same moment; sending them again one at a time",
             self.server,
             len(stuck),
         )
+        loop = asyncio.get_running_loop()
         for call in stuck:
             call.resend = True
-            call.scope.cancel()
+            loop.call_later(ABANDON_GRACE, _cancel_if_running, call)
         self._notify()
 
     def _haunt(self, call: InFlight) -> None:
@@ -328,6 +357,12 @@ class Router:
             self._notify()
 
         asyncio.get_running_loop().call_later(GHOST_GRACE, fade)
+
+    async def _abandoned_ended(self) -> None:
+        """Wait until no abandoned call runs on the server: a question one of them may still ask
+        is then never taken for one of a call sent in its place."""
+        while any(c.resend for c in self._calls):
+            await self._wait_for_change()
 
     def _takes_turns(self, call: InFlight) -> bool:
         return self.untied and call.exclusive and call.tool in self._asks

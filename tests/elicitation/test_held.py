@@ -14,15 +14,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 from langgraph.types import Command
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp.elicitation import accept, resume_elicitations
-from tests.conftest_servers import http_server_process, serve_in_loop, stdio_params
-from tests.helpers import ai, pid_alive, run_phase, thread, tool_graph, tool_results
+from tests.conftest_servers import http_server_process, serve_in_loop, stdio_params, wiretapped, written
+from tests.helpers import ai, pid_alive, run_phase, thread, tool_graph, tool_results, until
 from tests.langgraph_server import children_of, cmdline
 from tests.servers import asker, fickle
 
@@ -74,6 +77,112 @@ async def test_parallel_calls_asking_several_questions_all_complete(
             "c1": "booked Oslo from 2027-06-01 for 2 nights",
             "c2": "booked Rome from 2027-07-01 for 3 nights",
         }
+
+
+async def test_calls_that_asked_at_once_are_sent_again_without_cancelling_them(tmp_path: Path) -> None:
+    """Three calls ask at the same moment over stdio: none of the questions can be tied to its
+    call, so each is answered ``cancel``, each call is left to end, and they are sent again one
+    at a time. No ``notifications/cancelled`` reaches the server: one that crosses the result the
+    ``cancel`` answer led to ends servers built on the mcp 1.x SDK (before 1.12.3 any does; see
+    tests/interop/test_mcp1.py)."""
+    wire, calls_log = tmp_path / "wire.log", tmp_path / "calls.log"
+    server = stdio_params("asker", env={"ASKER_LOG": str(calls_log)})
+    config = {**wiretapped(server, wire), "protocol": "legacy"}
+    cities = {"c1": "Oslo", "c2": "Rome", "c3": "Paris"}
+    answers = {**BOOK_ANSWERS, "Which dates for Paris?": {"start": "2027-08-01", "nights": 4}}
+
+    def answer(payload: dict[str, Any]) -> dict[str, Any]:
+        return {r["key"]: accept(answers.get(r["message"], {"ok": True})) for r in payload["requests"]}
+
+    async with MCPToolNode({"asker": config}) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke(
+            {"messages": [ai(*(("book", {"city": c}, i) for i, c in cities.items()))]}, thread()
+        )
+        for _ in range(4):
+            if not out.get("__interrupt__"):
+                break
+            out = await graph.ainvoke(resume_elicitations(out["__interrupt__"], answer), thread())
+    assert tool_results(out) == {
+        "c1": "booked Oslo from 2027-06-01 for 2 nights",
+        "c2": "booked Rome from 2027-07-01 for 3 nights",
+        "c3": "booked Paris from 2027-08-01 for 4 nights",
+    }
+    sent = written(wire)
+    resent = len(calls_log.read_text().splitlines()) - len(cities)
+    assert resent > 0  # some calls asked at the same moment, and were sent again
+    assert [m for m in sent if m.get("method") == "notifications/cancelled"] == []
+    dropped = [m for m in sent if m.get("result") == {"action": "cancel"}]
+    assert len(dropped) == resent  # each abandoned call's question was answered ``cancel``
+
+
+async def test_an_abandoned_call_that_goes_on_is_cancelled_after_a_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool that goes on after its question was answered ``cancel`` is cancelled once
+    ``ABANDON_GRACE`` has passed, and the calls are sent again as usual."""
+    from langgraph_mcp._session import routing
+
+    monkeypatch.setattr(routing, "ABANDON_GRACE", 0.3)
+    monkeypatch.setattr(routing, "GHOST_GRACE", 0.3)  # a cancelled call may still be asking for so long
+    server = MCPServer("stubborn")
+    cancelled: list[str] = []
+
+    class Ok(BaseModel):
+        ok: bool
+
+    @server.tool()
+    async def hold(item: str, ctx: Context) -> str:
+        answer = await ctx.elicit(f"Hold {item}?", Ok)
+        if answer.action != "accept":
+            try:
+                await anyio.sleep(60)  # ignores the answer
+            except anyio.get_cancelled_exc_class():
+                cancelled.append(item)
+                raise
+        return f"held {item}"
+
+    async with (
+        serve_in_loop(server, "sse") as url,
+        MCPToolNode({"s": {"url": url, "transport": "sse", "protocol": "legacy"}}) as node,
+    ):
+        graph = tool_graph(node)
+        out = await graph.ainvoke(
+            {"messages": [ai(("hold", {"item": "a"}, "c1"), ("hold", {"item": "b"}, "c2"))]}, thread()
+        )
+        out = await graph.ainvoke(
+            resume_elicitations(
+                out["__interrupt__"], lambda p: {r["key"]: accept({"ok": True}) for r in p["requests"]}
+            ),
+            thread(),
+        )
+    assert tool_results(out) == {"c1": "held a", "c2": "held b"}
+    assert sorted(cancelled) == ["a", "b"]
+
+
+async def test_a_question_nobody_answers_in_time_is_answered_cancel_and_the_call_left_to_end(
+    tmp_path: Path,
+) -> None:
+    """After ``elicitation_timeout`` the question is answered ``cancel`` and the server ends the
+    call itself (no ``notifications/cancelled``, see above); the resumed run sends it again."""
+    from langgraph_mcp._elicitation.held import _registry
+
+    wire, calls_log = tmp_path / "wire.log", tmp_path / "calls.log"
+    server = stdio_params("asker", env={"ASKER_LOG": str(calls_log)})
+    config = {**wiretapped(server, wire), "protocol": "legacy", "elicitation_timeout": 0.3}
+    async with MCPToolNode({"asker": config}) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke({"messages": [ai(("delete_item", {"item": "a"}, "c1"))]}, thread())
+        [question] = out["__interrupt__"]
+        await until(lambda: not _registry.get(node.pool.connection("asker").scope()))  # the call ended
+        assert [m["result"] for m in written(wire) if "result" in m] == [{"action": "cancel"}]
+        late = resume_elicitations(
+            [question], lambda p: {r["key"]: accept({"ok": True}) for r in p["requests"]}
+        )
+        out = await graph.ainvoke(late, thread())
+    assert tool_results(out) == {"c1": "deleted a ()"}
+    assert [m for m in written(wire) if m.get("method") == "notifications/cancelled"] == []
+    assert len(calls_log.read_text().splitlines()) == 2
 
 
 async def test_code_policies_answer_requests_that_cannot_be_tied_to_a_call() -> None:

@@ -8,6 +8,9 @@ installed (a stamp with the lock file's digest is kept next to the install).
 - ``tests/interop/python/.venv``: ``uv sync --locked`` of the uv project in
   ``tests/interop/python`` (``mcp-server-time``, ``mcp-server-git``, ``fastmcp``), an environment
   of its own so their ``mcp`` SDK never meets the package's.
+- ``tests/interop/mcp1_latest/.venv`` and ``tests/interop/mcp1_old/.venv``: the same for the
+  ``mcp`` 1.x SDK that ``tests/interop/mcp1_server.py`` runs on (the newest 1.x, and 1.10.0, the
+  oldest with elicitation).
 
 Run it directly (``python tests/interop/install.py``) or call :func:`ensure_installed`; the test
 fixtures do. Only the standard library is used, so it runs before any environment exists.
@@ -27,8 +30,11 @@ HERE = Path(__file__).resolve().parent
 PYTHON_PROJECT = HERE / "python"
 NODE_MODULES = HERE / "node_modules"
 PYTHON_VENV = PYTHON_PROJECT / ".venv"
+MCP1_PROJECTS = {"latest": HERE / "mcp1_latest", "old": HERE / "mcp1_old"}
+"""The uv projects pinning an ``mcp`` 1.x SDK for ``mcp1_server.py``, by name."""
+UV_PROJECTS = (PYTHON_PROJECT, *MCP1_PROJECTS.values())
 _NPM_STAMP = NODE_MODULES / ".interop-installed"
-_UV_STAMP = PYTHON_VENV / ".interop-installed"
+_STAMP_NAME = ".interop-installed"
 _LOCK = HERE / ".install.lock"
 _INSTALL_TIMEOUT = 600
 
@@ -41,6 +47,11 @@ def node_bin(name: str) -> Path:
 def python_bin(name: str) -> Path:
     """The path of an executable in the Python servers' environment (``.venv/bin/<name>``)."""
     return PYTHON_VENV / "bin" / name
+
+
+def mcp1_python(version: str) -> Path:
+    """The Python of the ``mcp`` 1.x environment ``version`` (a key of :data:`MCP1_PROJECTS`)."""
+    return MCP1_PROJECTS[version] / ".venv" / "bin" / "python"
 
 
 def _digest(*files: Path) -> str:
@@ -69,6 +80,10 @@ def _run(args: list[str], cwd: Path) -> None:
         )
 
 
+def _uv_stamp(project: Path) -> Path:
+    return project / ".venv" / _STAMP_NAME
+
+
 def _stale(stamp: Path, digest: str) -> bool:
     return not stamp.is_file() or stamp.read_text().strip() != digest
 
@@ -80,8 +95,10 @@ def ensure_installed() -> None:
     Safe to call from several processes at once (they take turns on a lock file).
     """
     npm_digest = _digest(HERE / "package.json", HERE / "package-lock.json")
-    uv_digest = _digest(PYTHON_PROJECT / "pyproject.toml", PYTHON_PROJECT / "uv.lock")
-    if not _stale(_NPM_STAMP, npm_digest) and not _stale(_UV_STAMP, uv_digest):
+    uv_digests = {p: _digest(p / "pyproject.toml", p / "uv.lock") for p in UV_PROJECTS}
+    if not _stale(_NPM_STAMP, npm_digest) and not any(
+        _stale(_uv_stamp(p), digest) for p, digest in uv_digests.items()
+    ):
         return
     with open(_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -91,9 +108,10 @@ def ensure_installed() -> None:
                 raise RuntimeError("npm not found: Node.js 20+ with npm is needed for tests/interop")
             _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], HERE)
             _NPM_STAMP.write_text(npm_digest + "\n")
-        if _stale(_UV_STAMP, uv_digest):
-            _run([_uv(), "sync", "--locked", "--quiet", "--project", str(PYTHON_PROJECT)], HERE)
-            _UV_STAMP.write_text(uv_digest + "\n")
+        for project, digest in uv_digests.items():
+            if _stale(_uv_stamp(project), digest):
+                _run([_uv(), "sync", "--locked", "--quiet", "--project", str(project)], HERE)
+                _uv_stamp(project).write_text(digest + "\n")
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from tests.interop.install import PYTHON_PROJECT, ensure_installed, node_bin, python_bin
+from tests.interop.install import PYTHON_PROJECT, ensure_installed, mcp1_python, node_bin, python_bin
 
 FASTMCP_SERVER = PYTHON_PROJECT / "fastmcp_server.py"
+MCP1_SERVER = Path(__file__).with_name("mcp1_server.py")
 LOOPBACK_PRELOAD = Path(__file__).with_name("loopback.cjs")
 _LISTEN_TIMEOUT = 30.0
 _STOP_GRACE = 5.0
@@ -61,6 +62,13 @@ def fastmcp_stdio(**extra: Any) -> dict[str, Any]:
     """``tests/interop/python/fastmcp_server.py`` (built with FastMCP) over stdio."""
     ensure_installed()
     return {"command": str(python_bin("python")), "args": [str(FASTMCP_SERVER)], **extra}
+
+
+def mcp1_stdio(version: str, **extra: Any) -> dict[str, Any]:
+    """``tests/interop/mcp1_server.py`` on the ``mcp`` 1.x SDK ``version`` (``latest`` or ``old``,
+    see ``install.MCP1_PROJECTS``) over stdio."""
+    ensure_installed()
+    return {"command": str(mcp1_python(version)), "args": [str(MCP1_SERVER)], **extra}
 
 
 def _pump(stream: IO[bytes], announce: str | None, seen: list[str], found: threading.Event) -> None:
@@ -157,6 +165,20 @@ def fastmcp_http() -> Iterator[str]:
         yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
 
 
+@contextmanager
+def mcp1_http(version: str) -> Iterator[str]:
+    """``mcp1_server.py --http`` on the ``mcp`` 1.x SDK ``version`` (it binds port 0 of 127.0.0.1
+    itself); its URL."""
+    ensure_installed()
+    with _running(
+        [str(mcp1_python(version)), str(MCP1_SERVER), "--http"],
+        env={"PYTHONUNBUFFERED": "1"},
+        announce="LISTENING ",
+        on_stderr=False,
+    ) as line:
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+
 class Servers:
     """Configuration entries for the foreign servers that speak both stdio and HTTP. The HTTP
     servers are started on first use and shared (each pool still opens its own MCP session)
@@ -181,12 +203,18 @@ class Servers:
             return fastmcp_stdio(**extra)
         return {"url": self._url("fastmcp", fastmcp_http), **extra}
 
+    def mcp1(self, version: str, transport: str, **extra: Any) -> dict[str, Any]:
+        if transport == "stdio":
+            return mcp1_stdio(version, **extra)
+        return {"url": self._url(f"mcp1-{version}", lambda: mcp1_http(version)), **extra}
+
     def close(self) -> None:
         self._stack.close()
 
 
 __all__ = [
     "FASTMCP_SERVER",
+    "MCP1_SERVER",
     "Servers",
     "everything_http",
     "everything_stdio",
@@ -194,6 +222,8 @@ __all__ = [
     "fastmcp_stdio",
     "filesystem_stdio",
     "git_stdio",
+    "mcp1_http",
+    "mcp1_stdio",
     "memory_stdio",
     "time_stdio",
 ]
