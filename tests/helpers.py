@@ -175,3 +175,28 @@ def record_texts(records: Iterable[logging.LogRecord], *, skip: tuple[str, ...] 
             record.exc_text or "",
         )
     ]
+
+
+def text_of(message: ToolMessage) -> str:
+    """A ``ToolMessage``'s text: its string content, or its text blocks joined by newlines."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+async def answer_rounds(
+    graph: Any, out: dict[str, Any], answer: Callable[[dict[str, Any]], Any], config: RunnableConfig
+) -> tuple[dict[str, Any], list[list[tuple[str, str]]]]:
+    """Answer the server's questions with ``answer`` until none is pending (at most four
+    rounds): the last output, and each round's sorted ``(tool_call_id, first message)`` pairs."""
+    from langgraph_mcp.elicitation import resume_elicitations
+
+    asked: list[list[tuple[str, str]]] = []
+    for _ in range(4):
+        pending = out.get("__interrupt__")
+        if not pending:
+            break
+        asked.append(sorted((i.value["tool_call_id"], i.value["requests"][0]["message"]) for i in pending))
+        out = await graph.ainvoke(resume_elicitations(pending, answer), config)
+    return out, asked

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp.elicitation import accept, resume_elicitations
 from tests.conftest_servers import http_server_process, serve_in_loop, stdio_params, wiretapped, written
-from tests.helpers import ai, pid_alive, run_phase, thread, tool_graph, tool_results, until
+from tests.helpers import ai, answer_rounds, pid_alive, run_phase, thread, tool_graph, tool_results, until
 from tests.langgraph_server import children_of, cmdline
 from tests.servers import asker, fickle
 
@@ -57,15 +57,7 @@ async def test_parallel_calls_asking_several_questions_all_complete(
     async with MCPToolNode({"asker": legacy_asker}) as node:
         graph = tool_graph(node, send=send)
         out = await graph.ainvoke({"messages": [ai(*calls)]}, thread())
-        asked = []
-        for _ in range(4):
-            pending = out.get("__interrupt__")
-            if not pending:
-                break
-            asked.append(
-                sorted((i.value["tool_call_id"], i.value["requests"][0]["message"]) for i in pending)
-            )
-            out = await graph.ainvoke(resume_elicitations(pending, _answer_book), thread())
+        out, asked = await answer_rounds(graph, out, _answer_book, thread())
         assert asked == [
             [("c1", "Which dates for Oslo?"), ("c2", "Which dates for Rome?")],
             [

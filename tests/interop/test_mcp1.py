@@ -18,13 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp.elicitation import accept, decline, resume_elicitations
 from tests.conftest_servers import wiretapped, written
-from tests.helpers import ai, call, run_phase, thread, tool_graph, tool_results, tools_by_name
+from tests.helpers import (
+    ai,
+    answer_rounds,
+    call,
+    run_phase,
+    text_of,
+    thread,
+    tool_graph,
+    tool_results,
+    tools_by_name,
+)
 from tests.interop.install import ensure_installed
 from tests.interop.servers import Servers
 
@@ -64,13 +73,6 @@ def servers() -> Iterator[Servers]:
     shared.close()
 
 
-def _text(message: ToolMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
-
-
 def _answer(payload: dict[str, Any]) -> dict[str, Any]:
     """Dates for the city asked about, and yes to a booking."""
     responses = {}
@@ -86,8 +88,8 @@ async def test_calls_and_progress(servers: Servers, version: str, transport: str
         tools = await tools_by_name(node.pool)
         assert node.pool.connection("m").protocol_version == NEGOTIATED[version]
         assert {"add", "count", "book", "version"} <= set(tools)
-        assert _text(await call(tools["version"])) == SDK[version]
-        assert _text(await call(tools["add"], {"a": 2, "b": 40})) == "42"
+        assert text_of(await call(tools["version"])) == SDK[version]
+        assert text_of(await call(tools["add"], {"a": 2, "b": 40})) == "42"
 
         graph = tool_graph(node)
         events: list[Any] = []
@@ -153,15 +155,7 @@ async def test_parallel_calls_each_asking_two_questions(
         out = await graph.ainvoke(
             {"messages": [ai(*(("book", {"city": c}, i) for i, c in CITIES.items()))]}, thread()
         )
-        asked = []
-        for _ in range(4):
-            pending = out.get("__interrupt__")
-            if not pending:
-                break
-            asked.append(
-                sorted((i.value["tool_call_id"], i.value["requests"][0]["message"]) for i in pending)
-            )
-            out = await graph.ainvoke(resume_elicitations(pending, _answer), thread())
+        out, asked = await answer_rounds(graph, out, _answer, thread())
         assert asked == [
             [
                 ("c1", "Which dates for Oslo?"),
@@ -177,7 +171,7 @@ async def test_parallel_calls_each_asking_two_questions(
         assert tool_results(out) == BOOKED
         # Still the session the calls started on: the server never went away.
         assert node.pool.connection("m").connects == 1
-        assert _text(await call((await tools_by_name(node.pool))["add"], {"a": 1, "b": 2})) == "3"
+        assert text_of(await call((await tools_by_name(node.pool))["add"], {"a": 1, "b": 2})) == "3"
     assert [m for m in written(wire) if m.get("method") == "notifications/cancelled"] == []
 
 
@@ -239,7 +233,7 @@ async def test_a_timed_out_call_is_cancelled_and_the_server_goes_on(servers: Ser
     async with MCPToolNode({"m": config}) as node:
         tools = await tools_by_name(node.pool)
         late = await call(tools["sleep"], {"seconds": 5})
-        assert late.status == "error" and "timed out after 0.3s" in _text(late)
+        assert late.status == "error" and "timed out after 0.3s" in text_of(late)
         after = await call(tools["add"], {"a": 1, "b": 2})
-        assert (after.status, _text(after)) == ("success", "3")
+        assert (after.status, text_of(after)) == ("success", "3")
         assert node.pool.connection("m").connects == 1

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.elicitation import accept
-from tests.helpers import ai, call, thread, tool_graph, tool_results, tools_by_name
+from tests.helpers import ai, call, text_of, thread, tool_graph, tool_results, tools_by_name
 from tests.interop.install import ensure_installed
 from tests.interop.servers import (
     Servers,
@@ -59,13 +59,6 @@ def servers() -> Iterator[Servers]:
     shared = Servers()
     yield shared
     shared.close()
-
-
-def _text(message: ToolMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "\n".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
 async def _progress_events(node: MCPToolNode, tool: str, args: dict[str, Any]) -> tuple[list[Any], Any]:
@@ -121,8 +114,8 @@ async def test_everything_bad_arguments_become_error_tool_messages(servers: Serv
             thread(),
         )
         errors = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
-        assert errors["missing"].status == "error" and "b: Field required" in _text(errors["missing"])
-        assert errors["wrong"].status == "error" and "a:" in _text(errors["wrong"])
+        assert errors["missing"].status == "error" and "b: Field required" in text_of(errors["missing"])
+        assert errors["wrong"].status == "error" and "a:" in text_of(errors["wrong"])
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -177,7 +170,7 @@ async def test_fastmcp_structured_output_image_and_progress(
         assert set(add.metadata["mcp"]["output_schema"]["properties"]) == {"a", "b", "total"}
         added = await call(add, {"a": 2, "b": 3})
         assert added.artifact["structured_content"] == {"a": 2, "b": 3, "total": 5}
-        assert json.loads(_text(added)) == {"a": 2, "b": 3, "total": 5}
+        assert json.loads(text_of(added)) == {"a": 2, "b": 3, "total": 5}
 
         pixel = await call(tools["pixel"])
         (block,) = pixel.content
@@ -221,7 +214,7 @@ async def test_fastmcp_asking_on_2026(servers: Servers, transport: str) -> None:
         assert node.pool.connection("fast").protocol_version == MODERN
         (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
         assert message.status == "error"
-        text = _text(message)
+        text = text_of(message)
         assert "server-initiated requests is unavailable on 2026-07-28" in text  # the server's own words
         assert """set "protocol": "legacy" for MCP server 'fast'""" in text
 
@@ -253,8 +246,8 @@ async def test_sdk_server_asking_through_a_server_request_on_2026_says_to_set_pr
         assert pool.connection("old").protocol_version == MODERN
         message = await call(tools["ask"])
     assert message.status == "error"
-    assert "no back-channel for server-initiated requests" in _text(message)
-    assert """set "protocol": "legacy" for MCP server 'old'""" in _text(message)
+    assert "no back-channel for server-initiated requests" in text_of(message)
+    assert """set "protocol": "legacy" for MCP server 'old'""" in text_of(message)
 
 
 async def test_a_tool_error_that_merely_mentions_server_requests_gets_no_hint() -> None:
@@ -267,8 +260,8 @@ async def test_a_tool_error_that_merely_mentions_server_requests_gets_no_hint() 
     async with MCPPool({"talker": server}) as pool:
         message = await call((await tools_by_name(pool))["explain"])
     assert message.status == "error"
-    assert "back-channel" in _text(message)
-    assert '"protocol": "legacy"' not in _text(message)
+    assert "back-channel" in text_of(message)
+    assert '"protocol": "legacy"' not in text_of(message)
 
 
 # -- server-filesystem, server-memory (TypeScript reference servers, stdio only) -------------------
@@ -283,17 +276,17 @@ async def test_filesystem_reads_and_writes_inside_its_allowed_folder_only(tmp_pa
         tools = await tools_by_name(pool)
         assert pool.connection("fs").protocol_version == LEGACY
         listed = await call(tools["list_allowed_directories"])
-        assert str(allowed.resolve()) in _text(listed)
+        assert str(allowed.resolve()) in text_of(listed)
 
         target = allowed / "notes.txt"
         wrote = await call(tools["write_file"], {"path": str(target), "content": "line one\nline two\n"})
         assert wrote.status == "success"
         assert target.read_text() == "line one\nline two\n"
         read = await call(tools["read_text_file"], {"path": str(target), "head": 1})
-        assert _text(read) == "line one"
+        assert text_of(read) == "line one"
 
         denied = await call(tools["read_text_file"], {"path": str(outside / "secret.txt")})
-        assert denied.status == "error" and "outside allowed directories" in _text(denied)
+        assert denied.status == "error" and "outside allowed directories" in text_of(denied)
 
 
 async def test_filesystem_takes_its_allowed_folders_from_our_roots(tmp_path: Path) -> None:
@@ -308,13 +301,13 @@ async def test_filesystem_takes_its_allowed_folders_from_our_roots(tmp_path: Pat
         # on its own time: a call sent at once may still see the command-line folders. Wait
         # for the server to say it took them (on a busy machine this takes a moment).
         deadline = asyncio.get_running_loop().time() + 30
-        listed = _text(await call(tools["list_allowed_directories"]))
+        listed = text_of(await call(tools["list_allowed_directories"]))
         while str(from_roots.resolve()) not in listed:
             assert asyncio.get_running_loop().time() < deadline, listed
             await asyncio.sleep(0.05)
-            listed = _text(await call(tools["list_allowed_directories"]))
+            listed = text_of(await call(tools["list_allowed_directories"]))
         read = await call(tools["read_text_file"], {"path": str(from_roots / "hello.txt")})
-        assert _text(read) == "from roots"
+        assert text_of(read) == "from roots"
     assert str(from_roots.resolve()) in listed and str(from_args.resolve()) not in listed
 
 
@@ -338,9 +331,9 @@ async def test_memory_knowledge_graph(tmp_path: Path) -> None:
             {"relations": [{"from": "Ada", "to": "Analytical Engine", "relationType": "programmed"}]},
         )
         assert related.status == "success"
-        found = json.loads(_text(await call(tools["search_nodes"], {"query": "first program"})))
+        found = json.loads(text_of(await call(tools["search_nodes"], {"query": "first program"})))
         assert [e["name"] for e in found["entities"]] == ["Ada"]
-        graph = json.loads(_text(await call(tools["read_graph"])))
+        graph = json.loads(text_of(await call(tools["read_graph"])))
         assert {e["name"] for e in graph["entities"]} == {"Ada", "Analytical Engine"}
         assert graph["relations"] == [
             {"from": "Ada", "to": "Analytical Engine", "relationType": "programmed"}
@@ -362,11 +355,11 @@ async def test_time_converts_between_time_zones() -> None:
         bad = await call(
             tools["convert_time"], {"source_timezone": "Mars/Base", "time": "12:00", "target_timezone": "UTC"}
         )
-    result = json.loads(_text(converted))
+    result = json.loads(text_of(converted))
     assert result["source"]["timezone"] == "Europe/London"
     assert result["target"]["timezone"] == "Asia/Tokyo"
     assert result["target"]["datetime"].split("T")[1].startswith(("20:00", "21:00"))  # BST or GMT
-    assert bad.status == "error" and "Mars/Base" in _text(bad)
+    assert bad.status == "error" and "Mars/Base" in text_of(bad)
 
 
 async def test_git_status_and_log_of_a_repository(tmp_path: Path) -> None:
@@ -390,9 +383,9 @@ async def test_git_status_and_log_of_a_repository(tmp_path: Path) -> None:
     async with MCPPool({"git": git_stdio(repo)}) as pool:
         tools = await tools_by_name(pool)
         assert pool.connection("git").protocol_version == MODERN
-        status = _text(await call(tools["git_status"], {"repo_path": str(repo)}))
-        log = _text(await call(tools["git_log"], {"repo_path": str(repo)}))
-        diff = _text(await call(tools["git_diff_unstaged"], {"repo_path": str(repo)}))
+        status = text_of(await call(tools["git_status"], {"repo_path": str(repo)}))
+        log = text_of(await call(tools["git_log"], {"repo_path": str(repo)}))
+        diff = text_of(await call(tools["git_diff_unstaged"], {"repo_path": str(repo)}))
         elsewhere = await call(tools["git_status"], {"repo_path": str(tmp_path / "nope")})
     assert "a.txt" in status and "new.txt" in status
     assert "First commit" in log and "Ada" in log
