@@ -95,18 +95,23 @@ class MCPError(Exception):
 
 
 class MCPConfigError(MCPError, ValueError):
-    """A connection config is invalid. ``server`` and ``field`` say where."""
+    """A connection config is invalid. ``server`` and ``field`` say where, and ``file`` in which
+    config file (``None``: the config was not read from a file)."""
 
-    def __init__(self, server: str | None, field: str | None, message: str) -> None:
+    def __init__(self, server: str | None, field: str | None, message: str, file: str | None = None) -> None:
         self.server = server
         self.field = field
         self.reason = message
-        where = []
+        self.file = file
+        where = [f"config file {file!r}"] if file is not None else []
         if server is not None:
             where.append(f"MCP server {server!r}")
         if field is not None:
             where.append(f"field {field!r}")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.server, self.field, self.reason, self.file)
 
 
 class MCPArgumentError(MCPError, ValueError):

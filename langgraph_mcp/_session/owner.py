@@ -43,6 +43,8 @@ from langgraph_mcp._session.transports import (
     TransportKind,
     describe,
     leaves,
+    network_hint,
+    not_mcp,
     open_client,
 )
 from langgraph_mcp._session.wire import WireTap
@@ -369,8 +371,12 @@ class SessionOwner:
             )
             if status is not None:
                 return MCPAuthenticationError(self.name, status)
-            reason = f"cannot connect to {redact_url(config.url)}: {reason}"
-        return MCPConnectionError(self.name, self._redact(reason) + session.stderr_hint())
+            answered = not_mcp(session.http.last if session.http is not None else None, config.transport)
+            reason = f"cannot connect to {redact_url(config.url)}: {answered or reason}"
+        hint = session.stderr_hint()
+        if isinstance(config, StdioServerConfig) and session.stderr is not None:
+            hint += network_hint(session.stderr.tail, config.env or {})
+        return MCPConnectionError(self.name, self._redact(reason) + hint)
 
     async def aclose(self) -> None:
         """Stop the owner task and wait for the session (and any child process) to end. Runs on

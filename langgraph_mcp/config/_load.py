@@ -172,12 +172,23 @@ def load_connections(source: Any) -> dict[str, ServerConfig]:
     """Normalise any accepted connection shape to ``{name: ServerConfig}``.
 
     Raises:
-        MCPConfigError: naming the server and field that is wrong.
+        MCPConfigError: naming the server and field that is wrong, and the file when ``source``
+            is a path.
     """
-    folder: Path | None = None
     if isinstance(source, (str, os.PathLike)):
-        source, folder = _read_file(source)
-    elif isinstance(source, (MCPServer, Server)):
+        data, folder = _read_file(source)
+        try:
+            return _connections(data, folder)
+        except MCPConfigError as exc:  # said with the file it is in (a deployment reads one)
+            if exc.file is not None:
+                raise
+            shown = str(Path(source).expanduser())
+            raise MCPConfigError(exc.server, exc.field, exc.reason, file=shown) from None
+    return _connections(source, None)
+
+
+def _connections(source: Any, folder: Path | None) -> dict[str, ServerConfig]:
+    if isinstance(source, (MCPServer, Server)):
         name = source.name or "server"
         return {name: InProcessServerConfig(server=source)}
     if not isinstance(source, Mapping):
