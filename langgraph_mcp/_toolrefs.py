@@ -9,14 +9,15 @@ unknown) or with collisions. A reference is one of:
 * ``"tool"``: the MCP tool name, or the name built from it with its server's ``prefix``
   (``"fs_delete_file"`` for a server with ``prefix="fs_"``), on whichever server offers it.
 
-A reference never matches a name given to settle a collision (``<server>_<name>``, ``_2``...).
-
-Approval follows every tool a name may mean (asking too often is safe). Options are bound to one
-tool only: an unqualified key that another server offers too, or might offer (its tool names are
-not known yet: never listed in this process, no ``tools`` allow-list), cannot be resolved, and
-the tool is withheld (not offered, its calls refused) until it can be, or until the key is
-qualified. Otherwise one user's header, hidden argument or result mapping could reach another
-server's tool.
+Approval follows every tool a name may mean (asking too often is safe), the name a tool is
+exposed under now included (``<server>_<name>`` while names collide, as a person reading a trace
+would write it). Options are bound to one tool only: an unqualified key that another server
+offers too, or might offer (its tool names are not known yet: never listed in this process, no
+``tools`` allow-list), or that is a form of two tools of one server, cannot be resolved, and the
+tool is withheld (not offered, its calls refused) until it can be, or until the key is qualified;
+so is a tool whose exposed name, given to settle a collision, is a key (that name changes with
+reachability). Otherwise one user's header, hidden argument or result mapping could reach
+another tool.
 """
 
 from __future__ import annotations
@@ -106,15 +107,23 @@ def exposed_names(
 def may_also_mean(
     key: str,
     server: str,
+    mcp_name: str,
     configs: Mapping[str, ServerConfig],
     names: Mapping[str, frozenset[str] | None],
 ) -> list[str]:
-    """The other servers an unqualified ``key`` may also mean a tool of (unknown ones included)."""
+    """The servers of which an unqualified ``key`` may also mean a tool other than ``server``'s
+    ``mcp_name`` (servers whose names are unknown included; ``server`` itself when another of its
+    tools has ``key`` as a form too: ``"fs_delete"`` is both ``delete`` with prefix ``"fs_"`` and
+    the MCP tool ``fs_delete``)."""
     others = []
     for other, config in configs.items():
-        if other == server:
-            continue
         known = names.get(other)
+        if other == server:
+            if known is not None and any(
+                n != mcp_name and key in unqualified_forms(config, n) for n in known
+            ):
+                others.append(other)
+            continue
         if known is None or any(key in unqualified_forms(config, n) for n in known):
             others.append(other)
     return others

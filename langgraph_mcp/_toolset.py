@@ -219,6 +219,13 @@ class ToolSet:
         forms = unqualified_forms(config, tool.mcp_name)
         keys = [r.key for r in self._option_refs if r.server is None and r.key in forms]
         if not keys:
+            if any(r.server is None and r.key == tool.name for r in self._option_refs):
+                used.add(tool.name)
+                return None, (
+                    f"tool_options key {tool.name!r} is the name it is exposed under only while tool "
+                    f"names collide (it changes with which servers can be reached); write "
+                    f"{tool.server + '/' + tool.mcp_name!r}"
+                )
             return None, None
         used.update(keys)
         if len(keys) > 1:
@@ -226,15 +233,18 @@ class ToolSet:
                 f"tool_options has two keys for it ({', '.join(map(repr, keys))}); keep one, or "
                 f"write {tool.server + '/' + tool.mcp_name!r}"
             )
-        others = may_also_mean(keys[0], tool.server, self.pool.servers, names)
+        others = may_also_mean(keys[0], tool.server, tool.mcp_name, self.pool.servers, names)
         if others:
             unknown = [o for o in others if names.get(o) is None]
-            why = (
-                f"MCP server(s) {', '.join(map(repr, unknown))} have not listed their tools yet and may "
-                "offer it too"
-                if unknown
-                else f"MCP server(s) {', '.join(map(repr, others))} offer it too"
-            )
+            if unknown:
+                why = (
+                    f"MCP server(s) {', '.join(map(repr, unknown))} have not listed their tools yet "
+                    "and may offer it too"
+                )
+            elif others == [tool.server]:
+                why = f"another tool of MCP server {tool.server!r} has that name too"
+            else:
+                why = f"MCP server(s) {', '.join(map(repr, others))} offer it too"
             return None, (
                 f"tool_options key {keys[0]!r} may mean more than one server's tool ({why}); write "
                 f"{tool.server + '/' + tool.mcp_name!r} to bind the options to this one"
@@ -264,7 +274,8 @@ class ToolSet:
         if self.approval == "destructive":
             return is_destructive(tool)
         # Every tool a name may mean is asked about: a name never matches nothing by accident.
-        forms = unqualified_forms(self.pool.servers[tool.server], tool.mcp_name)
+        # The name it is exposed under now counts too (a collision's name: asking more is safe).
+        forms = unqualified_forms(self.pool.servers[tool.server], tool.mcp_name) | {tool.name}
         hits = [r.key for r in self._approval_refs if _means(r, tool, forms)]
         used.update(f"approval {k}" for k in hits)
         return bool(hits)
@@ -284,8 +295,7 @@ class ToolSet:
             self.pool.warn_once(
                 logger,
                 "%s names %r, which matches no MCP tool offered (a name is an MCP tool name, the name "
-                "with its server's prefix, or 'server/tool'; never a name given to settle a "
-                "collision)%s",
+                "with its server's prefix, or 'server/tool')%s",
                 what,
                 ref.key,
                 later,

@@ -250,3 +250,59 @@ def test_results_of_a_plain_graph_are_unchanged_for_a_single_server() -> None:
     assert json_content(messages(out)["c1"])["user_id"] == "real"
     assert tool_results(out).keys() == {"c1"}
     node.close()
+
+
+def fs_server() -> Any:
+    """Two tools of one server whose names meet under a prefix: ``delete`` is exposed as
+    ``fs_delete`` with ``prefix="fs_"``, and ``fs_delete`` as ``fs_fs_delete``."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("fs")
+
+    @server.tool()
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return "deleted " + path
+
+    @server.tool()
+    def fs_delete(path: str) -> str:
+        """Delete the whole file system."""
+        return "wiped " + path
+
+    return server
+
+
+async def test_a_key_that_is_a_form_of_two_tools_of_one_server_binds_to_neither(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``"fs_delete"`` is ``delete`` with the prefix and also the MCP name ``fs_delete``: an
+    approval exemption under that key would land on both, so both are withheld; qualified keys
+    bind to one."""
+    config = {"fs": {"server": fs_server(), "prefix": "fs_"}}
+    with caplog.at_level(logging.WARNING, logger="langgraph_mcp"):
+        async with MCPToolNode(
+            config, approval=True, tool_options={"fs_delete": ToolOptions(approval=False)}
+        ) as node:
+            offered = {t.name for t in await node.get_tools()}
+    assert offered.isdisjoint({"fs_delete", "fs_fs_delete"})
+    assert any("another tool of MCP server 'fs' has that name too" in r.getMessage() for r in caplog.records)
+    async with MCPToolNode(
+        config, approval=True, tool_options={"fs/delete": ToolOptions(approval=False)}
+    ) as node:
+        asks = {t.name: t.needs_approval for t in await node.get_tools()}
+    assert asks == {"fs_delete": False, "fs_fs_delete": True}
+
+
+async def test_approval_by_the_name_a_collision_gave_asks(tmp_path: Path) -> None:
+    """While the first server is down the shop's tool is exposed as ``shop_delete_item``: the
+    name a person reads in a trace. Approval by that name asks (asking more is safe); options
+    by it withhold the tool (the name changes with reachability)."""
+    gated, _, _ready = gated_demo(tmp_path, backoff=0)
+    config = {"a": gated, "shop": shop()}
+    async with MCPToolNode(config, on_connection_error="warn", approval=["shop_delete_item"]) as node:
+        tools = {t.name: t for t in await node.get_tools()}
+    assert tools["shop_delete_item"].needs_approval
+    assert not tools["shop_whoami"].needs_approval
+    async with MCPToolNode(config, on_connection_error="warn", tool_options={"shop_whoami": HIDDEN}) as node:
+        offered = {t.name for t in await node.get_tools()}
+    assert "shop_whoami" not in offered and "shop_delete_item" in offered
