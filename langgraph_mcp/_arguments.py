@@ -83,12 +83,14 @@ def _schema_errors(
     properties = schema.get("properties")
     order = {name: i for i, name in enumerate(properties if isinstance(properties, dict) else {})}
     found: list[InitErrorDetails] = []
-    for error in validator.iter_errors(arguments):
+    try:
+        errors = list(validator.iter_errors(arguments))
+    except PatternNotChecked as exc:  # the check fails as a whole: nothing passes unchecked
+        return [InitErrorDetails(type=_custom(exc.message), loc=(), input=arguments)]
+    for error in errors:
         path = tuple(error.absolute_path)
         instance = error.instance
-        if isinstance(error, PatternNotChecked):
-            found.append(InitErrorDetails(type=_custom(error.message), loc=path, input=instance))
-        elif error.validator == "required" and isinstance(instance, dict):
+        if error.validator == "required" and isinstance(instance, dict):
             required = error.validator_value if isinstance(error.validator_value, list) else []
             for name in required:
                 missing = InitErrorDetails(type="missing", loc=(*path, name), input=instance)
@@ -202,9 +204,12 @@ class ArgumentChecker:
 
     def _check(self, arguments: dict[str, Any]) -> None:
         if not self._compiled:
-            self._compiled = True
+            # (Marked compiled only once the outcome is set: a check in a worker thread may be
+            # compiling it while another runs on the event loop.)
             try:
                 self._validator = schema_validator(self.schema)
+            except Deferred:  # a pattern to compile first: in the worker thread (acheck)
+                raise
             except SchemaError as exc:
                 if isinstance(exc.cause, UnsafePattern):  # fails closed: never checked otherwise
                     self._refusal = exc.cause
@@ -212,6 +217,7 @@ class ArgumentChecker:
                     self._invalid(exc)
             except Exception as exc:
                 self._invalid(exc)
+            self._compiled = True
         if self._refusal is not None:
             raise UnusableSchema(self.tool_name, self._unusable(self._refusal), arguments)
         if self._validator is None:

@@ -29,8 +29,11 @@ keyword that runs one (``pattern``, ``patternProperties``, ``additionalPropertie
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import functools
 import re
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -54,13 +57,19 @@ __all__ = [
     "PatternNotChecked",
     "UnsafePattern",
     "compile_pattern",
+    "is_compiled",
+    "patterns_in",
+    "precompile",
     "regex_budget",
     "safe_validator_class",
     "search",
 ]
 
-MAX_PATTERN_LENGTH = 20_000
+MAX_PATTERN_LENGTH = 5_000
 """The longest pattern (in characters) that is compiled at all."""
+MAX_UNICODE_CLASSES = 16
+"""The most Unicode classes (``\\p{...}``, ``\\P{...}``) a pattern may have: each costs RE2 about
+0.1 ms to build, with the GIL held."""
 MAX_PATTERN_MEMORY = 1 << 20
 """Bytes one compiled pattern may use (its program and its automaton cache)."""
 INLINE_WORK = 250_000
@@ -142,11 +151,50 @@ def _to_re2(pattern: str) -> str:
     return _ESCAPES.sub(_ecma_escape, pattern)
 
 
-@functools.lru_cache(maxsize=128)
+_CACHE_SIZE = 128
+_cache: collections.OrderedDict[str, Any] = collections.OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def _compiled(pattern: str) -> Any:
-    """The compiled pattern, or the reason it cannot be (a string)."""
+    """The compiled pattern, or the reason it cannot be (a string); the last ``_CACHE_SIZE``
+    are kept."""
+    with _cache_lock:
+        if (hit := _cache.get(pattern)) is not None:
+            _cache.move_to_end(pattern)
+            return hit
+    result = _compile(pattern)
+    with _cache_lock:
+        _cache[pattern] = result
+        _cache.move_to_end(pattern)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return result
+
+
+def is_compiled(pattern: object) -> bool:
+    """Is ``pattern`` compiled already (or known not to compile), so using it costs no compile?"""
+    with _cache_lock:
+        return isinstance(pattern, str) and pattern in _cache
+
+
+def _unicode_classes(pattern: str) -> int:
+    """How many ``\\p``/``\\P`` escapes (Unicode classes) ``pattern`` has."""
+    count = i = 0
+    while (i := pattern.find("\\", i)) != -1:
+        if pattern[i + 1 : i + 2] in ("p", "P"):
+            count += 1
+        i += 2
+    return count
+
+
+def _compile(pattern: str) -> Any:
+    # Compiling holds the GIL throughout (no thread helps) and costs up to ~0.1 ms per Unicode
+    # class written and ~100 ms for a program at MAX_PATTERN_MEMORY: both are bounded first.
     if len(pattern) > MAX_PATTERN_LENGTH:
         return f"{_NOT_LINEAR[0]}it is longer than {MAX_PATTERN_LENGTH} characters"
+    if _unicode_classes(pattern) > MAX_UNICODE_CLASSES:
+        return f"{_NOT_LINEAR[0]}it has more than {MAX_UNICODE_CLASSES} Unicode classes (\\p, \\P)"
     try:
         return re2.compile(_to_re2(pattern), _OPTIONS)
     except re2.error as exc:
@@ -169,10 +217,40 @@ def compile_pattern(pattern: object) -> Any:
     """
     if not isinstance(pattern, str):
         raise UnsafePattern(pattern, "it is not a string")
+    budget = _BUDGET.get()
+    if budget is not None and budget.defer and not is_compiled(pattern):
+        raise Deferred  # compiling may hold the event loop: done where the check goes on
     compiled = _compiled(pattern)
     if isinstance(compiled, str):
         raise UnsafePattern(pattern, compiled)
     return compiled
+
+
+def patterns_in(schema: object, limit: int = 10_000) -> list[str]:
+    """The ``pattern`` values and ``patternProperties`` names in ``schema`` (a JSON value), at
+    most ``limit`` of them."""
+    found: list[str] = []
+    pending = [schema]
+    while pending and len(found) < limit:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if isinstance(pattern := value.get("pattern"), str):
+                found.append(pattern)
+            if isinstance(named := value.get("patternProperties"), dict):
+                found.extend(k for k in named if isinstance(k, str))
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return found[:limit]
+
+
+async def precompile(patterns: list[str]) -> None:
+    """Compile those of ``patterns`` not compiled yet in a worker thread, one at a time, so that
+    checks made later on the event loop find them compiled (compiling holds the GIL, but the
+    event loop runs between two patterns)."""
+    for pattern in patterns:
+        if not is_compiled(pattern):
+            await asyncio.to_thread(_compiled, pattern)
 
 
 # -- the work allowed ----------------------------------------------------------------------------
@@ -244,8 +322,9 @@ def _pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator
     try:
         matched = _search(patrn, instance)
     except _TooCostly as exc:
-        yield exc.error("the string", instance)
-        return
+        # Raised, not yielded: under "not", "if", "oneOf" or "contains" an error reads as "does
+        # not match", and a value would pass for being too long to check.
+        raise exc.error("the string", instance) from None
     if not matched:
         yield ValidationError(f"{instance!r} does not match {patrn!r}")
 
@@ -258,15 +337,14 @@ def _pattern_properties(validator: Any, pp: Any, instance: Any, schema: Any) -> 
             try:
                 matched = _search(pattern, k)
             except _TooCostly as exc:
-                yield exc.error("the property name", k)
-                continue
+                raise exc.error("the property name", k) from None
             if matched:
                 yield from validator.descend(v, subschema, path=k, schema_path=pattern)
 
 
-def _additional(instance: Any, schema: Any, problems: list[ValidationError]) -> list[Any]:
+def _additional(instance: Any, schema: Any) -> list[Any]:
     """The properties of ``instance`` that neither ``properties`` nor ``patternProperties`` name
-    (a name too long to check goes to ``problems`` instead)."""
+    (a name too long to check raises :class:`PatternNotChecked`)."""
     properties = schema.get("properties", {})
     patterns = schema.get("patternProperties", {})
     extras = []
@@ -277,8 +355,7 @@ def _additional(instance: Any, schema: Any, problems: list[ValidationError]) -> 
             if any(_search(pattern, name) for pattern in patterns):
                 continue
         except _TooCostly as exc:
-            problems.append(exc.error("the property name", name))
-            continue
+            raise exc.error("the property name", name) from None
         extras.append(name)
     return extras
 
@@ -286,9 +363,7 @@ def _additional(instance: Any, schema: Any, problems: list[ValidationError]) -> 
 def _additional_properties(validator: Any, ap: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
-    problems: list[ValidationError] = []
-    extras = _additional(instance, schema, problems)
-    yield from problems
+    extras = _additional(instance, schema)
     if validator.is_type(ap, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], ap, path=extra)
@@ -307,9 +382,7 @@ def _is_valid(errors: Iterator[ValidationError]) -> bool:
     return next(errors, None) is None
 
 
-def _evaluated_keys(
-    validator: Any, instance: Any, schema: Any, problems: list[ValidationError], draft2019: bool
-) -> list[Any]:
+def _evaluated_keys(validator: Any, instance: Any, schema: Any, draft2019: bool) -> list[Any]:
     """The keys of ``instance`` that ``schema`` evaluates (for ``unevaluatedProperties``)."""
     if validator.is_type(schema, "boolean"):
         return []
@@ -317,7 +390,7 @@ def _evaluated_keys(
 
     def follow(resolved: Any) -> None:
         inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
-        keys.extend(_evaluated_keys(inner, instance, resolved.contents, problems, draft2019))
+        keys.extend(_evaluated_keys(inner, instance, resolved.contents, draft2019))
 
     if (ref := schema.get("$ref")) is not None:
         follow(validator._resolver.lookup(ref))
@@ -350,25 +423,25 @@ def _evaluated_keys(
                     if _search(pattern, name):
                         keys.append(name)
                 except _TooCostly as exc:
-                    problems.append(exc.error("the property name", name))
+                    raise exc.error("the property name", name) from None
 
     if "dependentSchemas" in schema:
         for name, subschema in schema["dependentSchemas"].items():
             if name in instance:
-                keys += _evaluated_keys(validator, instance, subschema, problems, draft2019)
+                keys += _evaluated_keys(validator, instance, subschema, draft2019)
 
     for keyword in ("allOf", "oneOf", "anyOf"):
         for subschema in schema.get(keyword, []):
             if _is_valid(validator.descend(instance, subschema)):
-                keys += _evaluated_keys(validator, instance, subschema, problems, draft2019)
+                keys += _evaluated_keys(validator, instance, subschema, draft2019)
 
     if "if" in schema:
         if validator.evolve(schema=schema["if"]).is_valid(instance):
-            keys += _evaluated_keys(validator, instance, schema["if"], problems, draft2019)
+            keys += _evaluated_keys(validator, instance, schema["if"], draft2019)
             if "then" in schema:
-                keys += _evaluated_keys(validator, instance, schema["then"], problems, draft2019)
+                keys += _evaluated_keys(validator, instance, schema["then"], draft2019)
         elif "else" in schema:
-            keys += _evaluated_keys(validator, instance, schema["else"], problems, draft2019)
+            keys += _evaluated_keys(validator, instance, schema["else"], draft2019)
     return keys
 
 
@@ -378,9 +451,7 @@ def _unevaluated_properties(draft2019: bool) -> Callable[..., Iterator[Validatio
     ) -> Iterator[ValidationError]:
         if not validator.is_type(instance, "object"):
             return
-        problems: list[ValidationError] = []
-        evaluated = _evaluated_keys(validator, instance, schema, problems, draft2019)
-        yield from problems
+        evaluated = _evaluated_keys(validator, instance, schema, draft2019)
         unevaluated = []
         for name in instance:
             if name not in evaluated:

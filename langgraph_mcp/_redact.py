@@ -42,6 +42,7 @@ LIBRARY_LOGGERS = (
     "httpcore2.http11",
     "httpcore2.http2",
     "httpcore2.proxy",
+    "httpcore2.socks",
     "mcp.client.streamable_http",
     "mcp.client.sse",
 )
@@ -177,11 +178,21 @@ def _maskable(secret: str) -> bool:
 
 def mask_all(value: Any, redact: Callable[[str], str]) -> Any:
     """``value`` (JSON-like: strings, numbers, lists, dicts) with ``redact`` applied to every
-    string in it but the keys (which name things: a key that is a secret stays)."""
+    string in it, keys included (a key masked into one already there is numbered: ``*** (2)``)."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, Mapping):
-        return {k: mask_all(v, redact) for k, v in value.items()}
+        masked: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str):
+                shown = new = redact(key)
+                n = 1
+                while new in masked:
+                    n += 1
+                    new = f"{shown} ({n})"
+                key = new
+            masked[key] = mask_all(item, redact)
+        return masked
     if isinstance(value, (list, tuple)):
         return [mask_all(item, redact) for item in value]
     return value

@@ -36,7 +36,14 @@ import mcp_types as types
 from pydantic import AfterValidator, WithJsonSchema
 from referencing.exceptions import Unresolvable
 
-from langgraph_mcp._patterns import UnsafePattern, regex_budget, safe_validator_class
+from langgraph_mcp._patterns import (
+    PatternNotChecked,
+    UnsafePattern,
+    patterns_in,
+    precompile,
+    regex_budget,
+    safe_validator_class,
+)
 from langgraph_mcp._sanitise import MAX_DESCRIPTION, sanitise_text
 from langgraph_mcp._schema import REGISTRY, model_schema
 from langgraph_mcp.errors import MCPError
@@ -44,6 +51,7 @@ from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [
     "MAX_MESSAGE",
+    "MAX_PATTERNS",
     "MAX_REQUESTED_SCHEMA",
     "MAX_URL",
     "STALE",
@@ -54,6 +62,7 @@ __all__ = [
     "check_response",
     "elicitation_request",
     "is_stale",
+    "prepare",
     "resume_type",
     "sampling_key",
     "sampling_resume_type",
@@ -61,6 +70,10 @@ __all__ = [
 
 STALE: dict[str, Any] = {"stale": "an answer to another question"}
 """What an interrupt returns for a stored answer whose keys belong to a different question."""
+
+MAX_PATTERNS = 64
+"""The most patterns (``pattern``, ``patternProperties`` names) a requested schema may have; each
+is compiled before the question is asked (:func:`prepare`)."""
 
 _QUESTION_KEY = re.compile(r"#[0-9a-f]{8}$")
 
@@ -191,6 +204,8 @@ def elicitation_request(
         if isinstance(schema, dict)
         else schema.model_dump(mode="json", by_alias=True, exclude_none=True)
     )
+    if len(patterns_in(requested, limit=MAX_PATTERNS + 1)) > MAX_PATTERNS:
+        raise UnfitQuestion(f"its requested schema has more than {MAX_PATTERNS} patterns")
     shown = _shown_schema(requested)
     question = {"mode": "form", "message": params.message, "requested_schema": requested}
     return {
@@ -199,6 +214,15 @@ def elicitation_request(
         "message": message,
         "requested_schema": shown,
     }
+
+
+async def prepare(params: types.ElicitRequestFormParams | types.ElicitRequestURLParams) -> None:
+    """Compile the patterns of a form question's requested schema off the event loop, before it
+    is asked: its answer is checked on the event loop (:func:`check_response`)."""
+    if isinstance(params, types.ElicitRequestFormParams):
+        schema = params.requested_schema
+        raw = schema if isinstance(schema, dict) else schema.model_dump(mode="json", by_alias=True)
+        await precompile(patterns_in(raw, limit=MAX_PATTERNS))
 
 
 def is_stale(value: Any) -> bool:
@@ -242,6 +266,10 @@ def check_response(request: MCPElicitationRequest, response: Any) -> types.Elici
         validator = safe_validator_class(jsonschema.Draft202012Validator)(schema, registry=REGISTRY)
         with regex_budget():
             errors = sorted(validator.iter_errors(filled), key=lambda e: list(e.absolute_path))
+    except PatternNotChecked as exc:  # refused: an answer that cannot be checked does not pass
+        raise ValueError(
+            f"response for {key!r} cannot be checked against the requested schema: {exc.message}"
+        ) from None
     except (Unresolvable, UnsafePattern) as exc:
         raise ValueError(f"response for {key!r}: the requested schema cannot be used: {exc}") from None
     if errors:

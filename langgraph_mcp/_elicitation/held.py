@@ -28,7 +28,7 @@ import anyio
 import mcp_types as types
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
-from langgraph_mcp._elicitation.answers import UnfitQuestion
+from langgraph_mcp._elicitation.answers import UnfitQuestion, prepare
 from langgraph_mcp._elicitation.policy import Answerer, unfit_error
 from langgraph_mcp._progress import CallObserver
 from langgraph_mcp._session import ABANDON_GRACE, CallClock, CallSink, LoopScope, ServerConnection
@@ -125,6 +125,7 @@ class HeldCall(CallSink):
     async def on_elicit(
         self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.ErrorData:
+        await prepare(params)
         try:
             question = self.answers.question("elicitation", params)
         except UnfitQuestion as exc:

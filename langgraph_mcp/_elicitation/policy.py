@@ -27,6 +27,7 @@ from langgraph_mcp._elicitation.answers import (
     check_response,
     elicitation_request,
     is_stale,
+    prepare,
     resume_type,
     sampling_key,
     sampling_resume_type,
@@ -228,6 +229,9 @@ class Answerer:
         model, roots) is done only when the responses are produced, so a round replayed from
         the checkpoint never runs it again."""
         ordered = sorted(requests.items())
+        for _, req in ordered:
+            if isinstance(req, types.ElicitRequest):
+                await prepare(req.params)
         try:
             forms = [
                 (key, self.question(key, req.params))
@@ -289,6 +293,7 @@ class CodeSink(CallSink):
     async def on_elicit(
         self, params: types.ElicitRequestFormParams | types.ElicitRequestURLParams
     ) -> types.ElicitResult | types.ErrorData:
+        await prepare(params)
         try:
             request = elicitation_request(
                 "elicitation", params, scope=self.scope, loopback_http=self.config.elicitation_loopback_http

@@ -19,7 +19,7 @@ from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._compat.mcp import call_headers
 from langgraph_mcp._headers import header_problem
-from langgraph_mcp._patterns import UnsafePattern, regex_budget
+from langgraph_mcp._patterns import PatternNotChecked, UnsafePattern, regex_budget
 from langgraph_mcp._redact import Redactor, header_secrets, mask_all
 from langgraph_mcp._schema import schema_validator
 from langgraph_mcp._session.clock import CallClock
@@ -276,6 +276,12 @@ class Calls(Listings):
         try:
             with regex_budget():  # its patterns may hold the event loop 25-60 ms at most in all
                 error = best_match(validator.iter_errors(result.structured_content))
+        except PatternNotChecked as exc:  # fails closed: a result that cannot be checked is refused
+            raise MCPProtocolError(
+                self.name,
+                f"the structured content of {name!r} cannot be checked against its outputSchema: "
+                + exc.message,
+            ) from None
         except UnsafePattern as exc:  # listed tools have none (vet_tool): only if it could not look
             raise MCPProtocolError(
                 self.name,

@@ -378,3 +378,19 @@ def test_a_configured_header_that_cannot_be_sent_is_refused_naming_it(
         load_connections({"s": {"url": "http://h/mcp", "headers": headers}})
     assert said in str(caught.value) and caught.value.field == "headers"
     assert leaks(str(caught.value)) == []
+
+
+def test_a_secret_is_masked_in_keys_too() -> None:
+    """A server's log data, error data or structured result may use a secret as a key."""
+    from langgraph_mcp._redact import Redactor, mask_all
+
+    redact = Redactor(["sk-live-SECRET123", "other-SECRET-456"])
+    data = {
+        "sk-live-SECRET123": "ok",
+        "x": ["token sk-live-SECRET123", {"other-SECRET-456": 1}],
+        "other-SECRET-456": 2,
+        7: "sk-live-SECRET123",
+    }
+    masked = mask_all(data, redact)
+    assert masked == {"***": "ok", "x": ["token ***", {"***": 1}], "*** (2)": 2, 7: "***"}
+    assert "SECRET" not in repr(masked)

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
-from langgraph_mcp import _arguments
+from langgraph_mcp import _arguments, _patterns
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._elicitation.answers import check_response
 from langgraph_mcp._pace import loads_in_slices
@@ -270,3 +270,99 @@ async def test_json_parsed_in_slices_is_what_json_loads_gives(text: str) -> None
 async def test_json_that_json_loads_refuses_is_refused_in_slices(text: str) -> None:
     with pytest.raises(ValueError):
         await loads_in_slices(text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        ("\\pL" * 17, "it has more than 16 Unicode classes"),
+        ("(?i)" + "\\P{Greek}" * 17, "it has more than 16 Unicode classes"),
+        ("a" * 5001, "it is longer than 5000 characters"),
+    ],
+)
+def test_a_pattern_costly_to_compile_is_refused_before_compiling(
+    pattern: str, reason: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Compiling holds the GIL whatever thread it runs in (``"\\pL" * 6666`` took 0.7-1 s), so
+    what bounds it is checked first: RE2 never sees such a pattern."""
+    compiled: list[str] = []
+    real = _patterns.re2.compile
+    monkeypatch.setattr(_patterns.re2, "compile", lambda p, o: compiled.append(p) or real(p, o))
+    raw = {"name": "picky", "inputSchema": obj(x={"type": "string", "pattern": pattern})}
+    with caplog.at_level(logging.WARNING):
+        assert vet_tool("srv", raw, position=0) is None
+    assert "is left out: its inputSchema has a pattern that cannot be checked in linear time" in (
+        caplog.records[0].getMessage()
+    )
+    with pytest.raises(UnsafePattern) as info:
+        compile_pattern(pattern)
+    assert reason in info.value.reason
+    assert pattern not in compiled
+
+
+def test_escaped_backslashes_and_sixteen_classes_are_fine() -> None:
+    assert compile_pattern("\\pL" * 16).search("a" * 16)
+    assert search(r"^(\\p)+$", "\\p" * 20)  # a backslash then "p": no Unicode class
+    assert compile_pattern("a" * 5000)
+
+
+async def test_a_pattern_not_compiled_yet_is_compiled_off_the_event_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tool's patterns may have left the cache (128 patterns) since it was listed: the check
+    then compiles them in its worker thread, not on the event loop."""
+    loop_thread = threading.current_thread()
+    where: list[tuple[str, bool]] = []
+    real = _patterns._compile
+
+    def recording(pattern: str) -> Any:
+        where.append((pattern, threading.current_thread() is loop_thread))
+        return real(pattern)
+
+    monkeypatch.setattr(_patterns, "_compile", recording)
+    pattern = "^[a-z]{1,20}-unique-to-this-test$"
+    _patterns._cache.pop(pattern, None)
+    tool = checker(obj(x={"type": "string", "pattern": pattern}))
+    await tool.acheck({"x": "abc-unique-to-this-test"})
+    assert where == [(pattern, False)]  # compiled once, in a worker thread
+    with pytest.raises(ToolInvocationError):
+        await tool.acheck({"x": "ABC"})  # compiled already: checked on the loop, as ever
+    assert len(where) == 1
+
+
+@pytest.mark.parametrize("keyword", ["not", "if"])
+def test_a_string_too_long_to_check_never_passes_for_it(keyword: str) -> None:
+    """Under ``not`` (or ``if``) an error reads as "does not match": a string too long to be
+    checked must fail the check, not pass for being unchecked."""
+    inner = {"pattern": "^[a-z]*$"}
+    prop = {"type": "string", "not": inner} if keyword == "not" else {"if": inner, "then": {"maxLength": 3}}
+    schema = obj(x=prop)
+    assert_refused = pytest.raises(ToolInvocationError, match="too long to be checked against the pattern")
+    with assert_refused:
+        checker(schema).check({"x": "a" * 1_000_000})
+    with pytest.raises(ToolInvocationError):
+        checker(schema).check({"x": "abcd"})  # short: checked, and refused by the schema
+    request: Any = {"key": "q#00000000", "mode": "form", "message": "?", "requested_schema": schema}
+    with pytest.raises(ValueError, match="cannot be checked against the requested schema"):
+        check_response(request, {"action": "accept", "content": {"x": "a" * 1_000_000}})
+
+
+async def test_a_question_s_patterns_are_compiled_before_it_is_asked_and_bounded() -> None:
+    import mcp_types as types
+
+    from langgraph_mcp._elicitation.answers import MAX_PATTERNS, UnfitQuestion, elicitation_request, prepare
+
+    pattern = "^[0-9]{4}-question-only$"
+    _patterns._cache.pop(pattern, None)
+    params = types.ElicitRequestFormParams(
+        message="Which year?",
+        requested_schema={"type": "object", "properties": {"y": {"type": "string", "pattern": pattern}}},
+    )
+    await prepare(params)
+    assert _patterns.is_compiled(pattern)
+    many = {f"p{i}": {"type": "string", "pattern": f"^{i}$"} for i in range(MAX_PATTERNS + 1)}
+    crowded = types.ElicitRequestFormParams(
+        message="?", requested_schema={"type": "object", "properties": many}
+    )
+    with pytest.raises(UnfitQuestion, match=f"more than {MAX_PATTERNS} patterns"):
+        elicitation_request("elicitation", crowded, scope="s")
