@@ -22,6 +22,9 @@ Sections (each in a fresh Python process, so its memory figures are its own):
                 it (with the tools kept), both less what it held just before. Also shown: how long
                 one full garbage collection of the process takes right after (a yardstick: the
                 collector runs one now and then during any work, and it holds the loop meanwhile)
+* ``compiles``  ``get_tools()`` for a server listing ``--heavy`` tools whose patterns are each
+                slow to compile (~100 ms, half of them) or refused (half), then, the compiled
+                patterns dropped from the cache, a call to each of two of them (compiled again)
 
 Lag and memory are printed per section; ``--json`` prints the raw figures too. Results:
 RESULTS.md.
@@ -46,7 +49,7 @@ from _common import load_average, quiet, table
 from langgraph_mcp import MCPToolNode
 from tests.conftest_servers import stdio_params
 
-SECTIONS = ("pattern", "keys", "listing")
+SECTIONS = ("pattern", "keys", "listing", "compiles")
 TICK = 0.005
 CHILD_TIMEOUT = 900.0
 
@@ -186,9 +189,35 @@ async def listing_section(tools: int, max_tools: int | None) -> dict[str, Any]:
     }
 
 
+async def compiles_section(heavy: int) -> dict[str, Any]:
+    from langgraph_mcp import _patterns
+
+    config: dict[str, Any] = stdio_params("costly", "--heavy", str(heavy))
+    async with MCPToolNode({"costly": config}) as node:
+        await node.pool.connection("costly").connect()
+        async with Ticker() as listing:
+            start = time.perf_counter()
+            offered = {t.name: t for t in await node.get_tools()}
+            elapsed = time.perf_counter() - start
+        _patterns._cache.clear()  # as if 128 other patterns had been used since
+        async with Ticker() as calls:
+            for name in ("heavy_0", "heavy_2"):
+                call = {"type": "tool_call", "name": name, "args": {"t": "a"}, "id": f"c-{name}"}
+                with contextlib.suppress(Exception):  # "a" does not match: a refusal is expected
+                    await offered[name].ainvoke(call)
+    return {
+        "max_lag_ms": listing.worst * 1000,
+        "calls_max_lag_ms": calls.worst * 1000,
+        "seconds": elapsed,
+        "tools": len(offered),
+    }
+
+
 def child(section: str, ns: argparse.Namespace) -> None:
     quiet()
-    if section == "listing":
+    if section == "compiles":
+        result = asyncio.run(compiles_section(ns.heavy))
+    elif section == "listing":
         result = asyncio.run(listing_section(ns.tools, ns.max_tools))
     else:
         result = asyncio.run(pattern_section(ns.length, keys=section == "keys"))
@@ -197,7 +226,7 @@ def child(section: str, ns: argparse.Namespace) -> None:
 
 def run_child(section: str, ns: argparse.Namespace) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", section]
-    cmd += ["--length", str(ns.length), "--tools", str(ns.tools)]
+    cmd += ["--length", str(ns.length), "--tools", str(ns.tools), "--heavy", str(ns.heavy)]
     if ns.max_tools is not None:
         cmd += ["--max-tools", str(ns.max_tools)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
@@ -215,6 +244,7 @@ def main() -> None:
     parser.add_argument(
         "--max-tools", type=int, help="the server's max_tools option (listing; default: the package's)"
     )
+    parser.add_argument("--heavy", type=int, default=20, help="tools with costly patterns (compiles)")
     parser.add_argument("--sections", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     parser.add_argument("--json", action="store_true", help="print the raw figures too")
     parser.add_argument("--stderr", action="store_true", help="show what each child logged")
@@ -266,6 +296,28 @@ def main() -> None:
                         r["tools"],
                         f"{r['peak_mib']:.0f}",
                         f"{r['held_mib']:.0f}",
+                    )
+                ],
+            )
+        )
+    if (r := results.get("compiles")) is not None:
+        print()
+        print(
+            table(
+                [
+                    "costly patterns",
+                    "listing: max loop lag ms",
+                    "get_tools s",
+                    "tools offered",
+                    "two calls, compiled again: max loop lag ms",
+                ],
+                [
+                    (
+                        f"{ns.heavy} tools (half slow to compile, half refused)",
+                        f"{r['max_lag_ms']:.1f}",
+                        f"{r['seconds']:.2f}",
+                        r["tools"],
+                        f"{r['calls_max_lag_ms']:.1f}",
                     )
                 ],
             )

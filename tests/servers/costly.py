@@ -91,6 +91,23 @@ def generated_tool(i: int) -> dict[str, Any]:
     }
 
 
+HEAVY_PATTERN = "(?i)(\\pL|\\pN|\\pM|\\pS){40}"
+"""A pattern RE2 runs but takes long to compile (~100 ms, its program near the memory cap)."""
+REFUSED_PATTERN = "\\pL" * 6666
+"""A pattern refused (over 16 Unicode classes); RE2 took 0.7-1 s to refuse it itself."""
+
+
+def heavy_tool(i: int) -> dict[str, Any]:
+    """Tool ``heavy_<i>``: one string argument with a pattern of its own that is slow to
+    compile (even ``i``) or refused (odd ``i``)."""
+    pattern = (HEAVY_PATTERN if i % 2 == 0 else REFUSED_PATTERN) + f"#{i}"
+    return {
+        "name": f"heavy_{i}",
+        "description": "A tool whose argument has a costly pattern.",
+        "inputSchema": {"type": "object", "properties": {"t": {"type": "string", "pattern": pattern}}},
+    }
+
+
 @dataclasses.dataclass
 class CostlyListing:
     """Server middleware: the listing as the module docstring says; calls to the raw and
@@ -99,6 +116,7 @@ class CostlyListing:
     tools: int
     page_size: int
     endless: bool
+    heavy: int = 0
     _listing: list[dict[str, Any]] | None = None
 
     async def _whole(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> list[dict[str, Any]]:
@@ -106,7 +124,8 @@ class CostlyListing:
             page = await call_next(ctx)
             assert isinstance(page, dict)
             own = [t for t in page["tools"] if t["name"] != "echo_args"]
-            self._listing = own + RAW + [generated_tool(i) for i in range(self.tools)]
+            generated = [generated_tool(i) for i in range(self.tools)]
+            self._listing = own + RAW + generated + [heavy_tool(i) for i in range(self.heavy)]
         return self._listing
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -129,10 +148,10 @@ class CostlyListing:
 
 
 def build_server(
-    tools: int = 0, *, page_size: int = 0, endless: bool = False, name: str = "costly"
+    tools: int = 0, *, page_size: int = 0, endless: bool = False, heavy: int = 0, name: str = "costly"
 ) -> MCPServer:
     """Build the server (see the module docstring)."""
-    srv: MCPServer = MCPServer(name, middleware=[CostlyListing(tools, page_size, endless)])
+    srv: MCPServer = MCPServer(name, middleware=[CostlyListing(tools, page_size, endless, heavy)])
 
     @srv.tool()
     def echo(text: str) -> str:
@@ -158,9 +177,10 @@ def main() -> None:
     p.add_argument("--tools", type=int, default=0)
     p.add_argument("--page-size", type=int, default=0)
     p.add_argument("--endless", action="store_true")
+    p.add_argument("--heavy", type=int, default=0)
     args = p.parse_args()
     run_server(
-        build_server(args.tools, page_size=args.page_size, endless=args.endless),
+        build_server(args.tools, page_size=args.page_size, endless=args.endless, heavy=args.heavy),
         args.transport,
         args.host,
         args.port,
