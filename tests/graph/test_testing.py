@@ -4,7 +4,9 @@ async; its record of what each call saw; and its failures."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -228,3 +230,28 @@ def test_lines_with_unreadable_arguments_are_answered_in_text() -> None:
 def test_a_malformed_script_fails_when_the_model_is_built(turns: list[Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         ScriptedChatModel(turns)
+
+
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "testing.md"
+
+
+def python_blocks(page: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.DOTALL)
+
+
+async def test_the_first_example_of_the_testing_page_runs() -> None:
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(python_blocks(DOCS_PAGE)[0], str(DOCS_PAGE), "exec"), namespace)
+    await namespace["test_the_agent_adds"]()
+
+
+def test_the_error_the_testing_page_shows_is_the_one_raised() -> None:
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    shown = re.search(r"```text\nValueError: (.*?)```", DOCS_PAGE.read_text(), flags=re.DOTALL)
+    assert shown is not None
+    with pytest.raises(ValueError) as err:
+        ScriptedChatModel([[("ad", {})]]).bind_tools([add]).invoke("go")
+    assert str(err.value) == " ".join(shown.group(1).split())
