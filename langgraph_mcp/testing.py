@@ -12,8 +12,9 @@ tools did::
     from langgraph_mcp.testing import ScriptedChatModel
 
     model = ScriptedChatModel([[("add", {"a": 2, "b": 40})]])
-    agent = create_agent(model, middleware=[MCPMiddleware({"math": {"command": "math-server"}})])
-    out = await agent.ainvoke({"messages": [("user", "add 2 and 40")]})
+    async with MCPMiddleware({"math": {"command": "math-server"}}) as mcp:
+        agent = create_agent(model, middleware=[mcp])
+        out = await agent.ainvoke({"messages": [("user", "add 2 and 40")]})
     print(out["messages"][-1].text)  # the final answer: "add: " and the tool's result
     assert "add" in model.calls[0].tools  # the model was offered the server's add tool
 
