@@ -22,8 +22,8 @@ from langgraph.types import Command
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from graphs.scripted import ScriptedChatModel  # noqa: E402
 from langgraph_mcp import FromContext, ResultToState, ToolOptions, create_mcp_agent  # noqa: E402
+from langgraph_mcp.testing import ScriptedChatModel  # noqa: E402
 
 SERVERS: dict[str, Any] = {
     "notes": {"command": sys.executable, "args": [str(HERE / "servers" / "notes_server.py")]},

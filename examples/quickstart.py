@@ -5,7 +5,9 @@ call, so no API key is needed. Swap ``scripted_model`` for
 ``ChatAnthropic(...).bind_tools(await tools_node.get_tools())`` and nothing
 else changes.
 
-    uv run examples/quickstart.py
+    uv run --no-dev examples/quickstart.py
+
+(``--no-dev``: only the package and its runtime dependencies, none of the dev tools.)
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 
-from graphs.scripted import ScriptedChatModel
+from graphs.scripted import scripted_model
 from graphs.shared import pool
 from langgraph_mcp import MCPToolNode
 
@@ -39,7 +39,7 @@ tools = MCPToolNode(pool)
 @functools.lru_cache(maxsize=8)
 def _model(spec: str) -> BaseChatModel:
     if spec == "scripted":
-        return ScriptedChatModel()
+        return scripted_model()
     return init_chat_model(spec)
 
 

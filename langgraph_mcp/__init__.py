@@ -7,7 +7,8 @@ is a prebuilt MCP agent. Graph-side options (hidden arguments, results into
 state, approval) are in :mod:`langgraph_mcp.options`.
 
 Payload, resume and stream-event types are in :mod:`langgraph_mcp.types`;
-helpers that build resume values are in :mod:`langgraph_mcp.elicitation`.
+helpers that build resume values are in :mod:`langgraph_mcp.elicitation`; a scripted chat
+model for testing agents offline is in :mod:`langgraph_mcp.testing`.
 """
 
 from langgraph_mcp._middleware import MCPMiddleware

@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs import agent, tools
-from graphs.scripted import ScriptedChatModel
+from graphs.scripted import scripted_model
 from graphs.shared import CONFIG, pool
 from langgraph_mcp.deploy import CONFIG_ENV
 from langgraph_mcp.elicitation import accept, resume_elicitations
@@ -121,7 +121,7 @@ async def test_agent_graph_without_a_model_names_the_variable(monkeypatch: pytes
 
 
 async def test_scripted_model_calls_only_bound_tools_and_reports_bad_arguments() -> None:
-    model = ScriptedChatModel().bind_tools([])
+    model = scripted_model().bind_tools([])
     assert "no tool named add" in str(model.invoke([HumanMessage('add {"a": 1}')]).content)
 
     from langchain_core.tools import tool
@@ -131,7 +131,7 @@ async def test_scripted_model_calls_only_bound_tools_and_reports_bad_arguments()
         """Add."""
         return a + b
 
-    model = ScriptedChatModel().bind_tools([add])
+    model = scripted_model().bind_tools([add])
     reply = model.invoke([HumanMessage('add {"a": 1, "b": 2}')])
     assert isinstance(reply, AIMessage)
     assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("add", {"a": 1, "b": 2})]

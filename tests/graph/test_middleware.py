@@ -176,7 +176,10 @@ async def test_tool_filter_applies_to_the_model_and_to_calls() -> None:
             "readOnlyHint", False
         )
 
-    model = ScriptModel(turns=[[("delete_item", {"item": "a"}, "c1"), ("whoami", {"user_id": "u"}, "c2")]])
+    # delete_item is filtered out for a guest: the model is scripted to call it all the same.
+    model = ScriptModel(
+        turns=[[("delete_item", {"item": "a"}, "c1"), ("whoami", {"user_id": "u"}, "c2")]], unbound="call"
+    )
     async with MCPPool({"shop": {"server": shopfront.build_server()}}) as pool:
         agent = create_agent(
             model,
@@ -227,7 +230,7 @@ async def test_summarization_keeps_the_mcp_tools_working_across_turns() -> None:
     summarizer = ScriptModel(turns=["summary of the talk so far"])
     model = ScriptModel(
         turns=[[("list_items", {}, "c1")], "first", [("whoami", {"user_id": "z"}, "c2")], "second"],
-        by_call=True,
+        turn_by="calls",
     )
     summarize = SummarizationMiddleware(summarizer, trigger=("messages", 4), keep=("messages", 2))
     async with MCPPool({"shop": {"server": shopfront.build_server()}}) as pool:
@@ -275,7 +278,8 @@ async def test_a_server_down_at_the_first_turn_joins_the_agent_once_it_is_up() -
 
     port = free_port()
     config = {"shop": {"server": shopfront.build_server()}, "late": f"http://127.0.0.1:{port}/mcp"}
-    model = ScriptModel(turns=[[("echo", {"text": "hi"}, "c1")]])
+    # The model calls echo before its server is up (so before it was offered): an error result.
+    model = ScriptModel(turns=[[("echo", {"text": "hi"}, "c1")]], unbound="call")
     async with MCPMiddleware(config, on_connection_error="warn") as mcp:
         agent = create_agent(model, middleware=[mcp], checkpointer=InMemorySaver())
         out = await agent.ainvoke({"messages": [("user", "go")]}, thread("down"))

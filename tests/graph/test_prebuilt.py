@@ -159,10 +159,10 @@ async def test_each_conversation_gets_its_own_session_of_a_stateful_server(pid_d
     def say(item: str) -> dict[str, Any]:
         return {"messages": [HumanMessage(f"remember {json.dumps({'item': item})}")]}
 
-    from graphs.scripted import ScriptedChatModel
+    from graphs.scripted import scripted_model
 
     async with MCPPool({"mem": server}) as pool:
-        agent = create_mcp_agent(ScriptedChatModel(), pool, checkpointer=InMemorySaver())
+        agent = create_mcp_agent(scripted_model(), pool, checkpointer=InMemorySaver())
 
         async def turn(thread_id: str, item: str) -> list[str]:
             out = await agent.ainvoke(say(item), thread(thread_id))
@@ -188,11 +188,11 @@ async def test_each_conversation_gets_its_own_session_of_a_stateful_server(pid_d
 
 @pytest.mark.slow  # a server process per conversation and a restart
 async def test_a_conversations_server_that_dies_comes_back_with_fresh_state(pid_dir: Path) -> None:
-    from graphs.scripted import ScriptedChatModel
+    from graphs.scripted import scripted_model
 
     server = {**stdio_params("stateful", env={"DEMO_PID_DIR": str(pid_dir)}), "session_scope": "thread"}
     async with MCPPool({"mem": server}) as pool:
-        agent = create_mcp_agent(ScriptedChatModel(), pool, checkpointer=InMemorySaver())
+        agent = create_mcp_agent(scripted_model(), pool, checkpointer=InMemorySaver())
 
         async def turn(thread_id: str, line: str) -> Any:
             out = await agent.ainvoke({"messages": [HumanMessage(line)]}, thread(thread_id))

@@ -103,6 +103,14 @@ PUBLIC: dict[str, list[str]] = {
         "ToolOptions",
         "is_destructive",
     ],
+    "langgraph_mcp.testing": [
+        "ModelCall",
+        "ScriptedCall",
+        "ScriptedChatModel",
+        "Turn",
+        "TurnBy",
+        "UnboundPolicy",
+    ],
     "langgraph_mcp.types": [
         "APPROVAL_INTERRUPT_TYPE",
         "ELICITATION_INTERRUPT_TYPE",
