@@ -1,15 +1,14 @@
 """What real runs produce fits the published JSON Schemas (``docs/schemas``), and the resume values
 the wire-format page documents, written as plain JSON, resume real graphs.
 
-Every resume value here is JSON text (``json.loads``), never built with the Python helpers: it
-is what a client in another language sends.
+Every resume value here is parsed from JSON text (``fill``), never built with the Python
+helpers: it is what a client in another language sends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from string import Template
 from typing import Any
 
 import jsonschema
@@ -22,28 +21,19 @@ from pydantic import ValidationError
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.schemas import json_schema
-from tests.helpers import ai, thread, tool_graph, tool_results
+from tests.helpers import ai, check, fill, thread, tool_graph, tool_results
 from tests.servers import asker, demo, library, shopfront
 
 ERAS = ["auto", "legacy"]  # 2026-07-28 rounds, and live elicitation/create of 2025-11-25
-
-
-def check(name: str, value: Any) -> None:
-    """``value``, sent through JSON, fits the schema ``name``."""
-    jsonschema.Draft202012Validator(json_schema(name)).validate(json.loads(json.dumps(value)))
 
 
 def fails(name: str, value: Any) -> bool:
     return not jsonschema.Draft202012Validator(json_schema(name)).is_valid(value)
 
 
-def fill(template: str, **values: str) -> str:
-    """The JSON text ``template`` with ``$name`` placeholders filled in (a question's key, ...)."""
-    return Template(template).substitute(values)
-
-
-def resume(text: str) -> Command[Any]:
-    return Command(resume=json.loads(text))
+def resume(value: Any) -> Command[Any]:
+    """``Command(resume=...)`` with a value parsed from JSON text (or already parsed)."""
+    return Command(resume=json.loads(value) if isinstance(value, str) else value)
 
 
 def asker_config(protocol: str, **extra: Any) -> dict[str, Any]:
@@ -67,8 +57,8 @@ async def test_form_and_url_questions_fit_the_schema_and_plain_json_answers_them
         answer = fill(
             '{"responses": {"$key": {"action": "accept", "content": {"ok": true}}}}', key=form["key"]
         )
-        check("elicitation-resume", json.loads(answer))
-        jsonschema.validate(json.loads(answer), pending.response_schema)
+        check("elicitation-resume", answer)
+        jsonschema.validate(answer, pending.response_schema)
         out = await graph.ainvoke(resume(answer), thread())
         assert tool_results(out) == {"c1": "deleted db ()"}
 
@@ -80,7 +70,7 @@ async def test_form_and_url_questions_fit_the_schema_and_plain_json_answers_them
         assert url.get("elicitation_id", asker.LOGIN_ELICITATION_ID) == asker.LOGIN_ELICITATION_ID
         # Addressed by interrupt id, as a client answering several interrupts at once does.
         answer = fill('{"$id": {"responses": {"$key": {"action": "accept"}}}}', id=pending.id, key=url["key"])
-        check("elicitation-resume", json.loads(answer)[pending.id])
+        check("elicitation-resume", answer[pending.id])
         out = await graph.ainvoke(resume(answer), thread("t2"))
         assert tool_results(out) == {"c2": "logged in"}
 
@@ -92,7 +82,7 @@ async def test_decline_and_cancel_as_plain_json() -> None:
             out = await graph.ainvoke({"messages": [ai(("delete_item", {"item": "db"}, "c1"))]}, thread(name))
             key = out["__interrupt__"][0].value["requests"][0]["key"]
             answer = fill('{"responses": {"$key": {"action": "$action"}}}', key=key, action=action)
-            check("elicitation-resume", json.loads(answer))
+            check("elicitation-resume", answer)
             out = await graph.ainvoke(resume(answer), thread(name))
             assert tool_results(out) == {"c1": expected}
 
@@ -116,7 +106,7 @@ async def test_an_approval_fits_the_schema_and_each_documented_resume_runs_the_c
         check("approval-interrupt", pending.value)
         check("interrupt", pending.value)
         assert fails("elicitation-interrupt", pending.value)  # the kinds cannot be mistaken
-        answer = json.loads(fill(APPROVE_FORMS[form], key=pending.value["key"]))
+        answer = fill(APPROVE_FORMS[form], key=pending.value["key"])
         check("approval-resume", answer)
         jsonschema.validate(answer, pending.response_schema)
         out = await graph.ainvoke(Command(resume=answer), thread())
@@ -132,7 +122,7 @@ async def test_edit_reject_and_a_wrong_key_as_plain_json() -> None:
         edit = fill(
             '{"responses": {"$key": {"type": "edit", "edited_action": {"args": {"item": "y"}}}}}', key=key
         )
-        check("approval-resume", json.loads(edit))
+        check("approval-resume", edit)
         out = await graph.ainvoke(resume(edit), thread())
         assert "deleted y" in tool_results(out)["c1"]
 
@@ -148,7 +138,7 @@ async def test_edit_reject_and_a_wrong_key_as_plain_json() -> None:
         reject = fill(
             '{"responses": {"$key": {"type": "reject", "message": "not now"}}}', key=pending.value["key"]
         )
-        check("approval-resume", json.loads(reject))
+        check("approval-resume", reject)
         out = await graph.ainvoke(resume(reject), thread("t2"))
         [message] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
         assert message.status == "error" and "not now" in message.content
@@ -192,8 +182,8 @@ async def test_a_sampling_approval_fits_the_schema_and_keyed_json_answers_it(pro
         answer = fill(
             '{"responses": {"$key": {"action": "accept", "content": "by hand"}}}', key=pending.value["key"]
         )
-        check("sampling-resume", json.loads(answer))
-        jsonschema.validate(json.loads(answer), pending.response_schema)
+        check("sampling-resume", answer)
+        jsonschema.validate(answer, pending.response_schema)
         out = await graph.ainvoke(resume(answer), thread())
         assert tool_results(out) == {"c1": "summary: by hand"}
 

@@ -4,6 +4,7 @@ in ``docs/schemas`` current (regenerate them with ``uv run python -m langgraph_m
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,11 @@ import jsonschema
 import pytest
 
 from langgraph_mcp.schemas import SCHEMA_NAMES, json_schema, json_schemas
+from langgraph_mcp.schemas import _main as schemas_main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = REPO_ROOT / "docs" / "schemas"
+WIRE_PAGE = REPO_ROOT / "docs" / "reference" / "wire-formats.md"
 
 
 def schemas_command(*args: str) -> subprocess.CompletedProcess[str]:
@@ -30,17 +33,19 @@ def test_the_committed_schema_files_are_current() -> None:
     assert sorted(p.stem for p in SCHEMA_DIR.glob("*.json")) == sorted(SCHEMA_NAMES)
 
 
-def test_the_check_names_stale_and_missing_files_and_how_to_regenerate(tmp_path: Path) -> None:
-    written = schemas_command(str(tmp_path))
-    assert written.returncode == 0 and f"wrote {len(SCHEMA_NAMES)} schemas" in written.stdout
-    assert schemas_command("--check", str(tmp_path)).returncode == 0
+def test_the_check_names_stale_and_missing_files_and_how_to_regenerate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert schemas_main([str(tmp_path)]) == 0
+    assert f"wrote {len(SCHEMA_NAMES)} schemas" in capsys.readouterr().out
+    assert schemas_main(["--check", str(tmp_path)]) == 0
     (tmp_path / "log-event.json").write_text("{}\n")
     (tmp_path / "progress-event.json").unlink()
-    done = schemas_command("--check", str(tmp_path))
-    assert done.returncode == 1
-    assert f"stale: {tmp_path / 'log-event.json'}" in done.stderr
-    assert f"stale: {tmp_path / 'progress-event.json'}" in done.stderr
-    assert f"regenerate with: python -m langgraph_mcp.schemas {tmp_path}" in done.stderr
+    assert schemas_main(["--check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"stale: {tmp_path / 'log-event.json'}" in err
+    assert f"stale: {tmp_path / 'progress-event.json'}" in err
+    assert f"regenerate with: python -m langgraph_mcp.schemas {tmp_path}" in err
 
 
 @pytest.mark.parametrize("name", SCHEMA_NAMES)
@@ -72,3 +77,15 @@ def test_the_kinds_cannot_be_mistaken() -> None:
     }
     for name, kind in kinds.items():
         assert json_schema(name)["properties"]["type"]["const"] == kind
+
+
+def test_every_json_example_on_the_wire_format_page_fits_its_schema() -> None:
+    """Examples marked ``<!-- schema: <name> -->`` just above their code block."""
+    text = WIRE_PAGE.read_text()
+    examples = re.findall(r"<!-- schema: ([a-z-]+) -->\n```json\n(.*?)\n```", text, re.S)
+    assert len(examples) == text.count("<!-- schema:")  # each marker is just above its block
+    assert {name for name, _ in examples} >= set(SCHEMA_NAMES) - {"interrupt", "stream-event"}
+    for name, example in examples:
+        jsonschema.Draft202012Validator(json_schema(name)).validate(json.loads(example))
+    for name in SCHEMA_NAMES:
+        assert f"../schemas/{name}.json" in text, f"the page does not link {name}.json"
