@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.schemas import json_schema
 from tests.helpers import ai, check, fill, thread, tool_graph, tool_results
-from tests.servers import asker, demo, library, shopfront
+from tests.servers import asker, demo, fickle, library, shopfront
 
 ERAS = ["auto", "legacy"]  # 2026-07-28 rounds, and live elicitation/create of 2025-11-25
 
@@ -73,6 +73,28 @@ async def test_form_and_url_questions_fit_the_schema_and_plain_json_answers_them
         check("elicitation-resume", answer[pending.id])
         out = await graph.ainvoke(resume(answer), thread("t2"))
         assert tool_results(out) == {"c2": "logged in"}
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_urls_a_server_requires_with_32042_fit_the_schema_and_plain_json_answers_them(
+    protocol: str,
+) -> None:
+    config = {"server": fickle.build_server(state=fickle.FickleState()), "protocol": protocol}
+    async with MCPToolNode({"fickle": config}) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke({"messages": [ai(("url_twice", {}, "c1"))]}, thread())
+        seen = []
+        while pending := out.get("__interrupt__"):
+            [item] = pending
+            check("elicitation-interrupt", item.value)
+            [request] = item.value["requests"]
+            seen.append((request["mode"], request["url"]))
+            answer = fill(
+                '{"$id": {"responses": {"$key": {"action": "accept"}}}}', id=item.id, key=request["key"]
+            )
+            out = await graph.ainvoke(resume(answer), thread())
+        assert seen == [("url", fickle.URLS["a"]), ("url", fickle.URLS["b"])]
+        assert tool_results(out) == {"c1": "authorized twice"}
 
 
 async def test_decline_and_cancel_as_plain_json() -> None:
