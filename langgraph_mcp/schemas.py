@@ -160,8 +160,8 @@ def _clean(node: Any, *, in_properties: bool = False) -> Any:
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one payload, resume value or event, by name (one of
     :data:`SCHEMA_NAMES`: ``"elicitation-interrupt"``, ``"approval-resume"``,
-    ``"progress-event"``, ...). Generated from the types in this module; the same, key for key,
-    on every call.
+    ``"progress-event"``, ...), generated from the types in :mod:`langgraph_mcp.types`; the
+    same, key for key, on every call.
 
     Raises:
         KeyError: no schema has that name.
