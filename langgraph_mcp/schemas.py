@@ -133,8 +133,16 @@ _ROLE = re.compile(r":(?:class|func|meth|data|attr):`~?([^`]+)`")
 
 
 def _plain(text: str) -> str:
-    """Docstring markup (reStructuredText) as plain Markdown-ish text."""
-    return _ROLE.sub(r"`\1`", text).replace("``", "`")
+    """A docstring as Markdown: reStructuredText roles and literals as code spans, wrapped lines
+    joined (paragraphs and ``* `` list items kept apart)."""
+    lines: list[str] = []
+    for line in _ROLE.sub(r"`\1`", text).replace("``", "`").split("\n"):
+        line = line.strip()
+        if lines and lines[-1] and line and not line.startswith("* "):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def _clean(node: Any, *, in_properties: bool = False) -> Any:
