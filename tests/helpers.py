@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -202,13 +203,18 @@ async def answer_rounds(
     return out, asked
 
 
-def check(schema: str, value: Any) -> None:
-    """``value``, sent through JSON, fits the published JSON Schema named ``schema``."""
+@functools.cache
+def _validator(schema: str) -> Any:
     import jsonschema
 
     from langgraph_mcp.schemas import json_schema
 
-    jsonschema.Draft202012Validator(json_schema(schema)).validate(json.loads(json.dumps(value)))
+    return jsonschema.Draft202012Validator(json_schema(schema))
+
+
+def check(schema: str, value: Any) -> None:
+    """``value``, sent through JSON, fits the published JSON Schema named ``schema``."""
+    _validator(schema).validate(json.loads(json.dumps(value)))
 
 
 def fill(template: str, **values: str) -> Any:
