@@ -1,8 +1,8 @@
 """What real runs produce fits the published JSON Schemas (``docs/schemas``), and the resume values
 the wire-format page documents, written as plain JSON, resume real graphs.
 
-Every resume value here is parsed from JSON text (``fill``), never built with the Python
-helpers: it is what a client in another language sends.
+Every resume value here is parsed from JSON text (``fill``), never built with
+``langgraph_mcp.elicitation``: it is what a client in another language sends.
 """
 
 from __future__ import annotations
