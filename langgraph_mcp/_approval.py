@@ -19,7 +19,7 @@ from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
 from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, task_scratchpad
-from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, question_key
+from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.types import MCPApprovalInterrupt
 
@@ -50,12 +50,17 @@ class Approved:
 
 def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[dict[str, Any]], None]) -> Any:
     def validate(value: Any) -> dict[str, Any]:
-        if isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
+        keyed = isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping)
+        if keyed:
+            value = keyed_answer(value["responses"], key)
+            if is_stale(value):
+                return STALE  # answers to other questions
+        elif isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
             decisions = value["decisions"]
             if len(decisions) != 1:
                 raise ValueError(f"one decision is expected for tool {name!r}, got {len(decisions)}")
             value = decisions[0]
-        if isinstance(value, Mapping) and ("responses" in value or "action" in value):
+        if not keyed and isinstance(value, Mapping) and ("responses" in value or "action" in value):
             return STALE  # an answer to an elicitation or sampling question
         if not isinstance(value, Mapping) or value.get("type") not in DECISIONS:
             raise ValueError(
@@ -79,7 +84,7 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
             raise ValueError("'message' must be a string")
         return dict(value)
 
-    schema = {
+    decision = {
         "type": "object",
         "properties": {
             "type": {"enum": list(allowed)},
@@ -92,6 +97,30 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
             "key": {"const": key},
         },
         "required": ["type"],
+    }
+    schema = {
+        "anyOf": [
+            decision,
+            {
+                "type": "object",
+                "properties": {
+                    "decisions": {"type": "array", "items": decision, "minItems": 1, "maxItems": 1}
+                },
+                "required": ["decisions"],
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "responses": {
+                        "type": "object",
+                        "properties": {key: decision},
+                        "required": [key],
+                        "additionalProperties": False,
+                    }
+                },
+                "required": ["responses"],
+            },
+        ]
     }
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
 

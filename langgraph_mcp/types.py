@@ -19,12 +19,22 @@ else), so an answer can never be applied to a question it was not given for. Res
 
     {"responses": {"confirm#1a2b3c": {"action": "accept", "content": {...}},
                    "login#4d5e6f": {"action": "decline"}}}
+
+Every interrupt this package raises answers to that one shape, ``{"responses": {<key>: <answer>}}``:
+an approval's and a sampling request's ``key`` is at the top of their payload. (Approvals also take
+a bare decision or ``{"decisions": [<decision>]}``, as langchain's ``HumanInTheLoopMiddleware``
+does, and sampling requests a bare answer.)
+
+:func:`langgraph_mcp.schemas.json_schemas` gives a JSON Schema (draft 2020-12) for each payload,
+resume value and event, for clients in other languages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias
+
+from typing_extensions import TypedDict
 
 __all__ = [
     "APPROVAL_INTERRUPT_TYPE",
@@ -33,7 +43,11 @@ __all__ = [
     "ElicitationHandler",
     "MCPApprovalActionRequest",
     "MCPApprovalDecision",
+    "MCPApprovalDecisions",
+    "MCPApprovalEditedAction",
     "MCPApprovalInterrupt",
+    "MCPApprovalResponses",
+    "MCPApprovalResume",
     "MCPApprovalReviewConfig",
     "MCPCallInfo",
     "MCPElicitationAccept",
@@ -45,11 +59,15 @@ __all__ = [
     "MCPElicitationResponse",
     "MCPElicitationResume",
     "MCPElicitationUrlRequest",
+    "MCPInterrupt",
     "MCPLogEvent",
     "MCPProgressEvent",
     "MCPResourceUpdatedEvent",
     "MCPSamplingInterrupt",
+    "MCPSamplingResponses",
     "MCPSamplingResume",
+    "MCPSamplingResumeValue",
+    "MCPStreamEvent",
     "MCPToolArtifact",
 ]
 
@@ -64,19 +82,26 @@ class MCPElicitationFormRequest(TypedDict):
     """A question answered by filling in a form."""
 
     key: str
+    """Names this exact question: the key of its answer in the resume value's ``responses``."""
     mode: Literal["form"]
     message: str
+    """The server's question, cleaned to be shown to a person."""
     requested_schema: dict[str, Any]
+    """A JSON Schema (an object of primitive fields) that an accepted answer's ``content`` fits."""
 
 
 class MCPElicitationUrlRequest(TypedDict):
     """A request to visit a URL (never opened automatically)."""
 
     key: str
+    """Names this exact question: the key of its answer in the resume value's ``responses``."""
     mode: Literal["url"]
     message: str
+    """Why the person should visit the URL, cleaned to be shown to a person."""
     url: str
+    """An ``https://`` URL (``http://`` only to a loopback host when the server allows it)."""
     elicitation_id: NotRequired[str]
+    """The server's id of this request, when it sent one."""
 
 
 MCPElicitationRequest: TypeAlias = MCPElicitationFormRequest | MCPElicitationUrlRequest
@@ -87,21 +112,31 @@ class MCPElicitationInterrupt(TypedDict):
 
     type: Literal["mcp_elicitation"]
     server: str
+    """The name of the MCP server that asks."""
     tool_name: str
+    """The tool whose call the question belongs to."""
     tool_call_id: str | None
     requests: list[MCPElicitationRequest]
+    """One or more questions; answer each of them, by its ``key``."""
 
 
 class MCPElicitationAccept(TypedDict):
+    """The person answered: ``content`` fits the form request's ``requested_schema`` (fields left
+    out take the schema's defaults); a URL request is accepted with no ``content``."""
+
     action: Literal["accept"]
     content: NotRequired[dict[str, Any] | None]
 
 
 class MCPElicitationDecline(TypedDict):
+    """The person said no."""
+
     action: Literal["decline"]
 
 
 class MCPElicitationCancel(TypedDict):
+    """The person dismissed the question without answering."""
+
     action: Literal["cancel"]
 
 
@@ -112,6 +147,7 @@ class MCPElicitationResume(TypedDict):
     """The resume value for an :class:`MCPElicitationInterrupt`: one response per request key."""
 
     responses: dict[str, MCPElicitationResponse]
+    """``{<request key>: <response>}``, one for every request of the interrupt."""
 
 
 # -- sampling ---------------------------------------------------------------------------------
@@ -125,6 +161,7 @@ class MCPSamplingInterrupt(TypedDict):
     tool_name: str
     tool_call_id: str | None
     key: str
+    """Names this request: the key of its answer in a ``{"responses": {<key>: ...}}`` resume value."""
     request: dict[str, Any]
     """``sampling/createMessage`` params (``messages``, ``systemPrompt``, ``maxTokens``, ...)."""
 
@@ -134,6 +171,20 @@ class MCPSamplingResume(TypedDict):
 
     action: Literal["accept", "decline"]
     content: NotRequired[str]
+    """The answer text (instead of the configured ``sampling_model``'s)."""
+    key: NotRequired[str]
+    """The request's ``key``: given, the answer applies only to that request."""
+
+
+class MCPSamplingResponses(TypedDict):
+    """An answer to an :class:`MCPSamplingInterrupt`, keyed like every other answer."""
+
+    responses: dict[str, MCPSamplingResume]
+    """``{<the interrupt's key>: <answer>}``."""
+
+
+MCPSamplingResumeValue: TypeAlias = MCPSamplingResume | MCPSamplingResponses
+"""What resumes an :class:`MCPSamplingInterrupt`: an answer, or ``{"responses": {<key>: <answer>}}``."""
 
 
 # -- code policies ----------------------------------------------------------------------------
@@ -161,12 +212,16 @@ APPROVAL_INTERRUPT_TYPE = "tool_approval"
 
 
 class MCPApprovalActionRequest(TypedDict):
+    """The call, as in langchain's ``HITLRequest``."""
+
     name: str
     args: dict[str, Any]
     description: str
 
 
 class MCPApprovalReviewConfig(TypedDict):
+    """The decisions allowed for the call, as in langchain's ``HITLRequest``."""
+
     action_name: str
     allowed_decisions: list[str]
 
@@ -192,11 +247,20 @@ class MCPApprovalInterrupt(TypedDict):
     mcp_tool: str
     """The tool's name on its server."""
     annotations: dict[str, Any]
+    """The tool's MCP annotations (``readOnlyHint``, ``destructiveHint``, ...)."""
     key: str
     """Names this question; a decision that carries another ``key`` is not applied to it."""
     allowed_decisions: list[str]
+    """The decision ``type``s a person may take (of approve, edit, reject, respond)."""
     action_requests: list[MCPApprovalActionRequest]
     review_configs: list[MCPApprovalReviewConfig]
+
+
+class MCPApprovalEditedAction(TypedDict):
+    """The call to run instead: the same tool (``name`` may be left out), other arguments."""
+
+    name: NotRequired[str]
+    args: dict[str, Any]
 
 
 class MCPApprovalDecision(TypedDict):
@@ -212,8 +276,30 @@ class MCPApprovalDecision(TypedDict):
     """
 
     type: Literal["approve", "edit", "reject", "respond"]
-    edited_action: NotRequired[dict[str, Any]]
+    edited_action: NotRequired[MCPApprovalEditedAction]
+    """With ``edit``: the arguments to run the call with (checked against the tool's schema)."""
     message: NotRequired[str]
+    """With ``reject``: the reason the model is given; with ``respond``: the tool result it gets."""
+    key: NotRequired[str]
+    """The question's ``key``: given, the decision applies only to that question."""
+
+
+class MCPApprovalDecisions(TypedDict):
+    """langchain's ``HITLResponse`` shape, with the one decision for this call."""
+
+    decisions: list[MCPApprovalDecision]
+    """Exactly one decision."""
+
+
+class MCPApprovalResponses(TypedDict):
+    """A decision keyed like every other answer: ``{"responses": {<the interrupt's key>: <decision>}}``."""
+
+    responses: dict[str, MCPApprovalDecision]
+
+
+MCPApprovalResume: TypeAlias = MCPApprovalDecision | MCPApprovalDecisions | MCPApprovalResponses
+"""What resumes an :class:`MCPApprovalInterrupt`: a decision, ``{"decisions": [<decision>]}`` or
+``{"responses": {<key>: <decision>}}``."""
 
 
 # -- stream events ----------------------------------------------------------------------------
@@ -227,7 +313,9 @@ class MCPProgressEvent(TypedDict):
     tool_name: str
     tool_call_id: str | None
     progress: float
+    """How far the call is; it only grows during a call."""
     total: float | None
+    """What ``progress`` reaches when the call is done, when the server knows it."""
     message: str | None
 
 
@@ -239,8 +327,10 @@ class MCPLogEvent(TypedDict):
     tool_name: str
     tool_call_id: str | None
     level: str
+    """The MCP log level: debug, info, notice, warning, error, critical, alert or emergency."""
     logger: str | None
     data: Any
+    """What the server logged: any JSON value (a string, an object, ...)."""
 
 
 class MCPResourceUpdatedEvent(TypedDict):
@@ -270,3 +360,12 @@ class MCPToolArtifact(TypedDict):
     """The server that produced the result (resource links in it are read from there)."""
     full_text: NotRequired[str]
     """The whole text of an output cut by ``max_chars`` with ``overflow: "artifact"``."""
+
+
+# -- any interrupt, any event -----------------------------------------------------------------
+
+MCPInterrupt: TypeAlias = MCPElicitationInterrupt | MCPApprovalInterrupt | MCPSamplingInterrupt
+"""Any ``interrupt()`` value this package raises; ``type`` tells which."""
+
+MCPStreamEvent: TypeAlias = MCPProgressEvent | MCPLogEvent | MCPResourceUpdatedEvent
+"""Any ``stream_mode="custom"`` event this package emits; ``type`` tells which."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -200,3 +201,25 @@ async def answer_rounds(
         asked.append(sorted((i.value["tool_call_id"], i.value["requests"][0]["message"]) for i in pending))
         out = await graph.ainvoke(resume_elicitations(pending, answer), config)
     return out, asked
+
+
+@functools.cache
+def _validator(schema: str) -> Any:
+    import jsonschema
+
+    from langgraph_mcp.schemas import json_schema
+
+    return jsonschema.Draft202012Validator(json_schema(schema))
+
+
+def check(schema: str, value: Any) -> None:
+    """``value``, sent through JSON, fits the published JSON Schema named ``schema``."""
+    _validator(schema).validate(json.loads(json.dumps(value)))
+
+
+def fill(template: str, **values: str) -> Any:
+    """The JSON text ``template``, its ``$name`` placeholders filled in (a question's key, an
+    interrupt id), parsed: a value as a client in another language writes it."""
+    from string import Template
+
+    return json.loads(Template(template).substitute(values))

@@ -62,6 +62,7 @@ __all__ = [
     "check_response",
     "elicitation_request",
     "is_stale",
+    "keyed_answer",
     "prepare",
     "resume_type",
     "sampling_key",
@@ -230,6 +231,24 @@ def is_stale(value: Any) -> bool:
     return value is STALE or (isinstance(value, Mapping) and value.get("stale") == STALE["stale"])
 
 
+def keyed_answer(responses: Mapping[str, Any], key: str) -> Any:
+    """The answer to the one question ``key`` in a ``{"responses": {<key>: <answer>}}`` resume
+    value (an approval's or a sampling request's), or :data:`STALE` when it answers another
+    question.
+
+    Raises:
+        ValueError: it answers no question at all, or more than this one.
+    """
+    if any(_QUESTION_KEY.search(str(k)) and k != key for k in responses):
+        return STALE  # given for another question
+    unknown = sorted(str(k) for k in responses if k != key)
+    if unknown:
+        raise ValueError(f"no question has the key(s) {', '.join(map(repr, unknown))}; this one is {key!r}")
+    if key not in responses:
+        raise ValueError(f"no response for {key!r}")
+    return responses[key]
+
+
 def check_response(request: MCPElicitationRequest, response: Any) -> types.ElicitResult:
     """Validate one response to ``request``; fill schema defaults into accepted forms.
 
@@ -349,11 +368,16 @@ def sampling_key(params: types.CreateMessageRequestParams, *, scope: str) -> str
 
 
 def sampling_resume_type(key: str, has_model: bool) -> Any:
-    """A type for the ``mcp_sampling`` approval interrupt's resume value. A stored value that
+    """A type for the ``mcp_sampling`` approval interrupt's resume value (an answer, or
+    ``{"responses": {<key>: <answer>}}``). A stored value that
     answered something else (an elicitation, or another sampling request when it names its
     ``key``) comes back as :data:`STALE`."""
 
     def validate(value: Any) -> dict[str, Any]:
+        if isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping):
+            value = keyed_answer(value["responses"], key)
+            if is_stale(value):
+                return STALE
         if isinstance(value, Mapping) and (
             "responses" in value
             or ("type" in value and "action" not in value)
@@ -370,7 +394,7 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
             raise ValueError("'content' must be the answer text")
         return dict(value)
 
-    schema = {
+    answer = {
         "type": "object",
         "properties": {
             "action": {"enum": ["accept", "decline"]},
@@ -378,5 +402,22 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
             "key": {"const": key},
         },
         "required": ["action"],
+    }
+    schema = {
+        "anyOf": [
+            answer,
+            {
+                "type": "object",
+                "properties": {
+                    "responses": {
+                        "type": "object",
+                        "properties": {key: answer},
+                        "required": [key],
+                        "additionalProperties": False,
+                    }
+                },
+                "required": ["responses"],
+            },
+        ]
     }
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 
@@ -22,7 +23,7 @@ from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPToolNo
 from langgraph_mcp.deploy import CONFIG_ENV, config_path, lifespan
 from langgraph_mcp.elicitation import accept, resume_elicitations
 from tests.conftest_servers import stdio_params
-from tests.helpers import ai, spawned_pids, thread, tool_graph, until
+from tests.helpers import ai, check, fill, spawned_pids, thread, tool_graph, until
 from tests.helpers import pid_alive as alive
 from tests.langgraph_server import REPO_ROOT, DevServer, cmdline, langgraph_dev, wait_ready
 
@@ -149,6 +150,17 @@ def mcp_config(folder: Path, *, protocol: str = "auto", stubborn: bool = False, 
     return path
 
 
+def with_reviewed_graph(folder: Path) -> Path:
+    """The repository's ``langgraph.json`` with the ``reviewed`` graph (``tests/deploy/reviewed.py``)
+    added."""
+    config = json.loads((REPO_ROOT / "langgraph.json").read_text())
+    config["dependencies"] = [str(REPO_ROOT)]
+    config["graphs"]["reviewed"] = "tests.deploy.reviewed:graph"
+    path = folder / "langgraph.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
 async def stream(server: DevServer, thread_id: str, graph: str, **kwargs: Any) -> list[tuple[str, Any]]:
     client = get_client(url=server.url)
     return [
@@ -193,7 +205,7 @@ def assert_stops_cleanly(server: DevServer, children: set[int]) -> None:
 async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(tmp_path: Path) -> None:
     config = mcp_config(tmp_path, stubborn=True)
     with langgraph_dev(
-        tmp_path / "server", REPO_ROOT / "langgraph.json", {"LANGGRAPH_MCP_CONFIG": str(config)}
+        tmp_path / "server", with_reviewed_graph(tmp_path), {"LANGGRAPH_MCP_CONFIG": str(config)}
     ) as server:
         client = get_client(url=server.url)
         assert server.mcp_children() == set(), "building the graphs must not start MCP servers"
@@ -220,6 +232,42 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
         state = await client.threads.get_state(thread)
         assert tool_results(state) == {"count_primes": "430", "cancel_order": "order A-1001 cancelled (e2e)"}
         assert state["next"] == []
+        for event in progress:
+            check("progress-event", event)
+
+        # An approval, then the call's question, answered with the JSON the wire-format page
+        # documents (docs/reference/wire-formats.md), as a client in another language sends it.
+        thread = (await client.threads.create())["thread_id"]
+        call = {"name": "cancel_order", "args": {"order_id": "A-1002"}, "id": "cancel"}
+        [approval] = interrupts_of(await stream(server, thread, "reviewed", input={"tool_calls": [call]}))
+        check("approval-interrupt", approval["value"])
+        answer = fill('{"responses": {"$key": {"type": "approve"}}}', key=approval["value"]["key"])
+        [question] = interrupts_of(await stream(server, thread, "reviewed", command={"resume": answer}))
+        check("elicitation-interrupt", question["value"])
+        answer = fill(
+            '{"$id": {"responses": {"$key": {"action": "accept", "content": {"ok": true}}}}}',
+            id=question["id"],
+            key=question["value"]["requests"][0]["key"],
+        )
+        assert not interrupts_of(await stream(server, thread, "reviewed", command={"resume": answer}))
+        assert tool_results(await client.threads.get_state(thread)) == {
+            "cancel_order": "order A-1002 cancelled"
+        }
+
+        # The same over the REST API, as the page's curl example does it.
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as rest:
+            thread = (await rest.post("/threads", json={})).json()["thread_id"]
+            call = {"name": "cancel_order", "args": {"order_id": "A-1003"}}
+            run = {"assistant_id": "tools", "input": {"tool_calls": [call]}}
+            [pending] = (await rest.post(f"/threads/{thread}/runs/wait", json=run)).json()["__interrupt__"]
+            check("elicitation-interrupt", pending["value"])
+            [stored] = (await rest.get(f"/threads/{thread}/state")).json()["interrupts"]
+            assert (stored["id"], stored["value"]) == (pending["id"], pending["value"])
+            key = pending["value"]["requests"][0]["key"]
+            answer = fill('{"responses": {"$key": {"action": "decline"}}}', key=key)
+            run = {"assistant_id": "tools", "command": {"resume": answer}}
+            out = (await rest.post(f"/threads/{thread}/runs/wait", json=run)).json()
+            assert out["messages"][-1]["content"] == "order A-1003 kept (decline)", out
 
         # The agent graph with the scripted model, chosen by the assistant's configurable.
         assistant = await client.assistants.create("agent", config={"configurable": {"model": "scripted"}})
