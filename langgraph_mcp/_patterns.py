@@ -29,7 +29,6 @@ keyword that runs one (``pattern``, ``patternProperties``, ``additionalPropertie
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import functools
 import re
@@ -58,8 +57,6 @@ __all__ = [
     "UnsafePattern",
     "compile_pattern",
     "is_compiled",
-    "patterns_in",
-    "precompile",
     "regex_budget",
     "safe_validator_class",
     "search",
@@ -224,33 +221,6 @@ def compile_pattern(pattern: object) -> Any:
     if isinstance(compiled, str):
         raise UnsafePattern(pattern, compiled)
     return compiled
-
-
-def patterns_in(schema: object, limit: int = 10_000) -> list[str]:
-    """The ``pattern`` values and ``patternProperties`` names in ``schema`` (a JSON value), at
-    most ``limit`` of them."""
-    found: list[str] = []
-    pending = [schema]
-    while pending and len(found) < limit:
-        value = pending.pop()
-        if isinstance(value, dict):
-            if isinstance(pattern := value.get("pattern"), str):
-                found.append(pattern)
-            if isinstance(named := value.get("patternProperties"), dict):
-                found.extend(k for k in named if isinstance(k, str))
-            pending.extend(value.values())
-        elif isinstance(value, list):
-            pending.extend(value)
-    return found[:limit]
-
-
-async def precompile(patterns: list[str]) -> None:
-    """Compile those of ``patterns`` not compiled yet in a worker thread, one at a time, so that
-    checks made later on the event loop find them compiled (compiling holds the GIL, but the
-    event loop runs between two patterns)."""
-    for pattern in patterns:
-        if not is_compiled(pattern):
-            await asyncio.to_thread(_compiled, pattern)
 
 
 # -- the work allowed ----------------------------------------------------------------------------

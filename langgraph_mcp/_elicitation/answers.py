@@ -22,6 +22,8 @@ host when the server's ``elicitation_loopback_http`` allows it; never a user nam
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import ipaddress
 import json
@@ -39,8 +41,8 @@ from referencing.exceptions import Unresolvable
 from langgraph_mcp._patterns import (
     PatternNotChecked,
     UnsafePattern,
-    patterns_in,
-    precompile,
+    compile_pattern,
+    is_compiled,
     regex_budget,
     safe_validator_class,
 )
@@ -205,7 +207,7 @@ def elicitation_request(
         if isinstance(schema, dict)
         else schema.model_dump(mode="json", by_alias=True, exclude_none=True)
     )
-    if len(patterns_in(requested, limit=MAX_PATTERNS + 1)) > MAX_PATTERNS:
+    if len(_patterns_in(requested, limit=MAX_PATTERNS + 1)) > MAX_PATTERNS:
         raise UnfitQuestion(f"its requested schema has more than {MAX_PATTERNS} patterns")
     shown = _shown_schema(requested)
     question = {"mode": "form", "message": params.message, "requested_schema": requested}
@@ -217,13 +219,45 @@ def elicitation_request(
     }
 
 
+def _patterns_in(schema: object, limit: int = 10_000) -> list[str]:
+    """The ``pattern`` values and ``patternProperties`` names in ``schema`` (a JSON value), at
+    most ``limit`` of them."""
+    found: list[str] = []
+    pending = [schema]
+    while pending and len(found) < limit:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if isinstance(pattern := value.get("pattern"), str):
+                found.append(pattern)
+            if isinstance(named := value.get("patternProperties"), dict):
+                found.extend(k for k in named if isinstance(k, str))
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return found[:limit]
+
+
+async def _precompile(patterns: list[str]) -> None:
+    """Compile those of ``patterns`` not compiled yet in a worker thread, one at a time, so that
+    checks made later on the event loop find them compiled (compiling holds the GIL, but the
+    event loop runs between two patterns)."""
+    for pattern in patterns:
+        if not is_compiled(pattern):
+            await asyncio.to_thread(_compile_quietly, pattern)
+
+
+def _compile_quietly(pattern: str) -> None:
+    with contextlib.suppress(UnsafePattern):  # refused: said when it is used
+        compile_pattern(pattern)
+
+
 async def prepare(params: types.ElicitRequestFormParams | types.ElicitRequestURLParams) -> None:
     """Compile the patterns of a form question's requested schema off the event loop, before it
     is asked: its answer is checked on the event loop (:func:`check_response`)."""
     if isinstance(params, types.ElicitRequestFormParams):
         schema = params.requested_schema
         raw = schema if isinstance(schema, dict) else schema.model_dump(mode="json", by_alias=True)
-        await precompile(patterns_in(raw, limit=MAX_PATTERNS))
+        await _precompile(_patterns_in(raw, limit=MAX_PATTERNS))
 
 
 def is_stale(value: Any) -> bool:

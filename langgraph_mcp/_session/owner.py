@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE
 from langgraph_mcp._redact import Redactor, redact_url
+from langgraph_mcp._session.hints import network_hint, not_mcp
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
     ClientFactory,
@@ -43,8 +44,6 @@ from langgraph_mcp._session.transports import (
     TransportKind,
     describe,
     leaves,
-    network_hint,
-    not_mcp,
     open_client,
 )
 from langgraph_mcp._session.wire import WireTap

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from langgraph_mcp import MCPPool, load_connections
-from langgraph_mcp._session.transports import PROXY_VARIABLES, TLS_VARIABLES
+from langgraph_mcp._session.hints import PROXY_VARIABLES, TLS_VARIABLES
 from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
 from tests.conftest_servers import serve_in_loop
 from tests.servers import demo
