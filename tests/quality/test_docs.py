@@ -1,0 +1,84 @@
+"""The documentation site builds without a warning, and its Python examples run.
+
+Every ```python block of a page under ``docs/`` runs, unless the line before it is an HTML
+comment ``<!-- not run: why -->``. A page's runnable blocks are run in order as one script, in
+a process of their own, from the repository's root (where the examples' servers are), the way a
+reader pastes them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+
+BLOCK = re.compile(r"(?P<before>[^\n]*)\n```python\n(?P<code>.*?)\n```", re.DOTALL)
+NOT_RUN = re.compile(r"^<!-- not run: .+ -->$")
+
+
+def blocks(page: Path) -> list[tuple[bool, str]]:
+    """Each Python block of ``page``: whether it runs, and its code."""
+    found = []
+    for match in BLOCK.finditer("\n" + page.read_text(encoding="utf-8")):
+        found.append((not NOT_RUN.match(match["before"].strip()), match["code"]))
+    return found
+
+
+def pages_with_code() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if any(run for run, _ in blocks(p)))
+
+
+def test_every_skipped_block_says_why() -> None:
+    for page in DOCS.rglob("*.md"):
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if line.startswith("<!-- not run"):
+                assert NOT_RUN.match(line), f"{page}: {line!r} must read '<!-- not run: reason -->'"
+
+
+def test_tutorials_and_migration_guides_have_runnable_examples() -> None:
+    runnable = {p.relative_to(DOCS).as_posix() for p in pages_with_code()}
+    for page in [
+        "tutorial/first-graph.md",
+        "tutorial/first-agent.md",
+        "tutorial/first-deployment.md",
+        "migration/langchain-mcp-adapters.md",
+        "migration/langchain-mcp.md",
+    ]:
+        assert page in runnable
+
+
+@pytest.mark.parametrize("page", pages_with_code(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_examples_run(page: Path, tmp_path: Path) -> None:
+    script = tmp_path / "example.py"
+    script.write_text("\n\n".join(code for run, code in blocks(page) if run) + "\n", encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=90
+    )
+    assert done.returncode == 0, f"{page.name} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def test_site_builds_strict(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "WARNING" not in done.stderr, done.stderr
+    assert (tmp_path / "site" / "reference" / "server-config.html").is_file()
