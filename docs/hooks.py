@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 MARKER = "<!-- server-config-fields -->"
+TRANSPORT = "The transport. Optional in a mapping or a file: inferred from ``command`` or ``url``."
 
 
 def _field_docs(model: type[BaseModel]) -> dict[str, str]:
@@ -62,9 +63,11 @@ def _default(field: Any) -> str:
 
 
 def _cell(text: str) -> str:
+    """Text for a table cell: reST literals as Markdown code, pipes outside code escaped."""
     text = text.replace("``", "`")
     text = re.sub(r":(?:class|meth|mod|func|attr):`~?([^`<]*?)(?: <[^>]*>)?`", r"`\1`", text)
-    return " ".join(text.split()).replace("|", "\\|")
+    parts = " ".join(text.split()).split("`")
+    return "`".join(part if i % 2 else part.replace("|", "\\|") for i, part in enumerate(parts))
 
 
 def _table(model: type[BaseModel], docs: dict[str, str], skip: set[str]) -> str:
@@ -74,7 +77,8 @@ def _table(model: type[BaseModel], docs: dict[str, str], skip: set[str]) -> str:
         if name in skip:
             continue
         kind = _type_name(hints.get(name, field.annotation))
-        rows.append(f"| `{name}` | `{_cell(kind)}` | {_default(field)} | {_cell(docs.get(name, ''))} |")
+        meaning = docs.get(name, TRANSPORT if name == "transport" else "")
+        rows.append(f"| `{name}` | `{' '.join(kind.split())}` | {_default(field)} | {_cell(meaning)} |")
     return "\n".join(rows)
 
 
@@ -95,7 +99,9 @@ def server_config_markdown() -> str:
     parts = [
         "## Fields of every server",
         "",
-        _table(StdioServerConfig, _field_docs(StdioServerConfig), set(StdioServerConfig.model_fields) - shared),
+        _table(
+            StdioServerConfig, _field_docs(StdioServerConfig), set(StdioServerConfig.model_fields) - shared
+        ),
     ]
     for model, title in [
         (StdioServerConfig, "stdio servers (`StdioServerConfig`)"),

@@ -54,6 +54,7 @@ def test_tutorials_and_migration_guides_have_runnable_examples() -> None:
         assert page in runnable
 
 
+@pytest.mark.slow  # a process per page, most of them starting an MCP server
 @pytest.mark.parametrize("page", pages_with_code(), ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_examples_run(page: Path, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
@@ -67,6 +68,36 @@ def test_examples_run(page: Path, tmp_path: Path) -> None:
         [sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=90
     )
     assert done.returncode == 0, f"{page.name} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def test_server_config_tables_list_every_field() -> None:
+    sys.path.insert(0, str(DOCS))
+    try:
+        from hooks import server_config_markdown  # docs/hooks.py, the MkDocs hook
+    finally:
+        sys.path.remove(str(DOCS))
+    from langgraph_mcp.config import (
+        HTTPServerConfig,
+        InProcessServerConfig,
+        OutputHandling,
+        RestartPolicy,
+        SSEServerConfig,
+        StdioServerConfig,
+    )
+
+    tables = server_config_markdown()
+    for model in [
+        StdioServerConfig,
+        HTTPServerConfig,
+        SSEServerConfig,
+        InProcessServerConfig,
+        OutputHandling,
+        RestartPolicy,
+    ]:
+        for name in model.model_fields:
+            assert f"| `{name}` |" in tables, f"{model.__name__}.{name} is missing"
+    rows = [line for line in tables.splitlines() if line.startswith("| `")]
+    assert all(not line.endswith("|  |") for line in rows), "a field has no meaning: give it a docstring"
 
 
 def test_site_builds_strict(tmp_path: Path) -> None:
