@@ -1,9 +1,9 @@
 """The documentation site builds without a warning, and its Python examples run.
 
-Every ```python block of a page under ``docs/`` runs, unless the line before it is an HTML
-comment ``<!-- not run: why -->``. A page's runnable blocks are run in order as one script, in
-a process of their own, from the repository's root (where the examples' servers are), the way a
-reader pastes them.
+Every ```python block of a page under ``docs/``, and of README.md, runs unless the line before
+it is an HTML comment ``<!-- not run: why -->``. A page's runnable blocks are joined in order
+into one script, run as ``__main__`` from the repository's root (where the examples' servers
+are), the way a reader pastes them. All pages' scripts run in one process, one after the other.
 """
 
 from __future__ import annotations
@@ -31,43 +31,71 @@ def blocks(page: Path) -> list[tuple[bool, str]]:
     return found
 
 
+def pages() -> list[Path]:
+    """The pages of the site, and the README (the front page on the repository)."""
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
 def pages_with_code() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if any(run for run, _ in blocks(p)))
+    return [p for p in pages() if any(run for run, _ in blocks(p))]
 
 
 def test_every_skipped_block_says_why() -> None:
-    for page in DOCS.rglob("*.md"):
+    for page in pages():
         for line in page.read_text(encoding="utf-8").splitlines():
             if line.startswith("<!-- not run"):
                 assert NOT_RUN.match(line), f"{page}: {line!r} must read '<!-- not run: reason -->'"
 
 
 def test_tutorials_and_migration_guides_have_runnable_examples() -> None:
-    runnable = {p.relative_to(DOCS).as_posix() for p in pages_with_code()}
+    runnable = {p.relative_to(ROOT).as_posix() for p in pages_with_code()}
     for page in [
-        "tutorial/first-graph.md",
-        "tutorial/first-agent.md",
-        "tutorial/first-deployment.md",
-        "migration/langchain-mcp-adapters.md",
-        "migration/langchain-mcp.md",
+        "README.md",
+        "docs/tutorial/first-graph.md",
+        "docs/tutorial/first-agent.md",
+        "docs/tutorial/first-deployment.md",
+        "docs/migration/langchain-mcp-adapters.md",
+        "docs/migration/langchain-mcp.md",
     ]:
         assert page in runnable
 
 
-@pytest.mark.slow  # a process per page, most of them starting an MCP server
-@pytest.mark.parametrize("page", pages_with_code(), ids=lambda p: p.relative_to(DOCS).as_posix())
-def test_examples_run(page: Path, tmp_path: Path) -> None:
-    script = tmp_path / "example.py"
-    script.write_text("\n\n".join(code for run, code in blocks(page) if run) + "\n", encoding="utf-8")
+DRIVER = """
+import runpy, sys, traceback
+failed = []
+for script in sys.argv[1:]:
+    print(f"=== {script}", flush=True)
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except BaseException:
+        traceback.print_exc()
+        failed.append(script)
+sys.exit(f"failed: {failed}" if failed else 0)
+"""
+
+
+@pytest.mark.slow  # starts an MCP server or two per page
+def test_examples_run(tmp_path: Path) -> None:
+    """One process runs every page's script in turn (importing the package once, not per page)."""
+    scripts = []
+    for page in pages_with_code():
+        script = tmp_path / (page.relative_to(ROOT).as_posix().replace("/", "__") + ".py")
+        script.write_text("\n\n".join(code for run, code in blocks(page) if run) + "\n", encoding="utf-8")
+        scripts.append(str(script))
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
     done = subprocess.run(
-        [sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=90
+        [sys.executable, "-c", DRIVER, *scripts],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
     )
-    assert done.returncode == 0, f"{page.name} failed:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
 
 
 def test_server_config_tables_list_every_field() -> None:
