@@ -120,3 +120,12 @@ def on_page_markdown(markdown: str, **kwargs: Any) -> str:
     if MARKER in markdown:
         return markdown.replace(MARKER, server_config_markdown())
     return markdown
+
+
+# The docstrings name things with reST roles (:class:`~x.Y`); in the rendered reference the
+# role's name and the ``~`` would show as text. Keep the code span only.
+ROLE = re.compile(r":(?:class|meth|mod|func|attr|data|exc|obj):(<code>)~?")
+
+
+def on_page_content(html: str, **kwargs: Any) -> str:
+    return ROLE.sub(r"\1", html)
