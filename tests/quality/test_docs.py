@@ -75,6 +75,7 @@ sys.exit(f"failed: {failed}" if failed else 0)
 
 
 @pytest.mark.slow  # starts an MCP server or two per page
+@pytest.mark.timeout(300)  # minutes, not seconds, on a loaded machine
 def test_examples_run(tmp_path: Path) -> None:
     """One process runs every page's script in turn (importing the package once, not per page)."""
     scripts = []
@@ -93,7 +94,7 @@ def test_examples_run(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=110,
+        timeout=280,
     )
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
 
@@ -128,6 +129,7 @@ def test_server_config_tables_list_every_field() -> None:
     assert all(not line.endswith("|  |") for line in rows), "a field has no meaning: give it a docstring"
 
 
+@pytest.mark.timeout(300)  # about 15 s; minutes on a loaded machine
 def test_site_builds_strict(tmp_path: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run(
@@ -136,7 +138,7 @@ def test_site_builds_strict(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=280,
     )
     assert done.returncode == 0, done.stderr
     assert "WARNING" not in done.stderr, done.stderr
