@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.quality.test_public_api import PUBLIC
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
@@ -143,3 +145,15 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "WARNING" not in done.stderr, done.stderr
     assert (tmp_path / "site" / "reference" / "server-config.html").is_file()
+
+    # Every public name has its entry in the reference: the root's on the root page (or on
+    # the page of the module it comes from), each public module's on the module's page.
+    anchors = set()
+    for page in (tmp_path / "site" / "reference").glob("*.html"):
+        anchors |= set(re.findall(r'id="(langgraph_mcp[\w.]*)"', page.read_text(encoding="utf-8")))
+    for module, names in PUBLIC.items():
+        for name in names:
+            homes = {f"{module}.{name}"}
+            if module == "langgraph_mcp":
+                homes |= {f"{other}.{name}" for other, theirs in PUBLIC.items() if name in theirs}
+            assert homes & anchors, f"{module}.{name} is not in the reference"
