@@ -49,6 +49,13 @@ def test_every_skipped_block_says_why() -> None:
                 assert NOT_RUN.match(line), f"{page}: {line!r} must read '<!-- not run: reason -->'"
 
 
+def test_readme_links_reach_files() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        if not target.startswith(("http://", "https://")):
+            assert (ROOT / target).exists(), f"README.md links to {target}, which does not exist"
+
+
 def test_tutorials_and_migration_guides_have_runnable_examples() -> None:
     runnable = {p.relative_to(ROOT).as_posix() for p in pages_with_code()}
     for page in [
