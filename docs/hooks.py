@@ -113,7 +113,7 @@ def server_config_markdown() -> str:
     ]:
         own = shared if model not in (OutputHandling, RestartPolicy) else set()
         parts += ["", f"## Fields of {title}", "", _table(model, _field_docs(model), own)]
-    return "\n".join(parts) + "\n"
+    return '<div class="config-fields" markdown>\n\n' + "\n".join(parts) + "\n\n</div>\n"
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
