@@ -48,15 +48,19 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         connections: An :class:`~langgraph_mcp.MCPPool` to share, or anything
             :func:`~langgraph_mcp.load_connections` accepts (the middleware then owns a pool;
             close it with :meth:`aclose`).
-        tool_options, server_options, approval, approval_decisions, tool_filter: as for
-            :class:`~langgraph_mcp.MCPToolNode` (see :mod:`langgraph_mcp.options`).
+        tool_options: As for :class:`~langgraph_mcp.MCPToolNode` (see :mod:`langgraph_mcp.options`).
+        server_options: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval_decisions: As for :class:`~langgraph_mcp.MCPToolNode`.
+        tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
         raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
             ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
             returned as error ``ToolMessage`` s, for a ``ToolRetryMiddleware``
             (``retry_on=(MCPToolCallError,)``).
         state_schema: Extra agent state (e.g. the keys a ``ResultToState`` updates).
         name: The middleware's name (two MCP middlewares in one agent need different names).
-        on_connection_error, default_timeout: for a pool the middleware creates.
+        on_connection_error: For a pool the middleware creates.
+        default_timeout: For a pool the middleware creates.
 
     A server that cannot be reached when the model is called leaves its tools out (they come
     back once it answers); with every server down and ``on_connection_error="raise"`` the model

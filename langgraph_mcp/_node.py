@@ -113,12 +113,13 @@ class MCPToolNode(PoolHolder, ToolNode):
             a JSON config path, an ``MCPServer``); the node then owns a pool.
         tools: Local LangChain tools (or callables) served by the same node.
             Their names win over MCP tool names.
-        on_connection_error, default_timeout: For a pool the node creates; see
-            :class:`MCPPool`.
-        tool_options, server_options: :class:`~langgraph_mcp.options.ToolOptions` per
-            tool (``"server/tool"``, or the MCP tool name, prefixed or not; see
-            :mod:`langgraph_mcp.options`) and per server (hidden arguments, headers,
-            ``_meta``, results into state, approval).
+        on_connection_error: For a pool the node creates; see :class:`MCPPool`.
+        default_timeout: For a pool the node creates; see :class:`MCPPool`.
+        tool_options: :class:`~langgraph_mcp.options.ToolOptions` per tool (``"server/tool"``,
+            or the MCP tool name, prefixed or not; see :mod:`langgraph_mcp.options`): hidden
+            arguments, headers, ``_meta``, results into state, approval.
+        server_options: :class:`~langgraph_mcp.options.ToolOptions` per server, for all of its
+            tools.
         approval: Which tools wait for a person's approval before each call
             (``"destructive"``, a collection of tool names as for ``tool_options``, ``True``,
             or ``None``).

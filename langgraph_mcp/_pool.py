@@ -236,7 +236,9 @@ class MCPPool:
 
         Raises:
             MCPServerError: the server refused (e.g. -32002, no such resource).
-            MCPConnectionError, MCPTimeoutError, MCPProtocolError.
+            MCPConnectionError: the server could not be reached.
+            MCPTimeoutError: the server did not answer within its ``timeout``.
+            MCPProtocolError: the server's answer broke the protocol.
         """
         return await resources.read_resource(self.connection(server), uri)
 
@@ -307,7 +309,10 @@ class MCPPool:
 
         Raises:
             MCPArgumentError: no such prompt; an unknown, missing or non-string argument.
-            MCPServerError, MCPConnectionError, MCPTimeoutError, MCPProtocolError.
+            MCPServerError: the server refused.
+            MCPConnectionError: the server could not be reached.
+            MCPTimeoutError: the server did not answer within its ``timeout``.
+            MCPProtocolError: the server's answer broke the protocol.
         """
         return await prompts.get_prompt(self.connection(server), name, arguments)
 
@@ -328,7 +333,9 @@ class MCPPool:
 
         Raises:
             MCPArgumentError: neither or both of ``prompt`` / ``template``.
-            MCPServerError, MCPConnectionError, MCPTimeoutError.
+            MCPServerError: the server refused.
+            MCPConnectionError: the server could not be reached.
+            MCPTimeoutError: the server did not answer within its ``timeout``.
         """
         return await prompts.complete(
             self.connection(server),

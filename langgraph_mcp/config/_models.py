@@ -59,10 +59,15 @@ class OutputHandling(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: ContentRoute = "content"
+    """Where text blocks go."""
     image: ContentRoute = "content"
+    """Where image blocks go."""
     audio: ContentRoute = "artifact"
+    """Where audio blocks go (in the content they travel as ``file`` blocks)."""
     resource: ContentRoute = "artifact"
+    """Where embedded resources (text or blob) go."""
     resource_link: ContentRoute = "content"
+    """Where resource links go."""
     max_chars: int | None = Field(default=None, ge=100, strict=True)
     """At most this many characters of a result's (or an error's) text reach the model, followed
     by a note saying it was cut (``None``: no limit). See :mod:`langgraph_mcp._output`."""
@@ -126,6 +131,8 @@ class _ServerBase(BaseModel):
     protocol: ProtocolMode = "auto"
     """``auto`` negotiates; ``legacy`` forces the 2025-11-25 handshake; a version pins it."""
     output_handling: OutputHandling = Field(default_factory=OutputHandling)
+    """Where each kind of content of a result goes (the model or the artifact), and how long a
+    text the model sees may be."""
     resource_tool: bool = False
     """Offer the model a ``read_resource(uri)`` tool that reads this server's resources (its
     description lists the first ones); its result follows ``output_handling`` /
@@ -224,10 +231,17 @@ class StdioServerConfig(_ServerBase):
 
     transport: Literal["stdio"] = "stdio"
     command: str = Field(min_length=1)
+    """The program to start (``${VAR}`` expanded)."""
     args: tuple[str, ...] = ()
+    """Its arguments, one string per argument (never split)."""
     env: dict[str, str] = Field(default_factory=dict, repr=False)
+    """Environment variables for the server, added to the safe default environment (values are
+    secrets: never shown)."""
     cwd: str | None = None
+    """The server's working directory (``None``: the process's). In a config file, relative to
+    the file's folder."""
     encoding: str = "utf-8"
+    """The text encoding of the server's stdin, stdout and stderr."""
 
     # command / args / cwd as written, where ${VAR} expansion changed them (reprs show these).
     _written: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -274,7 +288,9 @@ class StdioServerConfig(_ServerBase):
 
 class _RemoteBase(_ServerBase):
     url: str = Field(min_length=1)
+    """The server's ``http://`` or ``https://`` URL (``${VAR}`` expanded)."""
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    """HTTP headers sent with every request (values are secrets: never shown)."""
     auth: Any = Field(default=None, repr=False)
     """An ``httpx2.Auth`` (e.g. the SDK's ``OAuthClientProvider``) or a ``(user, password)`` pair."""
 
@@ -326,6 +342,7 @@ class InProcessServerConfig(_ServerBase):
 
     transport: Literal["in_process"] = "in_process"
     server: Any = Field(repr=False)
+    """The ``MCPServer`` or low-level ``Server`` instance."""
 
     @field_validator("server")
     @classmethod
