@@ -346,7 +346,10 @@ async def test_wrong_http_path_is_a_clear_error() -> None:
     async with serve_in_loop(demo.build_server(counters=demo.Counters())) as url:
         wrong = url.replace("/mcp", "/nope")
         async with MCPPool({"demo": wrong}) as pool:
-            with pytest.raises(MCPConnectionError, match=rf"cannot connect to {wrong}: Not Found"):
+            expected = (
+                rf"cannot connect to {wrong}: the server answered HTTP 404 Not Found to the MCP handshake"
+            )
+            with pytest.raises(MCPConnectionError, match=expected):
                 await pool.start()
 
 
