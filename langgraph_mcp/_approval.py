@@ -48,8 +48,20 @@ class Approved:
         self.edited = edited
 
 
+def _refuse_malformed(value: Any, name: str) -> None:
+    """A resume value whose ``responses`` or ``decisions`` is not what the shape says is refused,
+    not taken for an answer to another question (the client is told, not asked again)."""
+    if not isinstance(value, Mapping):
+        return
+    if "responses" in value and not isinstance(value["responses"], Mapping):
+        raise ValueError(f"'responses' must be an object of question keys to answers (tool {name!r})")
+    if "decisions" in value and not isinstance(value["decisions"], list):
+        raise ValueError(f"'decisions' must be a list of one decision (tool {name!r})")
+
+
 def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[dict[str, Any]], None]) -> Any:
     def validate(value: Any) -> dict[str, Any]:
+        _refuse_malformed(value, name)
         keyed = isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping)
         if keyed:
             value = keyed_answer(value["responses"], key)
@@ -66,6 +78,8 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
             raise ValueError(
                 f"the decision for tool {name!r} must be an object with 'type' one of {list(allowed)}"
             )
+        if not isinstance(value.get("key", key), str):
+            raise ValueError(f"the decision's 'key' for tool {name!r} must be a string")
         if value.get("key", key) != key:
             return STALE  # decided for another call
         kind = value["type"]

@@ -26,6 +26,7 @@ message becomes a call (``ScriptedChatModel()``).
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -136,6 +137,11 @@ class ScriptedChatModel(BaseChatModel):
         unbound: UnboundPolicy = "raise",
         **kwargs: Any,
     ) -> None:
+        if isinstance(turns, str | AIMessage):
+            raise ValueError(
+                "ScriptedChatModel: turns is a list of turns; for one text answer write [text], "
+                "for one turn of calls [[(name, args)]]"
+            )
         script = None if turns is None else [_turn_message(turn, n) for n, turn in enumerate(turns)]
         if turn_by not in ("ai_messages", "calls"):
             raise ValueError(f"turn_by must be 'ai_messages' or 'calls', not {turn_by!r}")
@@ -189,6 +195,12 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=self._play(messages))])
 
     def _play(self, messages: list[BaseMessage]) -> AIMessage:
+        # One call at a time: with turn_by="calls", counting the calls and recording this one
+        # must not interleave with a call in another thread (a turn played twice, one skipped).
+        with _playing:
+            return self._play_one(messages)
+
+    def _play_one(self, messages: list[BaseMessage]) -> AIMessage:
         tools = dict(self.bound_tools or {})
         if self.turns is None:
             reply = self._from_conversation(messages, tools)
@@ -258,6 +270,9 @@ class ScriptedChatModel(BaseChatModel):
                 "not offered on purpose."
             )
         return [call for call in calls if call["name"] in tools], unknown
+
+
+_playing = threading.RLock()
 
 
 def _new_id() -> str:

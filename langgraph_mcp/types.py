@@ -32,8 +32,9 @@ resume value and event, for clients in other languages.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, NotRequired, TypeAlias
+from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 __all__ = [
@@ -179,8 +180,8 @@ class MCPSamplingResume(TypedDict):
 class MCPSamplingResponses(TypedDict):
     """An answer to an :class:`MCPSamplingInterrupt`, keyed like every other answer."""
 
-    responses: dict[str, MCPSamplingResume]
-    """``{<the interrupt's key>: <answer>}``."""
+    responses: Annotated[dict[str, MCPSamplingResume], Field(min_length=1, max_length=1)]
+    """``{<the interrupt's key>: <answer>}`` (one entry)."""
 
 
 MCPSamplingResumeValue: TypeAlias = MCPSamplingResume | MCPSamplingResponses
@@ -287,14 +288,15 @@ class MCPApprovalDecision(TypedDict):
 class MCPApprovalDecisions(TypedDict):
     """langchain's ``HITLResponse`` shape, with the one decision for this call."""
 
-    decisions: list[MCPApprovalDecision]
+    decisions: Annotated[list[MCPApprovalDecision], Field(min_length=1, max_length=1)]
     """Exactly one decision."""
 
 
 class MCPApprovalResponses(TypedDict):
     """A decision keyed like every other answer: ``{"responses": {<the interrupt's key>: <decision>}}``."""
 
-    responses: dict[str, MCPApprovalDecision]
+    responses: Annotated[dict[str, MCPApprovalDecision], Field(min_length=1, max_length=1)]
+    """The interrupt's ``key`` and its decision (one entry)."""
 
 
 MCPApprovalResume: TypeAlias = MCPApprovalDecision | MCPApprovalDecisions | MCPApprovalResponses

@@ -408,15 +408,23 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
     ``key``) comes back as :data:`STALE`."""
 
     def validate(value: Any) -> dict[str, Any]:
+        if (
+            isinstance(value, Mapping)
+            and "responses" in value
+            and not isinstance(value["responses"], Mapping)
+        ):
+            raise ValueError("'responses' must be an object of question keys to answers")
         if isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping):
             value = keyed_answer(value["responses"], key)
             if is_stale(value):
                 return STALE
+        if isinstance(value, Mapping) and "key" in value and not isinstance(value["key"], str):
+            raise ValueError("the answer's 'key' must be a string")
         if isinstance(value, Mapping) and (
             "responses" in value
             or ("type" in value and "action" not in value)
             or "decisions" in value
-            or ("key" in value and value["key"] != key and _QUESTION_KEY.search(str(value["key"])))
+            or ("key" in value and value["key"] != key)  # given for another request
         ):
             return STALE
         if not isinstance(value, Mapping) or value.get("action") not in ("accept", "decline"):

@@ -35,6 +35,11 @@ def not_mcp(answer: HTTPAnswer | None, transport: str) -> str | None:
         return None
     path = "'/sse'" if transport == "sse" else "'/mcp'; older ones '/sse', with \"transport\": \"sse\""
     said = f"HTTP {answer.status}" + (f" {answer.reason}" if answer.reason else "")
+    kind = answer.content_type.split(";", 1)[0].strip().lower()
+    if answer.status in (408, 429):
+        return f"the server did not take the MCP handshake now ({said}); it may be busy: try again later"
+    if 400 <= answer.status < 500 and kind in _MCP_CONTENT:
+        return None  # an MCP server's own refusal: what it said is the better message
     if answer.status in (404, 405, 501):
         return (
             f"the server answered {said} to the MCP handshake ({answer.method}): this URL is "
@@ -50,7 +55,6 @@ def not_mcp(answer: HTTPAnswer | None, transport: str) -> str | None:
             f"the server refused the MCP handshake with {said} ({answer.method}): it is probably not "
             f"an MCP endpoint, or not one for this transport (MCP servers usually serve {path})"
         )
-    kind = answer.content_type.split(";", 1)[0].strip().lower()
     if 200 <= answer.status < 300 and kind and answer.status != 202 and kind not in _MCP_CONTENT:
         return (
             f"the server answered the MCP handshake with {kind!r}, not JSON or an event stream: "

@@ -255,3 +255,29 @@ def test_the_error_the_testing_page_shows_is_the_one_raised() -> None:
     with pytest.raises(ValueError) as err:
         ScriptedChatModel([[("ad", {})]]).bind_tools([add]).invoke("go")
     assert str(err.value) == " ".join(shown.group(1).split())
+
+
+def test_a_string_is_not_taken_for_a_list_of_turns() -> None:
+    with pytest.raises(ValueError, match="turns is a list of turns"):
+        ScriptedChatModel("All done")  # type: ignore[arg-type]
+
+
+def test_turns_by_call_are_each_played_once_from_many_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = ScriptedChatModel([f"turn {i}" for i in range(200)], turn_by="calls")
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda _: model.invoke("go").text, range(200)))
+    assert sorted(replies) == sorted(f"turn {i}" for i in range(200))
+
+
+def test_a_sampling_answer_for_another_request_is_not_applied() -> None:
+    from pydantic import TypeAdapter
+
+    from langgraph_mcp._elicitation.answers import STALE, sampling_resume_type
+
+    adapter: TypeAdapter[Any] = TypeAdapter(sampling_resume_type("sampling#0123abcd", True))
+    assert adapter.validate_python({"action": "accept", "content": "x", "key": "c1"}) == STALE
+    assert adapter.validate_python({"action": "accept", "content": "x"})["content"] == "x"
+    with pytest.raises(ValueError):
+        adapter.validate_python({"responses": None})

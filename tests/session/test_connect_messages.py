@@ -159,3 +159,22 @@ async def test_a_launcher_failing_on_the_network_gets_the_proxy_variables(
 async def test_other_crashes_get_no_network_hint() -> None:
     message = await stdio_error(dying_with("Traceback: KeyError: 'x'"))
     assert "KeyError" in message and "minimal environment" not in message
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(429, "HTTP 429 Too Many Requests"), (408, "HTTP 408 Request Timeout")],
+)
+async def test_a_busy_server_is_not_called_a_wrong_url(status: int, said: str) -> None:
+    async with serve_in_loop(demo.build_server(), wrap=answering(status, "application/json")) as url:
+        message = await connect_error(url)
+    assert f"the server did not take the MCP handshake now ({said}); it may be busy" in message
+    assert "not an MCP endpoint" not in message
+
+
+@pytest.mark.parametrize("status", [400, 404])
+async def test_an_mcp_server_s_own_refusal_is_not_called_a_wrong_url(status: int) -> None:
+    """A 4xx with a JSON body is a server speaking JSON-RPC: its own words are kept."""
+    async with serve_in_loop(demo.build_server(), wrap=answering(status, "application/json")) as url:
+        message = await connect_error(url)
+    assert "not an MCP endpoint" not in message and "cannot connect to" in message

@@ -263,3 +263,31 @@ async def test_a_resource_update_in_a_graph_node_fits_its_schema() -> None:
     assert events == [{"type": "mcp_resource_updated", "server": "lib", "uri": "notes://counter"}]
     check("resource-updated-event", events[0])
     check("stream-event", events[0])
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['{"responses": null}', '{"responses": []}', '{"type": "approve", "key": null}', '{"decisions": {}}'],
+)
+async def test_a_malformed_approval_resume_is_refused_not_taken_for_another_answer(value: str) -> None:
+    """What the published schema refuses, the graph refuses too (the client is told), instead of
+    asking the question again as if the value answered another one."""
+    assert not jsonschema.Draft202012Validator(json_schema("approval-resume")).is_valid(json.loads(value))
+    async with MCPToolNode({"shop": {"server": shopfront.build_server()}}, approval="destructive") as node:
+        graph = tool_graph(node)
+        await graph.ainvoke({"messages": [ai(("delete_item", {"item": "x"}, "c1"))]}, thread())
+        with pytest.raises(ValidationError):
+            await graph.ainvoke(resume(value), thread())
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"decisions": []},
+        {"decisions": [{"type": "approve"}, {"type": "reject"}]},
+        {"responses": {}},
+        {"responses": {"a#00000000": {"type": "approve"}, "b#00000000": {"type": "approve"}}},
+    ],
+)
+def test_the_published_approval_resume_takes_one_decision_only(value: dict[str, Any]) -> None:
+    assert not jsonschema.Draft202012Validator(json_schema("approval-resume")).is_valid(value)
