@@ -13,7 +13,6 @@ running call ends the server; later ones end when it crosses the call's result).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,6 @@ from tests.helpers import (
     tool_results,
     tools_by_name,
 )
-from tests.interop.install import ensure_installed
 from tests.interop.servers import Servers
 
 # One worker runs the module (tests/conftest.py, ONE_WORKER): its HTTP servers start once.
@@ -57,20 +55,6 @@ BOOKED = {
     "c2": "booked Rome from 2027-07-01 for 3 nights",
     "c3": "booked Paris from 2027-08-01 for 4 nights",
 }
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _servers_installed() -> None:
-    """Install the pinned environments (``uv sync --locked``) if missing or stale."""
-    ensure_installed()
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    """The servers' entries; their HTTP servers are shared by the module's tests."""
-    shared = Servers()
-    yield shared
-    shared.close()
 
 
 def _answer(payload: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_mcp import MCPArgumentError, MCPPool, MCPServerError
 from tests.helpers import call, tools_by_name
-from tests.interop.install import ensure_installed
 from tests.interop.servers import Servers, everything_stdio, memory_stdio
 
 # One worker runs the module (tests/conftest.py, ONE_WORKER): its HTTP servers start once.
@@ -34,20 +32,6 @@ TRANSPORTS = ["stdio", "http"]
 FEATURES_DOC = "demo://resource/static/document/features.md"
 TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
 BLOB_TEMPLATE = "demo://resource/dynamic/blob/{resourceId}"
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _servers_installed() -> None:
-    """Install the pinned servers (``npm ci``, ``uv sync --locked``) if missing or stale."""
-    ensure_installed()
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    """The foreign servers' entries; their HTTP servers are shared by the module's tests."""
-    shared = Servers()
-    yield shared
-    shared.close()
 
 
 def _texts(message: BaseMessage) -> list[str]:

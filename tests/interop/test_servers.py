@@ -13,7 +13,6 @@ import asyncio
 import base64
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,6 @@ from pydantic import BaseModel
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.elicitation import accept
 from tests.helpers import ai, call, text_of, thread, tool_graph, tool_results, tools_by_name
-from tests.interop.install import ensure_installed
 from tests.interop.servers import (
     Servers,
     filesystem_stdio,
@@ -45,20 +43,6 @@ LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TRANSPORTS = ["stdio", "http"]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _servers_installed() -> None:
-    """Install the pinned servers (``npm ci``, ``uv sync --locked``) if missing or stale."""
-    ensure_installed()
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    """The foreign servers' entries; their HTTP servers are shared by the module's tests."""
-    shared = Servers()
-    yield shared
-    shared.close()
 
 
 async def _progress_events(node: MCPToolNode, tool: str, args: dict[str, Any]) -> tuple[list[Any], Any]:
