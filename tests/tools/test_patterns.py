@@ -366,3 +366,26 @@ async def test_a_question_s_patterns_are_compiled_before_it_is_asked_and_bounded
     )
     with pytest.raises(UnfitQuestion, match=f"more than {MAX_PATTERNS} patterns"):
         elicitation_request("elicitation", crowded, scope="s")
+
+
+async def test_calls_at_once_while_a_pattern_compiles_in_a_thread_are_all_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first call compiles the tool's pattern in a worker thread; calls arriving meanwhile
+    on the event loop must wait for it or compile it themselves, never pass unchecked."""
+    pattern = "^[a-z]+-compiled-slowly$"
+    _patterns._cache.pop(pattern, None)
+    real = _patterns._compile
+
+    def slow(p: str) -> Any:
+        if p == pattern:
+            threading.Event().wait(0.3)  # (in the worker thread: the loop runs meanwhile)
+        return real(p)
+
+    monkeypatch.setattr(_patterns, "_compile", slow)
+    tool = checker(obj(x={"type": "string", "pattern": pattern}))
+    results = await asyncio.gather(
+        *(tool.acheck({"x": "NOT-MATCHING"}) for _ in range(20)), return_exceptions=True
+    )
+    assert all(isinstance(r, ToolInvocationError) for r in results), results
+    await tool.acheck({"x": "abc-compiled-slowly"})
