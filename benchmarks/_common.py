@@ -90,6 +90,25 @@ def rss_mib() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+def proc_status(field: str) -> int:
+    """A memory field of this process's ``/proc/self/status`` (``VmRSS``, ``VmHWM``...), bytes."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def reset_peak() -> bool:
+    """Reset this process's peak resident set size (``VmHWM``); whether the kernel allowed it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
 def peak_rss_mib() -> float:
     """This process's peak resident set size so far (``ru_maxrss``, KiB on Linux), MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

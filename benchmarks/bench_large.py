@@ -45,6 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _common import proc_status, reset_peak  # noqa: E402
+
 from tests.conftest_servers import spawn_http_server, stdio_params  # noqa: E402
 from tests.servers.bulky import bulky_length  # noqa: E402
 
@@ -53,23 +55,6 @@ BUSY_PATHS = ("sdk-stdio", "ours-stdio", "tool-stdio", "sdk-http", "tool-http")
 KIND = "ascii"
 CHILD_TIMEOUT = 900.0
 OnSending = Callable[[], None] | None
-
-
-def _status(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return True
 
 
 # -- the child process: one path, one measurement ------------------------------------------------
@@ -157,12 +142,12 @@ async def child_size(path: str, mb: float, url: str) -> dict[str, Any]:
         await call("bulky", {"mb": 0.01, "kind": KIND})  # warm up the code path
         await call("small", {})
         gc.collect()
-        before = _status("VmRSS")
-        reset = _reset_peak()
+        before = proc_status("VmRSS")
+        reset = reset_peak()
         start = time.perf_counter()
         text = await call("bulky", {"mb": mb, "kind": KIND})
         seconds = time.perf_counter() - start
-        peak = _status("VmHWM")
+        peak = proc_status("VmHWM")
         assert len(text) == bulky_length(mb, KIND), (len(text), bulky_length(mb, KIND))
         del text
     return {"seconds": seconds, "rss_before": before, "peak": peak, "increase": peak - before, "reset": reset}

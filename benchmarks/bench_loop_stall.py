@@ -44,7 +44,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from _common import load_average, quiet, table
+from _common import load_average, proc_status, quiet, reset_peak, table
 
 from langgraph_mcp import MCPToolNode
 from tests.conftest_servers import stdio_params
@@ -52,19 +52,6 @@ from tests.conftest_servers import stdio_params
 SECTIONS = ("pattern", "keys", "listing", "compiles")
 TICK = 0.005
 CHILD_TIMEOUT = 900.0
-
-
-def _status(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {field} in /proc/self/status")
-
-
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
 
 
 class Ticker:
@@ -166,17 +153,17 @@ async def listing_section(tools: int, max_tools: int | None) -> dict[str, Any]:
     async with MCPToolNode({"costly": config}) as node:
         await node.pool.connection("costly").connect()
         gc.collect()
-        before = _status("VmRSS")
-        _reset_peak()
+        before = proc_status("VmRSS")
+        reset_peak()
         async with Ticker() as ticker:
             start = time.perf_counter()
             offered = await node.get_tools()
             elapsed = time.perf_counter() - start
-        peak = _status("VmHWM")
+        peak = proc_status("VmHWM")
         start = time.perf_counter()
         gc.collect()  # also a yardstick: one full collection of this process's heap
         full_gc = time.perf_counter() - start
-        held = _status("VmRSS")
+        held = proc_status("VmRSS")
         count = len(offered)
     return {
         "max_lag_ms": ticker.worst * 1000,
