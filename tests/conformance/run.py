@@ -12,7 +12,10 @@ Usage: ``uv run python tests/conformance/run.py [--keep]``.
    format; every entry must carry a ``# reason``) and prints
    ``conformance: N passed, M expected failures, K unexpected``.
 
-A scenario fails when any of its checks is a FAILURE or a WARNING (the suite's rule). Exits 1
+A scenario fails when any of its checks is a FAILURE or a WARNING (the suite's rule). The
+suite starts all scenarios at once, so a scenario that times the client (``TIMED``) and only
+warns that the client came slightly late runs once more alone, and that run counts; too early
+or very late fails at once. Exits 1
 when a scenario not in the baseline fails, when one in the baseline passes (remove it), or when
 the suite's own baseline verdict disagrees; 0 otherwise. ``--keep`` keeps the results folder
 (each scenario's ``checks.json``, client ``stdout.txt`` / ``stderr.txt``).
@@ -122,6 +125,40 @@ def read_results(folder: Path, scenarios: list[str]) -> dict[str, Outcome]:
     return outcomes
 
 
+TIMED = {"sse-retry": "client-sse-retry-timing"}
+"""Scenarios that time the client (scenario: check id), and so can warn when the machine is busy."""
+
+
+def only_late(outcome: Outcome) -> bool:
+    """Whether the scenario's only complaint is the suite's "reconnected slightly late" warning."""
+    check = TIMED[outcome.scenario]
+    return (
+        outcome.ran
+        and outcome.failed == 0
+        and outcome.warnings == 1
+        and len(outcome.messages) == 1
+        and outcome.messages[0].startswith(f"WARNING {check}:")
+        and "slightly late" in outcome.messages[0]
+    )
+
+
+def run_suite(
+    socket_path: Path, selection: tuple[str, str], results: Path
+) -> subprocess.CompletedProcess[str]:
+    """The suite's CLI in client mode on ``selection`` (``--suite all`` or ``--scenario X``)."""
+    command = shlex.join([sys.executable, "-S", str(HERE / "launch.py")])
+    return subprocess.run(
+        [
+            *(str(NODE), "--require", str(HERE / "loopback.cjs"), str(CLI), "client"),
+            *("--command", command, *selection, "--timeout", str(TIMEOUT_MS)),
+            *("--expected-failures", str(BASELINE), "-o", str(results)),
+        ],
+        env={**os.environ, "LANGGRAPH_MCP_CONFORMANCE_SOCKET": str(socket_path)},
+        capture_output=True,
+        text=True,
+    )
+
+
 def start_client_server(folder: Path) -> tuple[subprocess.Popen[str], Path]:
     """``client.py --serve`` on a socket in ``folder``; returns once it has imported everything."""
     socket_path = folder / "client.sock"
@@ -154,22 +191,20 @@ def run(keep: bool = False) -> int:
     folder = Path(tempfile.mkdtemp(prefix="mcp-conformance-"))
     started = time.monotonic()
     server, socket_path = start_client_server(folder)
+    rerun: list[tuple[str, int]] = []
     try:
-        command = shlex.join([sys.executable, "-S", str(HERE / "launch.py")])
-        suite = subprocess.run(
-            [
-                *(str(NODE), "--require", str(HERE / "loopback.cjs"), str(CLI), "client"),
-                *("--command", command, "--suite", "all", "--timeout", str(TIMEOUT_MS)),
-                *("--expected-failures", str(BASELINE), "-o", str(folder / "results")),
-            ],
-            env={**os.environ, "LANGGRAPH_MCP_CONFORMANCE_SOCKET": str(socket_path)},
-            capture_output=True,
-            text=True,
-        )
+        suite = run_suite(socket_path, ("--suite", "all"), folder / "results")
+        outcomes = read_results(folder / "results", scenarios)
+        # The suite starts every scenario at once; on two busy cores a timed reconnection can
+        # come a little late. Such a scenario runs once more, alone, and that run counts.
+        for name in sorted(TIMED):
+            if name in outcomes and only_late(outcomes[name]):
+                retry = run_suite(socket_path, ("--scenario", name), folder / f"rerun-{name}")
+                outcomes[name] = read_results(folder / f"rerun-{name}", [name])[name]
+                rerun.append((name, retry.returncode))
     finally:
         stop(server)
     elapsed = time.monotonic() - started
-    outcomes = read_results(folder / "results", scenarios)
 
     passed, expected, unexpected = [], [], []
     for name, outcome in outcomes.items():
@@ -188,7 +223,16 @@ def run(keep: bool = False) -> int:
     print("\n".join(passed + expected + unexpected))
     checks = sum(o.passed for o in outcomes.values()), sum(o.passed + o.failed for o in outcomes.values())
     print(f"checks: {checks[0]} of {checks[1]} passed; {len(scenarios)} scenarios in {elapsed:.1f}s")
+    if rerun:
+        alone = ", ".join(f"{name} (exit {code})" for name, code in rerun)
+        print(f"ran alone after a late reconnection under load: {alone}")
     suite_ok = suite.returncode == 0
+    if rerun and not suite_ok:
+        # The full run's verdict included the late scenarios; with them run alone, the verdict
+        # is the same rule applied to every scenario, and each lone run's own exit status.
+        suite_ok = all(code == 0 for _, code in rerun) and all(
+            o.ok != (n in baseline) for n, o in outcomes.items()
+        )
     if suite_ok != (not unexpected):
         print(f"the suite's own baseline check disagrees (exit {suite.returncode}):\n{suite.stdout[-3000:]}")
         print(suite.stderr[-3000:], file=sys.stderr)
