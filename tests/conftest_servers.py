@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 
+from tests.forkserver import command
 from tests.servers._runner import URL_PATHS, bind_socket, make_app, make_uvicorn_server
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -25,15 +26,22 @@ def _child_env(env: dict[str, str] | None) -> dict[str, str]:
     return {"PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1", **(env or {})}
 
 
-def stdio_params(module: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def stdio_params(
+    module: str, *args: str, env: dict[str, str] | None = None, fork: bool = True
+) -> dict[str, Any]:
     """An ``mcpServers``-style stdio entry running ``python -m tests.servers.<module> *args``.
 
     A stdio child gets only the SDK's safe default environment (HOME, PATH, ...) plus ``env``,
     so ``PYTHONPATH`` is passed explicitly here (``cwd`` alone would also do for ``-m``).
+    The server runs forked from a warm interpreter behind a launcher (``tests/forkserver.py``)
+    unless ``fork`` is false: tests of what happens to the very process the client started (its
+    pid, how long it takes to exit) ask for a plain interpreter.
     """
+    launch = command if fork else (lambda *argv: [sys.executable, *argv])
+    executable, *argv = launch("-m", f"tests.servers.{module}", *args)
     return {
-        "command": sys.executable,
-        "args": ["-m", f"tests.servers.{module}", *args],
+        "command": executable,
+        "args": argv,
         "cwd": str(REPO_ROOT),
         "env": _child_env(env),
     }
@@ -88,16 +96,8 @@ async def spawn_http_server(
     included in the error if it dies (or stays silent for 30 s) before announcing its port.
     """
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        f"tests.servers.{module}",
-        "--transport",
-        transport,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        *extra_args,
+        *command("-m", f"tests.servers.{module}", "--transport", transport, "--host", "127.0.0.1"),
+        *("--port", "0", *extra_args),
         cwd=REPO_ROOT,
         env={**os.environ, **_child_env(env)},
         stdin=asyncio.subprocess.DEVNULL,
@@ -237,7 +237,7 @@ def http_server_process(module: str, env: dict[str, str] | None = None) -> Itera
     """``spawn_http_server`` for code without an event loop of its own (tests that run several
     loops): the server process, its streamable HTTP URL yielded once it listens."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", f"tests.servers.{module}", "--transport", "http", "--port", "0"],
+        command("-m", f"tests.servers.{module}", "--transport", "http", "--port", "0"),
         cwd=REPO_ROOT,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from langgraph_mcp import MCPPool, MCPTool, load_mcp_tools
+from tests.forkserver import command
 
 
 def runtime_config() -> RunnableConfig:
@@ -115,10 +116,9 @@ GRAPH_RUNNER = Path(__file__).with_name("graph_runner.py")
 def run_phase(scenario: str, phase: str, *args: str) -> dict[str, Any]:
     """Run one phase of a ``tests/graph_runner.py`` scenario in a new OS process; its JSON line."""
     import subprocess
-    import sys
 
     done = subprocess.run(
-        [sys.executable, str(GRAPH_RUNNER), scenario, phase, *args],
+        command(str(GRAPH_RUNNER), scenario, phase, *args),
         capture_output=True,
         text=True,
         timeout=120,

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +21,7 @@ from typing_extensions import TypedDict
 from langgraph_mcp import MCPPool, MCPToolNode, create_mcp_agent, route_tool_calls
 from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
+from tests.forkserver import command
 from tests.helpers import ai, thread
 from tests.servers import shopfront
 from tests.tiers import STDIO_ERAS
@@ -83,7 +83,7 @@ def test_an_approval_is_answered_in_a_new_process(tmp_path: Path, mode: str) -> 
 
     def phase(*args: str) -> dict[str, Any]:
         done = subprocess.run(
-            [sys.executable, str(RUNNER), mode, *args],
+            command(str(RUNNER), mode, *args),
             capture_output=True,
             text=True,
             timeout=120,

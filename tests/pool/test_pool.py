@@ -17,6 +17,7 @@ import httpx2
 import pytest
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, load_mcp_tools
+from tests import forkserver
 from tests.conftest_servers import http_server_process, serve_in_loop, spawn_http_server, stdio_params
 from tests.helpers import call, gated_demo, pid_alive, server_stats, spawned_pids, tools_by_name
 from tests.servers import broken, demo, other
@@ -366,7 +367,10 @@ def test_no_stray_processes_after_tests() -> None:
     children = [
         p.name
         for p in Path("/proc").iterdir()
-        if p.name.isdigit() and _ppid(p) == os.getpid() and pid_alive(int(p.name))
+        if p.name.isdigit()
+        and _ppid(p) == os.getpid()
+        and pid_alive(int(p.name))
+        and int(p.name) != forkserver.server_pid()
     ]
     assert children == [], f"live child processes: {children} ({sys.argv})"
 
@@ -432,7 +436,8 @@ async def test_a_server_down_at_first_load_appears_once_it_is_reachable() -> Non
 
 @pytest.mark.parametrize("level", ["pool", "connection"])
 async def test_cancelling_aclose_propagates(pid_dir: Path, level: str) -> None:
-    pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)})})
+    # A plain interpreter: its shutdown takes longer than the 50 ms below.
+    pool = MCPPool({"demo": stdio_params("demo", env={"DEMO_PID_DIR": str(pid_dir)}, fork=False)})
     await pool.start()
     (pid,) = spawned_pids(pid_dir)
     target = pool if level == "pool" else pool.connection("demo")
@@ -491,8 +496,10 @@ def wait_gone(pid: int, timeout: float = 10.0) -> None:
 
 
 def stubborn_pool(pid_dir: Path, **env: str) -> MCPPool:
-    """The stubborn server ignores the end of its stdin: only a real close or a stop ends it."""
-    return MCPPool({"stubborn": stdio_params("stubborn", env={"DEMO_PID_DIR": str(pid_dir), **env})})
+    """The stubborn server ignores the end of its stdin: only a real close or a stop ends it. (In
+    a plain interpreter: these tests are about the very process the pool started.)"""
+    config = stdio_params("stubborn", env={"DEMO_PID_DIR": str(pid_dir), **env}, fork=False)
+    return MCPPool({"stubborn": config})
 
 
 async def ping(pool: MCPPool) -> str:
@@ -606,7 +613,9 @@ def test_a_server_that_ignores_sigterm_is_killed(
 ) -> None:
     """Behind a wrapper (``sh -c``, ``npx``), SIGTERM ends the wrapper and leaves the server: what
     is left of the process group gets SIGKILL."""
-    config = stdio_params("stubborn", env={"DEMO_PID_DIR": str(pid_dir), "STUBBORN_IGNORE_SIGTERM": "1"})
+    config = stdio_params(
+        "stubborn", env={"DEMO_PID_DIR": str(pid_dir), "STUBBORN_IGNORE_SIGTERM": "1"}, fork=False
+    )
     if wrapped:
         config["args"] = ["-c", f"{config['command']} -m tests.servers.stubborn; exit 0"]
         config["command"] = "/bin/sh"

@@ -183,7 +183,7 @@ async def test_the_child_gets_only_the_safe_environment_plus_env_and_its_cwd(
 async def test_the_child_ends_when_the_session_closes() -> None:
     pids: list[int] = []
     transport = stdio.stdio_transport(
-        stdio.StdioParams(**stdio_params("bulky")), server="bulky", on_spawn=pids.append
+        stdio.StdioParams(**stdio_params("bulky", fork=False)), server="bulky", on_spawn=pids.append
     )
     async with Client(transport) as client:
         result = await client.call_tool("pid", {})
