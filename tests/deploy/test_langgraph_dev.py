@@ -264,6 +264,14 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
             [stored] = (await rest.get(f"/threads/{thread}/state")).json()["interrupts"]
             assert (stored["id"], stored["value"]) == (pending["id"], pending["value"])
             key = pending["value"]["requests"][0]["key"]
+            # A resume that does not fit the question fails the run and leaves it pending.
+            wrong = fill('{"responses": {"$key": {"action": "accept", "content": {"ok": 7}}}}', key=key)
+            run = {"assistant_id": "tools", "command": {"resume": wrong}}
+            out = (await rest.post(f"/threads/{thread}/runs/wait", json=run)).json()
+            assert "ValidationError" in out["__error__"]["error"], out
+            assert "ok" in out["__error__"]["message"], out
+            state = (await rest.get(f"/threads/{thread}/state")).json()
+            assert [(i["id"], i["value"]) for i in state["interrupts"]] == [(pending["id"], pending["value"])]
             answer = fill('{"responses": {"$key": {"action": "decline"}}}', key=key)
             run = {"assistant_id": "tools", "command": {"resume": answer}}
             out = (await rest.post(f"/threads/{thread}/runs/wait", json=run)).json()
