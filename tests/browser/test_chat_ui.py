@@ -9,9 +9,9 @@ the scripted chat model, which calls the tools named in the message typed.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import http.server
+import json
 import re
 import threading
 import urllib.error
@@ -105,24 +105,47 @@ def page_server(api_url: str) -> Iterator[str]:
         httpd.server_close()
 
 
+def chat_config(folder: Path) -> Path:
+    """The repository's ``langgraph.json`` with the ``reviewed_agent`` graph
+    (``tests/browser/reviewed.py``) added, its UI registered like the others'."""
+    config = json.loads((REPO_ROOT / "langgraph.json").read_text())
+    config["dependencies"] = [str(REPO_ROOT)]
+    config["graphs"]["reviewed_agent"] = "tests.browser.reviewed:graph"
+    config["ui"]["reviewed_agent"] = config["ui"]["agent"]
+    path = folder / "langgraph.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@dataclass
+class Served:
+    server: DevServer
+    page_url: str
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One ``langgraph dev`` (its UI bundled) and the chat page, shared by the module's tests
+    (each test has threads of its own)."""
+    folder = tmp_path_factory.mktemp("chat")
+    env = {"LANGGRAPH_MCP_CONFIG": str(mcp_config(folder, demo=True)), "LANGGRAPH_MCP_MODEL": "scripted"}
+    workdir = folder / "server"
+    with langgraph_dev(workdir, chat_config(folder), env) as server, page_server(server.url) as page_url:
+        for graph in ("agent", "tools", "reviewed_agent"):
+            ui_bundle(workdir, graph)
+        yield Served(server, page_url)
+
+
 @pytest_asyncio.fixture
-async def chat(tmp_path: Path) -> AsyncIterator[Chat]:
-    env = {"LANGGRAPH_MCP_CONFIG": str(mcp_config(tmp_path, demo=True)), "LANGGRAPH_MCP_MODEL": "scripted"}
-    workdir = tmp_path / "server"
-    with (
-        langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server,
-        page_server(server.url) as page_url,
-    ):
-        for graph in ("agent", "tools"):
-            await asyncio.to_thread(ui_bundle, workdir, graph)
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM)
-            chat = Chat(server, page_url, browser)
-            try:
-                yield chat
-            finally:
-                print("\n".join(chat.problems))
-                await browser.close()
+async def chat(served: Served) -> AsyncIterator[Chat]:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM)
+        chat = Chat(served.server, served.page_url, browser)
+        try:
+            yield chat
+        finally:
+            print("\n".join(chat.problems))
+            await browser.close()
 
 
 async def say(page: Page, text: str) -> None:
@@ -151,3 +174,60 @@ async def test_a_long_call_shows_a_progress_bar_with_the_servers_message(chat: C
     await expect(done).to_contain_text("step 80/80")
     await expect(page.locator('[data-testid="mcp-progress"]')).to_have_count(1)
     await expect(page.get_by_test_id("error")).to_have_count(0)
+
+
+# -- questions and approvals through the approve/edit/reject forms ------------------------------
+
+CONTRACT = (
+    "needs the HITL contract: action_requests/review_configs on elicitation payloads, "
+    "{'decisions': [...]} resumes for elicitations, edited values coerced to the schema's types, "
+    "and one turn's approvals gathered into one interrupt"
+)
+
+
+async def reply_or_error(page: Page, text: str) -> None:
+    """Wait for the last AI message to contain ``text``, failing at once on a run error."""
+    reply = page.get_by_test_id("message-ai").last.filter(has_text=text)
+    errors = page.get_by_test_id("error")
+    await expect(reply.or_(errors)).to_be_visible()
+    assert await errors.count() == 0, await errors.all_inner_texts()
+
+
+@pytest.mark.deploy
+@pytest.mark.timeout(120)
+@pytest.mark.xfail(strict=True, reason=CONTRACT)
+async def test_an_elicitation_is_answered_through_the_review_form(chat: Chat) -> None:
+    page = await chat.open()
+    await say(page, 'cancel_order {"order_id": "A-1001"}')
+    form = page.get_by_test_id("action-request")
+    await expect(form).to_have_count(1, timeout=WAIT_MS)
+    await expect(form.get_by_test_id("action-description")).to_contain_text("Cancel order A-1001")
+    await form.locator('input[name="ok"]').fill("true")  # sent as the string "true", as typed
+    await form.locator('button[data-decision="edit"]').click()
+    await reply_or_error(page, "cancel_order: order A-1001 cancelled")
+
+
+@pytest.mark.deploy
+@pytest.mark.timeout(120)
+@pytest.mark.xfail(strict=True, reason=CONTRACT)
+async def test_an_approval_edited_to_another_number(chat: Chat) -> None:
+    page = await chat.open("reviewed_agent")
+    await say(page, 'add {"a": 2, "b": 40}')
+    form = page.get_by_test_id("action-request")
+    await expect(form).to_have_attribute("data-action", "add")
+    await form.locator('input[name="a"]').fill("5")  # sent as the string "5", as typed
+    await form.locator('button[data-decision="edit"]').click()
+    await reply_or_error(page, "add: 45.0")
+
+
+@pytest.mark.deploy
+@pytest.mark.timeout(120)
+@pytest.mark.xfail(strict=True, reason=CONTRACT)
+async def test_two_approvals_of_one_turn_in_one_form(chat: Chat) -> None:
+    page = await chat.open("reviewed_agent")
+    await say(page, 'add {"a": 1, "b": 2}\nadd {"a": 3, "b": 4}')
+    forms = page.get_by_test_id("action-request")
+    await expect(forms).to_have_count(2)
+    await forms.nth(0).locator('button[data-decision="approve"]').click()
+    await forms.nth(1).locator('button[data-decision="approve"]').click()
+    await reply_or_error(page, "add: 3.0\nadd: 7.0")

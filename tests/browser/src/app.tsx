@@ -157,7 +157,9 @@ function App() {
   });
   const [draft, setDraft] = useState("");
   const ui = thread.values.ui ?? [];
-  const pending = thread.interrupt ? hitlRequest(thread.interrupt.value) : null;
+  // Several pending interrupts come as an array: like Agent Chat UI, show the first one.
+  const current = Array.isArray(thread.interrupt) ? thread.interrupt[0] : thread.interrupt;
+  const pending = current ? hitlRequest(current.value) : null;
 
   const send = (e: React.FormEvent) => {
     e.preventDefault();
@@ -167,7 +169,7 @@ function App() {
   };
 
   return (
-    <main style={{ fontFamily: "system-ui, sans-serif", maxWidth: "40rem", margin: "1rem auto" }}>
+    <main style={{ fontFamily: "system-ui, sans-serif", maxWidth: "40rem", margin: "1rem auto", padding: "12px" }}>
       <div data-testid="messages">
         {thread.messages.map((message, i) => (
           <div key={message.id ?? i} data-testid={`message-${message.type}`} data-message-id={message.id}>
@@ -192,12 +194,12 @@ function App() {
           </div>
         ))}
       </div>
-      {thread.interrupt && !pending ? (
-        <pre data-testid="generic-interrupt">{JSON.stringify(thread.interrupt.value, null, 2)}</pre>
+      {current && !pending ? (
+        <pre data-testid="generic-interrupt">{JSON.stringify(current.value, null, 2)}</pre>
       ) : null}
       {pending ? (
         <Review
-          key={thread.interrupt?.id ?? "review"}
+          key={current?.id ?? "review"}
           request={pending}
           onSubmit={(decisions) =>
             thread.submit(null, { command: { resume: { decisions } }, streamMode: ["values"] })
@@ -205,7 +207,13 @@ function App() {
         />
       ) : null}
       <form onSubmit={send} style={{ marginTop: "1rem" }}>
-        <input data-testid="composer" value={draft} onChange={(e) => setDraft(e.target.value)} style={{ width: "30rem" }} />
+        <textarea
+          data-testid="composer"
+          rows={2}
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          style={{ width: "30rem", verticalAlign: "bottom" }}
+        />
         <button type="submit">Send</button>
       </form>
       <div data-testid="status" data-loading={thread.isLoading ? "true" : "false"} />
