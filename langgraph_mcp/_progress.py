@@ -172,6 +172,8 @@ class CallObserver:
     def _show_progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self.runtime is None or self.tool_call_id is None:
             return
+        if self._ui is not None and self._ui["status"] != "running":
+            return  # a notification that arrived after the call ended: the bar stays finished
         props: MCPProgressUIProps = {
             "server": self.server,
             "tool_name": self.tool_name,
