@@ -23,11 +23,11 @@ from typing import Any
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import tools_condition
 
 from graphs.scripted import scripted_model
-from graphs.shared import pool
+from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
 
 MODEL_ENV = "LANGGRAPH_MCP_MODEL"
@@ -59,12 +59,12 @@ def resolve_model(config: RunnableConfig) -> BaseChatModel:
     return _model(str(spec))
 
 
-async def call_model(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+async def call_model(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
     model = resolve_model(config).bind_tools(await tools.get_tools())
     return {"messages": [await model.ainvoke(state["messages"], config)]}
 
 
-builder = StateGraph(MessagesState)
+builder = StateGraph(ChatState)
 builder.add_node("agent", call_model)
 builder.add_node(tools)
 builder.add_edge(START, "agent")

@@ -8,7 +8,8 @@ Input, either of:
 
 Output: the thread's ``messages`` gain one ``ToolMessage`` per call. A tool that asks a question
 interrupts the run (resume with ``Command(resume=...)``); progress arrives as custom stream
-events (``{"type": "mcp_progress", ...}``).
+events (``{"type": "mcp_progress", ...}``) and as a progress bar's generative-UI message, kept in
+``ui``.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import uuid
 from typing import Any, NotRequired
 
 from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import END, START, StateGraph
 
-from graphs.shared import pool
+from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
 
 
-class ToolsState(MessagesState):
+class ToolsState(ChatState):
     tool_calls: NotRequired[list[dict[str, Any]]]
 
 

@@ -134,7 +134,8 @@ async def run_call(
             )
         return result
 
-    return await _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
+    call = _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
+    return await observer.track(call)  # marks the call's progress UI message done or failed
 
 
 async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) -> _T:

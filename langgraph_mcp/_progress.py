@@ -12,7 +12,16 @@ During a tool call, every ``notifications/progress`` from the server becomes:
   (``ToolRuntime.emit_output_delta``);
 * an ``on_custom_event`` named ``mcp_progress`` in ``astream_events``;
 * a heartbeat for the running node, so a ``TimeoutPolicy(idle_timeout=...)``
-  does not kill a call that is making progress.
+  does not kill a call that is making progress;
+* a generative-UI message (``push_ui_message``, component ``mcp-progress``, props
+  :class:`~langgraph_mcp.types.MCPProgressUIProps`), one per call, id
+  ``mcp-progress:<tool_call_id>``, updated in place (``merge=True``) at each notification and
+  marked ``done`` or ``failed`` by :meth:`CallObserver.track` when the call ends. Its metadata
+  names the ``tool_call_id`` and the ``message_id`` of the AI message that made the call (what
+  Agent Chat UI anchors it to). It always goes to ``stream_mode="custom"``; it is also written to
+  the graph's ``ui`` state key when the state has one (``ui_message_reducer``), so that it
+  outlives the run. Only calls that report progress get one; a failure to emit it is logged at
+  debug level and never fails the call.
 
 Log notifications (``notifications/message``) always go to Python logging,
 under ``langgraph_mcp.server.<server>`` (see ``_session/connection.py``). With ``log_events`` enabled for the
@@ -33,19 +42,31 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from typing import Any, Literal, TypeVar
 
 import mcp_types as types
 from langchain_core.callbacks import adispatch_custom_event
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import ensure_config
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph.ui import push_ui_message
 from langgraph.prebuilt import ToolRuntime
 from langgraph.runtime import Runtime, get_runtime
 
-from langgraph_mcp.types import MCPLogEvent, MCPProgressEvent
+from langgraph_mcp._sanitise import sanitise_text
+from langgraph_mcp.types import PROGRESS_UI_NAME, MCPLogEvent, MCPProgressEvent, MCPProgressUIProps
 
-__all__ = ["CallObserver"]
+__all__ = ["UI_STATE_KEY", "CallObserver"]
 
 logger = logging.getLogger("langgraph_mcp.progress")
+
+UI_STATE_KEY = "ui"
+"""The state key the progress UI message is also written to, when the graph's state has it."""
+_UI_MESSAGE_LIMIT = 500
+_ANCHOR_SEARCH = 64
+"""How many of the latest messages are searched for the AI message that made the call."""
+_T = TypeVar("_T")
 
 
 class CallObserver:
@@ -73,6 +94,8 @@ class CallObserver:
         self._node_runtime = _node_runtime()
         # The tool run's own config: custom callback events nest under the tool's run.
         self._config = ensure_config()
+        self._ui: MCPProgressUIProps | None = None
+        """The call's progress UI message as last shown (``None`` until its first progress)."""
 
     @property
     def node_runtime(self) -> Runtime[Any] | None:
@@ -90,6 +113,7 @@ class CallObserver:
             "message": message,
         }
         self._emit(dict(event), delta=True)
+        self._show_progress(progress, total, message)
         if self._node_runtime is not None:
             self._node_runtime.heartbeat()
         await self._dispatch(dict(event))
@@ -129,6 +153,79 @@ class CallObserver:
             await adispatch_custom_event(event["type"], event, config=self._config)
         except RuntimeError as exc:  # no parent run: the tool was invoked outside a graph
             logger.debug("no callback event for MCP %s: %s", event["type"], exc)
+
+    async def track(self, call: Awaitable[_T]) -> _T:
+        """Await ``call``; then mark the call's progress UI message ``done`` (a result) or
+        ``failed`` (an exception). An interrupt leaves it as it is: the call is still pending."""
+        try:
+            result = await call
+        except GraphBubbleUp:
+            raise
+        except BaseException:
+            self._finish("failed")
+            raise
+        self._finish("done")
+        return result
+
+    # -- the progress UI message --------------------------------------------------------------
+
+    def _show_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self.runtime is None or self.tool_call_id is None:
+            return
+        if self._ui is not None and self._ui["status"] != "running":
+            return  # a notification that arrived after the call ended: the bar stays finished
+        props: MCPProgressUIProps = {
+            "server": self.server,
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "progress": progress,
+            "total": total,
+            "message": sanitise_text(message, _UI_MESSAGE_LIMIT) if message else None,
+            "status": "running",
+        }
+        self._push(props)
+
+    def _finish(self, status: Literal["done", "failed"]) -> None:
+        if self._ui is None or self._ui["status"] != "running":
+            return
+        self._push({**self._ui, "status": status})
+
+    def _push(self, props: MCPProgressUIProps) -> None:
+        assert self.runtime is not None and self.tool_call_id is not None
+        state = self.runtime.state
+        metadata: dict[str, Any] = {"tool_call_id": self.tool_call_id}
+        message_id = _calling_message_id(state, self.tool_call_id)
+        if message_id is not None:
+            metadata["message_id"] = message_id
+        try:
+            self._context.run(
+                push_ui_message,
+                PROGRESS_UI_NAME,
+                dict(props),
+                id=f"{PROGRESS_UI_NAME}:{self.tool_call_id}",
+                metadata=metadata,
+                state_key=UI_STATE_KEY if _has_key(state, UI_STATE_KEY) else None,
+                merge=True,
+            )
+        except Exception as exc:  # outside a graph, after the node ended, a state that refuses it
+            logger.debug("dropped the progress UI message of %r: %r", self.tool_call_id, exc)
+            return
+        self._ui = props
+
+
+def _has_key(state: Any, key: str) -> bool:
+    return isinstance(state, Mapping) and key in state
+
+
+def _calling_message_id(state: Any, tool_call_id: str) -> str | None:
+    """The id of the AI message among the latest in ``state`` that made call ``tool_call_id``."""
+    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages[-_ANCHOR_SEARCH:]):
+        if isinstance(message, AIMessage) and any(c.get("id") == tool_call_id for c in message.tool_calls):
+            return message.id
+    return None
 
 
 def _node_runtime() -> Runtime[Any] | None:

@@ -44,6 +44,7 @@ from langgraph_mcp.types import (
     MCPInterrupt,
     MCPLogEvent,
     MCPProgressEvent,
+    MCPProgressUIProps,
     MCPResourceUpdatedEvent,
     MCPSamplingInterrupt,
     MCPSamplingResponses,
@@ -101,6 +102,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP progress event",
         'A stream_mode="custom" event ("type": "mcp_progress") for one MCP progress notification '
         "of a running tool call.",
+    ),
+    "progress-ui-props": (
+        MCPProgressUIProps,
+        "MCP progress UI message props",
+        'The props of the generative-UI message ("name": "mcp-progress") that shows a running tool '
+        "call's progress; updated in place until the call ends.",
     ),
     "log-event": (
         MCPLogEvent,
@@ -214,6 +221,7 @@ _DOCUMENTED: tuple[type, ...] = (
     MCPApprovalDecisions,
     MCPApprovalResponses,
     MCPProgressEvent,
+    MCPProgressUIProps,
     MCPLogEvent,
     MCPResourceUpdatedEvent,
     MCPToolArtifact,

@@ -40,6 +40,7 @@ from typing_extensions import TypedDict
 __all__ = [
     "APPROVAL_INTERRUPT_TYPE",
     "ELICITATION_INTERRUPT_TYPE",
+    "PROGRESS_UI_NAME",
     "SAMPLING_INTERRUPT_TYPE",
     "ElicitationHandler",
     "MCPApprovalActionRequest",
@@ -63,6 +64,7 @@ __all__ = [
     "MCPInterrupt",
     "MCPLogEvent",
     "MCPProgressEvent",
+    "MCPProgressUIProps",
     "MCPResourceUpdatedEvent",
     "MCPSamplingInterrupt",
     "MCPSamplingResponses",
@@ -319,6 +321,31 @@ class MCPProgressEvent(TypedDict):
     total: float | None
     """What ``progress`` reaches when the call is done, when the server knows it."""
     message: str | None
+
+
+PROGRESS_UI_NAME = "mcp-progress"
+"""The component name of the generative-UI message that shows a call's progress."""
+
+
+class MCPProgressUIProps(TypedDict):
+    """The props of the generative-UI message (``name`` :data:`PROGRESS_UI_NAME`) that shows one
+    tool call's progress: pushed with ``push_ui_message`` at the call's first progress
+    notification, updated in place (same id, ``merge=True``) at each one, and marked ``done`` or
+    ``failed`` when the call ends."""
+
+    server: str
+    tool_name: str
+    tool_call_id: str
+    progress: float
+    """How far the call is; it only grows during a call."""
+    total: float | None
+    """What ``progress`` reaches when the call is done, when the server knows it."""
+    message: str | None
+    """The server's latest progress message, without secrets or hidden characters, at most 500
+    characters."""
+    status: Literal["running", "done", "failed"]
+    """``running`` while the call runs; ``done`` once it returned a result (an ``isError`` result
+    included); ``failed`` when it raised (timeout, lost connection, cancelled run)."""
 
 
 class MCPLogEvent(TypedDict):

@@ -3,12 +3,18 @@
 Offline and quiet (no analytics, no version check, no tracing), ``--no-reload``, on a free
 127.0.0.1 port, in a working folder of the test's own (the in-memory runtime keeps its files in
 ``.langgraph_api/`` there). ``stop()`` sends SIGTERM to the server's PID and waits.
+
+A config with ``ui`` entries makes the server run the UI bundler (``npx
+@langchain/langgraph-ui``), which resolves their paths from the working folder: the folders they
+live in are copied there, and :func:`ui_bundle` waits for the bundle.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,6 +103,7 @@ def langgraph_dev(
     With ``reload`` the server watches ``*.py`` files in ``workdir`` and restarts its worker
     process when one changes (the yielded PID is then the reloader's)."""
     workdir.mkdir(parents=True, exist_ok=True)
+    _copy_ui_sources(config, workdir)
     environ = {k: v for k, v in os.environ.items() if k not in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")}
     environ.update(
         LANGGRAPH_CLI_NO_ANALYTICS="1",
@@ -130,6 +137,29 @@ def langgraph_dev(
     finally:
         server.stop()
         server.kill_leftovers()  # only after a failed test: the tests assert there are none
+
+
+def _copy_ui_sources(config: Path, workdir: Path) -> None:
+    """Copy the top folder of each of ``config``'s ``ui`` entries (``./ui/index.tsx``: ``ui/``)
+    into ``workdir``, where the UI bundler looks for them."""
+    entries = json.loads(config.read_text()).get("ui") or {}
+    for entry in set(entries.values()):
+        top = Path(entry).parts[0] if Path(entry).parts[0] != "." else Path(entry).parts[1]
+        source = REPO_ROOT / top if (REPO_ROOT / top).is_dir() else config.parent / top
+        shutil.copytree(source, workdir / top, dirs_exist_ok=True)
+
+
+def ui_bundle(workdir: Path, graph: str, timeout: float = READY_TIMEOUT) -> None:
+    """Wait until the UI bundler has written ``graph``'s bundle. (The server reads the bundle
+    list once, at the first ``/ui/...`` request: a request before this returns 404 for good.)"""
+    schemas = workdir / ".langgraph_api" / "ui" / "schemas.json"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with suppress(OSError, ValueError):
+            if graph in json.loads(schemas.read_text()):
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"no UI bundle for {graph!r} after {timeout} s in {schemas}")
 
 
 def wait_ready(server: DevServer) -> None:

@@ -137,6 +137,7 @@ PUBLIC: dict[str, list[str]] = {
         "MCPInterrupt",
         "MCPLogEvent",
         "MCPProgressEvent",
+        "MCPProgressUIProps",
         "MCPResourceUpdatedEvent",
         "MCPSamplingInterrupt",
         "MCPSamplingResponses",
@@ -144,6 +145,7 @@ PUBLIC: dict[str, list[str]] = {
         "MCPSamplingResumeValue",
         "MCPStreamEvent",
         "MCPToolArtifact",
+        "PROGRESS_UI_NAME",
         "SAMPLING_INTERRUPT_TYPE",
     ],
 }

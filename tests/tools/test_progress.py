@@ -77,7 +77,9 @@ async def test_progress_from_a_subgraph_and_in_astream_events() -> None:
         request = _calls(("sleep", {"seconds": 0.1}, "c1"))
 
         seen = [
-            (ns, chunk) async for ns, chunk in graph.astream(request, stream_mode="custom", subgraphs=True)
+            (ns, chunk)
+            async for ns, chunk in graph.astream(request, stream_mode="custom", subgraphs=True)
+            if chunk["type"] == "mcp_progress"  # (not its generative-UI message, "type": "ui")
         ]
         assert seen and all(ns and ns[0].startswith("agent:") for ns, _ in seen)
         assert [c["progress"] for _, c in seen] == [1, 2]

@@ -232,7 +232,12 @@ async def test_progress_and_log_events_fit_their_schemas(protocol: str) -> None:
         events = [e async for e in graph.astream(request, thread(), stream_mode="custom")]
         state = await graph.aget_state(thread())
     kinds = {e["type"] for e in events}
-    assert kinds == {"mcp_progress", "mcp_log"}, events
+    assert kinds == {"mcp_progress", "mcp_log", "ui"}, events
+    ui = [e for e in events if e["type"] == "ui"]  # the progress bar's generative-UI message
+    assert ui and {e["props"]["tool_call_id"] for e in ui} == {"s1"}
+    for event in ui:
+        check("progress-ui-props", event["props"])
+    events = [e for e in events if e["type"] != "ui"]
     for event in events:
         check("stream-event", event)
         check("progress-event" if event["type"] == "mcp_progress" else "log-event", event)

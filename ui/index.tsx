@@ -1,0 +1,12 @@
+/**
+ * The generative-UI components this project's graphs push (``push_ui_message``), by name.
+ *
+ * Registered under ``ui`` in langgraph.json for each graph, so ``langgraph dev`` bundles this file
+ * and serves it to Agent Chat UI and any other ``LoadExternalComponent`` client. Add further
+ * components here (one registration for all of them).
+ */
+import { ProgressBar } from "./progress";
+
+export default {
+  "mcp-progress": ProgressBar,
+};
