@@ -18,10 +18,10 @@ During a tool call, every ``notifications/progress`` from the server becomes:
   ``mcp-progress:<tool_call_id>``, updated in place (``merge=True``) at each notification and
   marked ``done`` or ``failed`` by :meth:`CallObserver.track` when the call ends. Its metadata
   names the ``tool_call_id`` and the ``message_id`` of the AI message that made the call (what
-  Agent Chat UI anchors it to). It always goes to ``stream_mode="custom"``; it is also written to
-  the graph's ``ui`` state key when the state has one (``ui_message_reducer``), so that it
-  outlives the run. Only calls that report progress get one; a failure to emit it is logged at
-  debug level and never fails the call.
+  Agent Chat UI anchors it to). It always goes to ``stream_mode="custom"``; its final state
+  (``done`` or ``failed``) is also written to the graph's ``ui`` state key when the state has
+  one (``ui_message_reducer``), so that it outlives the run. Only calls that report progress
+  get one; a failure to emit it is logged at debug level and never fails the call.
 
 Log notifications (``notifications/message``) always go to Python logging,
 under ``langgraph_mcp.server.<server>`` (see ``_session/connection.py``). With ``log_events`` enabled for the
@@ -183,14 +183,17 @@ class CallObserver:
             "message": sanitise_text(message, _UI_MESSAGE_LIMIT) if message else None,
             "status": "running",
         }
-        self._push(props)
+        self._push(props, keep=False)
 
     def _finish(self, status: Literal["done", "failed"]) -> None:
         if self._ui is None or self._ui["status"] != "running":
             return
-        self._push({**self._ui, "status": status})
+        self._push({**self._ui, "status": status}, keep=True)
 
-    def _push(self, props: MCPProgressUIProps) -> None:
+    def _push(self, props: MCPProgressUIProps, *, keep: bool) -> None:
+        """Stream the message; with ``keep`` (its last state, when the call ends) also write it
+        to the state's ``ui`` key: one write per call, not one per notification, in the step's
+        checkpoint writes."""
         assert self.runtime is not None and self.tool_call_id is not None
         state = self.runtime.state
         metadata: dict[str, Any] = {"tool_call_id": self.tool_call_id}
@@ -204,7 +207,7 @@ class CallObserver:
                 dict(props),
                 id=f"{PROGRESS_UI_NAME}:{self.tool_call_id}",
                 metadata=metadata,
-                state_key=UI_STATE_KEY if _has_key(state, UI_STATE_KEY) else None,
+                state_key=UI_STATE_KEY if keep and _has_key(state, UI_STATE_KEY) else None,
                 merge=True,
             )
         except Exception as exc:  # outside a graph, after the node ended, a state that refuses it

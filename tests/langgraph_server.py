@@ -96,14 +96,27 @@ class DevServer:
 
 @contextmanager
 def langgraph_dev(
-    workdir: Path, config: Path, env: dict[str, str] | None = None, *, reload: bool = False
+    workdir: Path,
+    config: Path,
+    env: dict[str, str] | None = None,
+    *,
+    reload: bool = False,
+    ui: bool = False,
 ) -> Iterator[DevServer]:
     """Start ``langgraph dev`` with ``config``; yield it once ``/ok`` answers; stop it afterwards.
 
     With ``reload`` the server watches ``*.py`` files in ``workdir`` and restarts its worker
-    process when one changes (the yielded PID is then the reloader's)."""
+    process when one changes (the yielded PID is then the reloader's). Without ``ui`` the
+    config's ``ui`` entries are left out (a copy of it is used): the UI bundler costs seconds of
+    CPU at each start, and only the browser tests look at what it builds.
+
+    The server runs in a process group of its own, stopped whole at the end: the UI bundler's
+    watcher outlives a SIGTERM of the server (a terminal's Ctrl-C reaches the whole group)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    _copy_ui_sources(config, workdir)
+    if ui:
+        _copy_ui_sources(config, workdir)
+    else:
+        config = _without_ui(config, workdir)
     environ = {k: v for k, v in os.environ.items() if k not in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")}
     environ.update(
         LANGGRAPH_CLI_NO_ANALYTICS="1",
@@ -121,6 +134,7 @@ def langgraph_dev(
                  "--host", "127.0.0.1", "--port", str(port), "--n-jobs-per-worker", "4",
                  *(() if reload else ("--no-reload",))],
                 cwd=workdir, env=environ, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
             )  # fmt: skip
         server = DevServer(proc, f"http://127.0.0.1:{port}", log)
         try:
@@ -137,6 +151,23 @@ def langgraph_dev(
     finally:
         server.stop()
         server.kill_leftovers()  # only after a failed test: the tests assert there are none
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(server.pid, signal.SIGKILL)  # what is left of its group: the UI bundler
+
+
+def _without_ui(config: Path, workdir: Path) -> Path:
+    """``config`` itself if it has no ``ui`` entries; else a copy without them, in ``workdir``,
+    its dependencies made absolute."""
+    data = json.loads(config.read_text())
+    if not data.pop("ui", None):
+        return config
+    data["dependencies"] = [
+        dep if not dep.startswith(".") else str((config.parent / dep).resolve())
+        for dep in data.get("dependencies", [])
+    ]
+    copy = workdir / "langgraph.no-ui.json"
+    copy.write_text(json.dumps(data))
+    return copy
 
 
 def _copy_ui_sources(config: Path, workdir: Path) -> None:

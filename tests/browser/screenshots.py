@@ -30,7 +30,7 @@ async def main() -> None:
         env = {"LANGGRAPH_MCP_CONFIG": str(mcp_config(folder)), "LANGGRAPH_MCP_MODEL": "scripted"}
         workdir = folder / "server"
         config = REPO_ROOT / "langgraph.json"
-        with langgraph_dev(workdir, config, env) as server, page_server(server.url) as url:
+        with langgraph_dev(workdir, config, env, ui=True) as server, page_server(server.url) as url:
             await asyncio.to_thread(ui_bundle, workdir, "agent")
             async with async_playwright() as playwright:
                 browser = await playwright.chromium.launch(executable_path=CHROMIUM)

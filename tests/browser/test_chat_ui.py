@@ -130,7 +130,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("chat")
     env = {"LANGGRAPH_MCP_CONFIG": str(mcp_config(folder, demo=True)), "LANGGRAPH_MCP_MODEL": "scripted"}
     workdir = folder / "server"
-    with langgraph_dev(workdir, chat_config(folder), env) as server, page_server(server.url) as page_url:
+    with (
+        langgraph_dev(workdir, chat_config(folder), env, ui=True) as server,
+        page_server(server.url) as page_url,
+    ):
         for graph in ("agent", "tools", "reviewed_agent"):
             ui_bundle(workdir, graph)
         yield Served(server, page_url)

@@ -93,6 +93,10 @@ async def test_a_ui_state_key_keeps_the_finished_message(protocol: str) -> None:
     [kept] = state.values["ui"]
     assert kept["id"] == f"{PROGRESS_UI_NAME}:c1" and kept["metadata"]["message_id"] == "ai-1"
     assert kept["props"]["status"] == "done" and kept["props"]["progress"] == 2
+    # Running updates are streamed only: the step's checkpoint holds one write for the call.
+    saver = graph.checkpointer
+    ui_writes = [w for step in saver.writes.values() for w in step.values() if w[1] == "ui"]
+    assert len(ui_writes) == 1, ui_writes
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
