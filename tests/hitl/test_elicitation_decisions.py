@@ -160,3 +160,23 @@ async def test_the_existing_responses_answer_still_works(server: dict[str, Any])
         check("elicitation-resume", resume)
         out = await graph.ainvoke(Command(resume=resume), thread())
     assert results(out) == {"c1": "deleted db ()"}
+
+
+async def test_an_approval_then_the_calls_question_both_answered_as_the_ui_answers(
+    server: dict[str, Any],
+) -> None:
+    """Agent Chat UI's answers, in turn, to the approval and then to the server's question of the
+    same call: each decisions list is taken by its own question, also when replayed."""
+    async with MCPToolNode({"asker": server}, approval=["delete_item"]) as node:
+        graph = graph_of(node)
+        out = await graph.ainvoke({"messages": [ai(("delete_item", {"item": "db"}, "c1"))]}, thread())
+        assert out["__interrupt__"][0].value["type"] == "tool_approval"
+        out = await graph.ainvoke(as_sent([{"type": "approve"}]), thread())
+        payload = out["__interrupt__"][0].value
+        assert payload["type"] == "mcp_elicitation"
+        assert payload["action_requests"][0]["name"] == "delete_item"
+        with pytest.raises(Exception, match="'ok' is a required property"):
+            await graph.ainvoke(as_sent([{"type": "approve"}]), thread())
+        edit = {"type": "edit", "edited_action": {"name": "delete_item", "args": {"ok": "false", "note": ""}}}
+        out = await graph.ainvoke(as_sent([edit]), thread())
+    assert results(out) == {"c1": "kept db"}
