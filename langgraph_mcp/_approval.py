@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
+from langgraph_mcp._coerce import coerce_edited
 from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, task_scratchpad
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp.errors import MCPToolCallError
@@ -59,7 +60,13 @@ def _refuse_malformed(value: Any, name: str) -> None:
         raise ValueError(f"'decisions' must be a list of one decision (tool {name!r})")
 
 
-def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[dict[str, Any]], None]) -> Any:
+def _resume_type(
+    key: str,
+    name: str,
+    allowed: Sequence[str],
+    check: Callable[[dict[str, Any]], None],
+    schema: Mapping[str, Any] | None = None,
+) -> Any:
     def validate(value: Any) -> dict[str, Any]:
         _refuse_malformed(value, name)
         keyed = isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping)
@@ -91,7 +98,13 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
                 raise ValueError("an 'edit' decision needs 'edited_action': {'name': ..., 'args': {...}}")
             if action.get("name", name) != name:
                 raise ValueError(f"an edit may change the arguments of {name!r}, not the tool")
-            check(dict(action["args"]))
+            # A form sends every edited value as text: typed as the tool's schema says first.
+            try:
+                args = coerce_edited(action["args"], schema)
+            except ValueError as exc:
+                raise ValueError(f"the edited arguments do not fit tool {name!r}: {exc}") from None
+            check(args)
+            value = {**value, "edited_action": {**action, "args": args}}
         if kind == "respond" and not isinstance(value.get("message"), str):
             raise ValueError("a 'respond' decision needs 'message' (the text the model gets)")
         if "message" in value and not isinstance(value["message"], str):
@@ -112,7 +125,7 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
         },
         "required": ["type"],
     }
-    schema = {
+    resume_schema = {
         "anyOf": [
             decision,
             {
@@ -136,7 +149,7 @@ def _resume_type(key: str, name: str, allowed: Sequence[str], check: Callable[[d
             },
         ]
     }
-    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(resume_schema)]
 
 
 def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any, remember: bool) -> dict[str, Any]:
@@ -171,10 +184,12 @@ def ask_approval(
     tool_call_id: str | None,
     allowed: Sequence[str],
     check: Callable[[dict[str, Any]], None],
+    schema: Mapping[str, Any] | None = None,
 ) -> Approved | ToolMessage:
     """Ask a person (an interrupt) whether the call may run; the arguments to run it with, or the
     message the model gets instead. ``check`` raises ``ValueError`` for edited arguments that do
-    not fit the tool (the answer is then refused and the question stays pending).
+    not fit the tool (the answer is then refused and the question stays pending); edited values
+    sent as text are first typed as ``schema`` (the tool's input schema) says.
 
     Raises:
         MCPToolCallError: not inside a LangGraph graph, so nobody can be asked.
@@ -204,7 +219,7 @@ def ask_approval(
     # Only a call with an id is remembered: two calls without one that ask the same are two
     # questions.
     decision = _decide(
-        key, payload, _resume_type(key, name, allowed, check), remember=tool_call_id is not None
+        key, payload, _resume_type(key, name, allowed, check, schema), remember=tool_call_id is not None
     )
     kind = decision["type"]
     if kind == "approve":

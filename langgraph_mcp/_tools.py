@@ -206,6 +206,7 @@ class MCPTool(StructuredTool):
                     tool_call_id=tool_call_id,
                     allowed=self._approval,
                     check=self._check_edit,
+                    schema=self._checker.schema,
                 )
             except MCPToolCallError as exc:
                 return failure(self._site(tool_call_id), str(exc), kind=exc.kind)

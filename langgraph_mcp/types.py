@@ -53,13 +53,19 @@ __all__ = [
     "MCPApprovalReviewConfig",
     "MCPCallInfo",
     "MCPElicitationAccept",
+    "MCPElicitationActionRequest",
     "MCPElicitationCancel",
+    "MCPElicitationDecision",
+    "MCPElicitationDecisions",
     "MCPElicitationDecline",
+    "MCPElicitationEditedAction",
     "MCPElicitationFormRequest",
     "MCPElicitationInterrupt",
     "MCPElicitationRequest",
     "MCPElicitationResponse",
     "MCPElicitationResume",
+    "MCPElicitationResumeValue",
+    "MCPElicitationReviewConfig",
     "MCPElicitationUrlRequest",
     "MCPInterrupt",
     "MCPLogEvent",
@@ -110,8 +116,39 @@ class MCPElicitationUrlRequest(TypedDict):
 MCPElicitationRequest: TypeAlias = MCPElicitationFormRequest | MCPElicitationUrlRequest
 
 
+class MCPElicitationActionRequest(TypedDict):
+    """One question as a human-in-the-loop action request (langchain's ``HITLRequest``), so a UI
+    written for tool approvals (Agent Chat UI) shows it as a form it can answer."""
+
+    name: str
+    """A label for the question: the tool's name (with ``(link)`` for a URL request, and ``#2``,
+    ``#3``... when the label would repeat within the payload)."""
+    args: dict[str, Any]
+    """A form's fields as shown: the schema's default, or ``""`` for a field without one. A URL
+    request has none."""
+    description: str
+    """The question's message (cleaned as ``message`` is); a URL request's URL after it."""
+
+
+class MCPElicitationReviewConfig(TypedDict):
+    """The decisions a question can take, as in langchain's ``HITLRequest``: ``approve`` accepts
+    the fields as shown (a URL request: the person went there), ``edit`` accepts edited fields,
+    ``reject`` declines."""
+
+    action_name: str
+    """The ``name`` of the action request it is for."""
+    allowed_decisions: list[str]
+    """``["approve", "edit", "reject"]`` for a form with fields, ``["approve", "reject"]`` otherwise."""
+    args_schema: NotRequired[dict[str, Any]]
+    """A form's ``requested_schema``."""
+
+
 class MCPElicitationInterrupt(TypedDict):
-    """The ``interrupt()`` value raised when an MCP server asks a person for input."""
+    """The ``interrupt()`` value raised when an MCP server asks a person for input.
+
+    ``action_requests`` and ``review_configs`` present the same questions, in the same order, as
+    a human-in-the-loop request (langchain's ``HITLRequest``); such a UI answers with
+    ``{"decisions": [...]}`` (:class:`MCPElicitationDecisions`), one decision per question."""
 
     type: Literal["mcp_elicitation"]
     server: str
@@ -121,6 +158,10 @@ class MCPElicitationInterrupt(TypedDict):
     tool_call_id: str | None
     requests: list[MCPElicitationRequest]
     """One or more questions; answer each of them, by its ``key``."""
+    action_requests: NotRequired[list[MCPElicitationActionRequest]]
+    """One per request, in the order of ``requests``."""
+    review_configs: NotRequired[list[MCPElicitationReviewConfig]]
+    """One per request, in the order of ``requests``."""
 
 
 class MCPElicitationAccept(TypedDict):
@@ -151,6 +192,36 @@ class MCPElicitationResume(TypedDict):
 
     responses: dict[str, MCPElicitationResponse]
     """``{<request key>: <response>}``, one for every request of the interrupt."""
+
+
+class MCPElicitationEditedAction(TypedDict):
+    """A form's fields as the person edited them (values may be text: typed as the schema says)."""
+
+    name: NotRequired[str]
+    """The action request's ``name``, when given."""
+    args: dict[str, Any]
+
+
+class MCPElicitationDecision(TypedDict):
+    """A human-in-the-loop decision on one question: ``approve`` accepts it as shown, ``edit``
+    accepts ``edited_action.args`` as the form's content, ``reject`` declines (``message`` is
+    not sent to the server)."""
+
+    type: Literal["approve", "edit", "reject"]
+    edited_action: NotRequired[MCPElicitationEditedAction]
+    message: NotRequired[str]
+
+
+class MCPElicitationDecisions(TypedDict):
+    """langchain's ``HITLResponse`` shape: one decision per question, in the order of the
+    interrupt's ``action_requests`` (a list of another length is refused)."""
+
+    decisions: Annotated[list[MCPElicitationDecision], Field(min_length=1)]
+
+
+MCPElicitationResumeValue: TypeAlias = MCPElicitationResume | MCPElicitationDecisions
+"""What resumes an :class:`MCPElicitationInterrupt`: ``{"responses": {<key>: <response>}}`` or
+``{"decisions": [<decision>, ...]}``."""
 
 
 # -- sampling ---------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ import mcp_types as types
 from pydantic import AfterValidator, WithJsonSchema
 from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._elicitation.hitl import decisions_as_responses, decisions_schema
 from langgraph_mcp._patterns import (
     PatternNotChecked,
     UnsafePattern,
@@ -365,14 +366,22 @@ def _resume_schema(requests: list[MCPElicitationRequest]) -> dict[str, Any]:
     }
 
 
-def resume_type(requests: list[MCPElicitationRequest]) -> Any:
+def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = None) -> Any:
     """A type for ``interrupt(response_schema=...)``: LangGraph validates the resume value with
     it before anything is saved (an invalid answer leaves the interrupt pending), and again when
     a stored answer is replayed: an answer whose keys all belong to another question then comes
-    back as :data:`STALE`."""
+    back as :data:`STALE`. With ``tool_name`` (the payload has HITL fields), ``{"decisions":
+    [...]}`` answers too (``hitl.py``)."""
     keys = {r["key"] for r in requests}
 
     def validate(value: Any) -> dict[str, Any]:
+        if (
+            tool_name is not None
+            and isinstance(value, Mapping)
+            and set(value) == {"decisions"}
+            and not _keyed_decisions(value["decisions"], keys)
+        ):
+            value = decisions_as_responses(tool_name, requests, value["decisions"])
         if (
             isinstance(value, Mapping)
             and "responses" not in value
@@ -393,7 +402,20 @@ def resume_type(requests: list[MCPElicitationRequest]) -> Any:
         checked = {r["key"]: check_response(r, responses[r["key"]]) for r in requests}
         return {"responses": {k: v.model_dump(mode="json", exclude_none=True) for k, v in checked.items()}}
 
-    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(_resume_schema(requests))]
+    schema = _resume_schema(requests)
+    if tool_name is not None:  # {"responses": ...} or {"decisions": [...]}
+        decisions = decisions_schema(tool_name, requests)["properties"]["decisions"]
+        schema["properties"]["decisions"] = decisions
+        schema["oneOf"] = [{"required": [schema.pop("required")[0]]}, {"required": ["decisions"]}]
+    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+
+
+def _keyed_decisions(decisions: Any, keys: set[str]) -> bool:
+    """Does a decision in the list name another question's ``key`` (a tool approval's)? Such a
+    list was given for another question."""
+    return isinstance(decisions, list) and any(
+        isinstance(d, Mapping) and "key" in d and d["key"] not in keys for d in decisions[:256]
+    )
 
 
 def sampling_key(params: types.CreateMessageRequestParams, *, scope: str) -> str:

@@ -32,6 +32,7 @@ from langgraph_mcp._elicitation.answers import (
     sampling_key,
     sampling_resume_type,
 )
+from langgraph_mcp._elicitation.hitl import hitl_fields
 from langgraph_mcp._elicitation.sampling import run_sampling_model, text_result
 from langgraph_mcp._session import CallSink
 from langgraph_mcp.config import ServerConfig
@@ -150,9 +151,10 @@ class Answerer:
                 "tool_call_id": self.tool_call_id,
                 "requests": pending,
             }
+            payload["action_requests"], payload["review_configs"] = hitl_fields(self.tool_name, pending)
             # A stored answer to another question (the call was re-issued and the server now asks
             # something else) is skipped: the next interrupt asks the person this question.
-            while is_stale(resume := ask(payload, response_schema=resume_type(pending))):
+            while is_stale(resume := ask(payload, response_schema=resume_type(pending, self.tool_name))):
                 pass
             for request in pending:
                 self._answered[request["key"]] = resume["responses"][request["key"]]

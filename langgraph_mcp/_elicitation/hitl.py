@@ -1,0 +1,167 @@
+"""A server's questions as a human-in-the-loop request, and HITL decisions as their answers.
+
+A UI written for langchain's ``HumanInTheLoopMiddleware`` (Agent Chat UI) shows an interrupt
+that has ``action_requests`` and ``review_configs`` as a form with Approve, Edit and Reject, and
+resumes with ``{"decisions": [...]}``, one decision per action request. The elicitation payload
+carries those fields as well as its own (one action request per question, in order), and such a
+resume value is read as ``{"responses": ...}``: ``approve`` accepts a form as shown (its
+defaults) and a URL request as visited, ``edit`` accepts the edited fields (text typed as the
+schema says, :mod:`langgraph_mcp._coerce`), ``reject`` declines. A decision carries no question
+key: it is bound to its question by its position, and the list to the interrupt it was sent for
+(a plain resume value is taken only by the interrupt pending when it was sent). A list of another
+length, or a decision a question does not allow, is refused and the question stays pending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph_mcp._coerce import coerce_edited
+from langgraph_mcp.types import (
+    MCPElicitationActionRequest,
+    MCPElicitationRequest,
+    MCPElicitationReviewConfig,
+)
+
+__all__ = ["action_names", "decisions_as_responses", "decisions_schema", "hitl_fields"]
+
+
+def action_names(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> list[str]:
+    """The action request name of each question: the tool's name, ``(link)`` added for a URL
+    request, ``#2``, ``#3``... added when a name would repeat (a UI finds a question's review
+    config by its name)."""
+    names: list[str] = []
+    for request in requests:
+        base = tool_name if request["mode"] == "form" else f"{tool_name} (link)"
+        name, n = base, 1
+        while name in names:
+            n += 1
+            name = f"{base} #{n}"
+        names.append(name)
+    return names
+
+
+def _fields(request: MCPElicitationRequest) -> dict[str, Any]:
+    if request["mode"] != "form":
+        return {}
+    properties = request["requested_schema"].get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    return {
+        str(name): prop["default"] if isinstance(prop, Mapping) and "default" in prop else ""
+        for name, prop in properties.items()
+    }
+
+
+def _allowed(request: MCPElicitationRequest) -> list[str]:
+    return ["approve", "edit", "reject"] if _fields(request) else ["approve", "reject"]
+
+
+def hitl_fields(
+    tool_name: str, requests: Sequence[MCPElicitationRequest]
+) -> tuple[list[MCPElicitationActionRequest], list[MCPElicitationReviewConfig]]:
+    """``action_requests`` and ``review_configs`` for the payload that asks ``requests``."""
+    actions: list[MCPElicitationActionRequest] = []
+    configs: list[MCPElicitationReviewConfig] = []
+    for name, request in zip(action_names(tool_name, requests), requests, strict=True):
+        if request["mode"] == "url":
+            description = f"{request['message']}\n\nLink: {request['url']}"
+        else:
+            description = request["message"]
+        actions.append({"name": name, "args": _fields(request), "description": description})
+        config: MCPElicitationReviewConfig = {"action_name": name, "allowed_decisions": _allowed(request)}
+        if request["mode"] == "form":
+            config["args_schema"] = request["requested_schema"]
+        configs.append(config)
+    return actions, configs
+
+
+def _content(request: MCPElicitationRequest, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A form's fields as its answer's content, typed as its schema says. A field still empty
+    (``""``, as shown for a field without a default) is left out: a UI cannot leave a field out,
+    and a required one is then refused as missing rather than answered with nothing."""
+    if request["mode"] != "form":
+        return {}
+    schema = request["requested_schema"]
+    placeholders = {k for k, v in _fields(request).items() if v == ""}
+    given = {k: v for k, v in args.items() if not (v == "" and k in placeholders)}
+    return coerce_edited(given, schema)
+
+
+def decisions_as_responses(
+    tool_name: str, requests: Sequence[MCPElicitationRequest], decisions: Any
+) -> dict[str, Any]:
+    """``{"responses": ...}`` for a ``{"decisions": [...]}`` resume value (still to be checked
+    against each question's schema).
+
+    Raises:
+        ValueError: saying what is wrong (the question then stays pending).
+    """
+    if not isinstance(decisions, list):
+        raise ValueError("'decisions' must be a list of decisions, one per question")
+    if len(decisions) != len(requests):
+        raise ValueError(
+            f"{len(decisions)} decision(s) for {len(requests)} question(s): give one per action "
+            "request, in order"
+        )
+    responses: dict[str, Any] = {}
+    for index, (name, request, decision) in enumerate(
+        zip(action_names(tool_name, requests), requests, decisions, strict=True), start=1
+    ):
+        where = f"decision {index} ({name!r})"
+        if not isinstance(decision, Mapping) or not isinstance(decision.get("type"), str):
+            raise ValueError(f"{where} must be an object with a 'type'")
+        kind, allowed = decision["type"], _allowed(request)
+        if kind not in allowed:
+            raise ValueError(f"{where}: {kind!r} is not allowed; allowed: {allowed}")
+        if kind == "reject":
+            responses[request["key"]] = {"action": "decline"}
+            continue
+        if kind == "approve":
+            args: Mapping[str, Any] = _fields(request)
+        else:
+            action = decision.get("edited_action")
+            if not isinstance(action, Mapping) or not isinstance(action.get("args"), Mapping):
+                raise ValueError(f"{where}: an 'edit' needs 'edited_action': {{'args': {{...}}}}")
+            if action.get("name", name) != name:
+                raise ValueError(f"{where}: the edit names {action.get('name')!r}, not this question")
+            args = action["args"]
+        try:
+            content = _content(request, args)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        responses[request["key"]] = (
+            {"action": "accept", "content": content} if request["mode"] == "form" else {"action": "accept"}
+        )
+    return {"responses": responses}
+
+
+def decisions_schema(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> dict[str, Any]:
+    """The JSON Schema of a ``{"decisions": [...]}`` answer to ``requests``."""
+    items = []
+    for name, request in zip(action_names(tool_name, requests), requests, strict=True):
+        decision: dict[str, Any] = {
+            "type": "object",
+            "properties": {"type": {"enum": _allowed(request)}, "message": {"type": "string"}},
+            "required": ["type"],
+        }
+        if request["mode"] == "form":
+            decision["properties"]["edited_action"] = {
+                "type": "object",
+                "properties": {"name": {"const": name}, "args": {"type": "object"}},
+                "required": ["args"],
+            }
+        items.append(decision)
+    return {
+        "type": "object",
+        "properties": {
+            "decisions": {
+                "type": "array",
+                "prefixItems": items,
+                "minItems": len(items),
+                "maxItems": len(items),
+            }
+        },
+        "required": ["decisions"],
+    }
