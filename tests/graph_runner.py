@@ -11,7 +11,8 @@ Scenarios:
 - ``siblings``: two 2026-07-28 MCP calls answered by a code policy next to a local tool that
   interrupts (``start``, then ``resume``).
 - ``changed_question``: a 2025-11-25 call asks ``Really delete <target>?``; the target file is
-  rewritten between phases (``start <target>``, ``resume <target> <answer ok|no>``).
+  rewritten between phases (``start <target>``, ``resume <target> <answer ok|no> [responses|
+  decisions]``: answered with keyed responses, or as a HITL form answers).
 - ``parallel``: two 2025-11-25 ``book`` calls asking two questions each (``start``, then
   ``answer`` until no interrupt is left).
 - ``book``: one ``book`` call asking for dates, then a confirmation (``start``, ``resume``,
@@ -94,7 +95,8 @@ async def changed_question(
     server = {**stdio_params("fickle", env=env), "protocol": "legacy"}
     if phase == "start":
         return {"fickle": server}, [], {"messages": [ai(("delete_target", {}, "c1"))]}
-    return {"fickle": server}, [], ("answer", extra[1] == "ok")
+    style = extra[2] if len(extra) > 2 else "responses"
+    return {"fickle": server}, [], ("answer" if style == "responses" else "decide", extra[1] == "ok")
 
 
 async def parallel(
@@ -183,6 +185,15 @@ async def main(scenario: str, phase: str, db: str, log: str, *extra: str) -> Non
             pending = (await graph.aget_state(THREAD)).interrupts
             resume: dict[str, Any] = {}
             for item in pending:
+                if kind == "decide":  # as a HITL form answers: the edited value as text
+                    edit = {"ok": "true" if ok else "false"}
+                    resume[item.id] = {
+                        "decisions": [
+                            {"type": "edit", "edited_action": {"name": action["name"], "args": edit}}
+                            for action in item.value["action_requests"]
+                        ]
+                    }
+                    continue
                 responses = {}
                 for request in item.value["requests"]:
                     content = _book_answer(request["message"]) if kind == "answer_book" else {"ok": ok}

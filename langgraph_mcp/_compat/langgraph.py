@@ -8,6 +8,7 @@ import, for the same reason.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
@@ -30,6 +31,7 @@ from langgraph.types import _interrupt_id, interrupt
 __all__ = [
     "TOOL_NODE_MEMBERS",
     "ask",
+    "shown_question",
     "concurrency_limited",
     "default_handle_tool_errors",
     "graph_configurable",
@@ -161,18 +163,38 @@ if not {"pending_writes", "parent_scratchpad"} <= set(_probe.__code__.co_freevar
 del _probe
 
 
-def _pending_interrupt_ids(scratchpad: PregelScratchpad) -> set[str]:
-    """The ids of the interrupts the step's tasks were waiting on, this graph's and its parents'."""
-    ids: set[str] = set()
+def _pending_interrupts(scratchpad: PregelScratchpad) -> dict[str, Any]:
+    """The interrupts the step's tasks were waiting on, this graph's and its parents': their
+    values (what the person was shown), by id."""
+    pending: dict[str, Any] = {}
     current: PregelScratchpad | None = scratchpad
     while current is not None:
         cells = _closure(current.get_null_resume)
         for _task, channel, value in cells.get("pending_writes") or ():
             if channel == INTERRUPT:
                 asked = value if isinstance(value, list | tuple) else [value]
-                ids.update(str(i.id) for i in asked if hasattr(i, "id"))
+                pending.update((str(i.id), getattr(i, "value", None)) for i in asked if hasattr(i, "id"))
         current = cells.get("parent_scratchpad")
-    return ids
+    return pending
+
+
+def _pending_interrupt_ids(scratchpad: PregelScratchpad) -> set[str]:
+    return set(_pending_interrupts(scratchpad))
+
+
+_NOT_PENDING = object()
+_answering: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "langgraph_mcp_answering", default=_NOT_PENDING
+)
+
+
+def shown_question() -> Any:
+    """Inside the validation of an answer by :func:`ask`: the value of the interrupt that was
+    pending with the id of the one being answered (what the person saw when they answered), or
+    ``None`` when no such interrupt was pending (an answer replayed from an earlier step, or one
+    sent while nothing was asked)."""
+    value = _answering.get()
+    return None if value is _NOT_PENDING else value
 
 
 def _no_resume(consume: bool = False) -> None:
@@ -187,20 +209,33 @@ def ask(value: Any, *, response_schema: Any) -> Any:
     config = get_config()
     conf = config.get("configurable") or {}
     scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
-    if (
-        scratchpad is None
-        or scratchpad.get_null_resume(False) is None
-        # If this interrupt consumes the plain value, it does so as answer number len(resume).
-        or _interrupt_id(conf.get(CONFIG_KEY_CHECKPOINT_NS, ""), len(scratchpad.resume))
-        in _pending_interrupt_ids(scratchpad)
-    ):
+    if scratchpad is None:
         return interrupt(value, response_schema=response_schema)
-    # Same counter and answers, no plain value: only this call of interrupt() sees it so (a
-    # context variable, not the shared scratchpad), and the value stays for the interrupt it
-    # was meant for.
-    hidden = dataclasses.replace(scratchpad, get_null_resume=_no_resume)
+    namespace = conf.get(CONFIG_KEY_CHECKPOINT_NS, "")
+    pending = _pending_interrupts(scratchpad)
+    counter = scratchpad.interrupt_counter
+    shown = _answering.set(_NOT_PENDING)
+
+    def count() -> int:
+        # interrupt() numbers itself first, then validates any answer: which question the
+        # person saw under this interrupt's id is known to the validator from here on.
+        index: int = counter()
+        _answering.set(pending.get(_interrupt_id(namespace, index), _NOT_PENDING))
+        return index
+
+    changes: dict[str, Any] = {"interrupt_counter": count}
+    if scratchpad.get_null_resume(False) is not None and (
+        # If this interrupt consumes the plain value, it does so as answer number len(resume).
+        _interrupt_id(namespace, len(scratchpad.resume)) not in pending
+    ):
+        # Same counter and answers, no plain value: only this call of interrupt() sees it so
+        # (a context variable, not the shared scratchpad), and the value stays for the interrupt
+        # it was meant for.
+        changes["get_null_resume"] = _no_resume
+    hidden = dataclasses.replace(scratchpad, **changes)
     token = var_child_runnable_config.set({**config, "configurable": {**conf, CONFIG_KEY_SCRATCHPAD: hidden}})
     try:
         return interrupt(value, response_schema=response_schema)
     finally:
         var_child_runnable_config.reset(token)
+        _answering.reset(shown)

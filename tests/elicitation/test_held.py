@@ -233,15 +233,52 @@ async def test_reissued_call_asks_again_when_the_question_changed() -> None:
             assert tool_results(out) == {"c1": "kept ALL-BACKUPS"}
 
 
+async def test_decisions_sent_for_a_question_the_server_no_longer_asks_answer_nothing() -> None:
+    """As above, answered the way a HITL form answers (``{"decisions": [...]}``, which names no
+    question): the edit given for the first question must not be applied to the second."""
+    state = fickle.FickleState(default_target="invoice-2024.pdf")
+    calls: list[str] = []
+    async with serve_in_loop(fickle.build_server(state=state, calls_log=calls)) as url:
+        config = {"url": url, "protocol": "legacy", "elicitation_timeout": 0.3}
+        async with MCPToolNode({"fickle": config}) as node:
+            graph = tool_graph(node)
+            out = await graph.ainvoke({"messages": [ai(("delete_target", {}, "c1"))]}, thread())
+            (pending,) = out["__interrupt__"]
+            assert pending.value["requests"][0]["message"] == "Really delete invoice-2024.pdf?"
+            await asyncio.sleep(1.0)  # longer than elicitation_timeout: the held call is cancelled
+            state.default_target = "ALL-BACKUPS"
+            [request] = pending.value["action_requests"]
+            yes = {
+                "decisions": [
+                    {"type": "edit", "edited_action": {"name": request["name"], "args": {"ok": "true"}}}
+                ]
+            }
+            out = await graph.ainvoke(Command(resume={pending.id: yes}), thread())
+            (again,) = out["__interrupt__"]
+            assert again.value["requests"][0]["message"] == "Really delete ALL-BACKUPS?"
+            assert not any(c.startswith("deleted") for c in calls), calls
+            [request] = again.value["action_requests"]
+            no = {
+                "decisions": [
+                    {"type": "edit", "edited_action": {"name": request["name"], "args": {"ok": "false"}}}
+                ]
+            }
+            out = await graph.ainvoke(Command(resume={again.id: no}), thread())
+            assert tool_results(out) == {"c1": "kept ALL-BACKUPS"}
+
+
 @pytest.mark.slow  # three OS processes, each importing the package
-def test_reissued_call_in_a_new_process_asks_again_when_the_question_changed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("style", ["responses", "decisions"])
+def test_reissued_call_in_a_new_process_asks_again_when_the_question_changed(
+    tmp_path: Path, style: str
+) -> None:
     db, log = str(tmp_path / "state.db"), str(tmp_path / "calls.log")
     first = run_phase("changed_question", "start", db, log, "invoice-2024.pdf")
     assert first["interrupts"] == [["c1", ["Really delete invoice-2024.pdf?"]]]
-    second = run_phase("changed_question", "resume", db, log, "ALL-BACKUPS", "ok")
+    second = run_phase("changed_question", "resume", db, log, "ALL-BACKUPS", "ok", style)
     assert second["interrupts"] == [["c1", ["Really delete ALL-BACKUPS?"]]]
     assert second["results"] == {}
-    third = run_phase("changed_question", "resume", db, log, "ALL-BACKUPS", "no")
+    third = run_phase("changed_question", "resume", db, log, "ALL-BACKUPS", "no", style)
     assert third["results"] == {"c1": "kept ALL-BACKUPS"}
 
 
