@@ -9,6 +9,7 @@ the scripted chat model, which calls the tools named in the message typed.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import http.server
 import json
@@ -241,3 +242,45 @@ async def test_two_approvals_of_one_turn_in_one_form(chat: Chat) -> None:
     await forms.nth(0).locator('button[data-decision="approve"]').click()
     await forms.nth(1).locator('button[data-decision="approve"]').click()
     await reply_or_error(page, "add: 3.0\nadd: 7.0")
+
+
+EXAMPLE_END = """
+const state: any = await client.threads.getState(thread.thread_id);
+console.log(JSON.stringify(state.values.messages.filter((m: any) => m.type === "tool")));
+"""
+"""Appended to the page's example (its variables in scope): what the thread ended with."""
+
+
+@pytest.mark.deploy
+@pytest.mark.timeout(120)
+async def test_the_typescript_example_of_the_wire_format_page_answers_and_finishes(
+    chat: Chat, tmp_path: Path
+) -> None:
+    """The ``ts`` block of docs/reference/wire-formats.md, bundled with esbuild and run on Node
+    against the server: it answers the question it meets and the call finishes."""
+    page = (REPO_ROOT / "docs" / "reference" / "wire-formats.md").read_text()
+    [code] = re.findall(r"^```ts\n(.*?)^```", page, re.S | re.M)
+    assert "http://localhost:2024" in code
+    source = tmp_path / "example.ts"
+    source.write_text(code.replace("http://localhost:2024", chat.server.url) + EXAMPLE_END)
+    bundle = tmp_path / "example.mjs"
+    harness = REPO_ROOT / "tests" / "browser"
+    build = (
+        "import { build } from 'esbuild';"
+        f"await build({{ entryPoints: [{json.dumps(str(source))}], outfile: {json.dumps(str(bundle))},"
+        f" bundle: true, platform: 'node', format: 'esm', target: 'node20',"
+        f" nodePaths: [{json.dumps(str(harness / 'node_modules'))}], logLevel: 'warning' }});"
+    )
+    built = await asyncio.create_subprocess_exec(
+        "node", "--input-type=module", "-e", build, cwd=harness,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(built.communicate(), 60)
+    assert built.returncode == 0, err.decode()
+    run = await asyncio.create_subprocess_exec(
+        "node", str(bundle), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(run.communicate(), 60)
+    assert run.returncode == 0, err.decode()
+    [result] = json.loads(out.decode().strip().splitlines()[-1])
+    assert result["name"] == "cancel_order" and result["content"] == "order A-1002 cancelled", result
