@@ -37,6 +37,7 @@ from langgraph_mcp._patterns import (
     search,
 )
 from langgraph_mcp._schema import schema_validator, short_text, unresolvable_refs
+from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp.errors import MCPError
 
 __all__ = ["ArgumentChecker", "ToolInvocationError", "UnusableSchema"]
@@ -163,82 +164,6 @@ class UnusableSchema(ToolInvocationError):
         super().__init__(tool_name, source, arguments, source.errors())
 
 
-# -- the common case, without the validator ---------------------------------------------------
-
-_PLAIN_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-}
-"""Python types that surely fit a JSON-schema type (``bool`` is checked apart: never a number)."""
-_ANNOTATIONS = frozenset({"title", "description"})
-
-
-def _plain_fit(schema: Mapping[str, Any]) -> dict[str, tuple[type, ...]] | None:
-    """For a schema of the plainest shape (an object whose properties each have only a scalar
-    ``type``, a title and a description; ``required`` names; ``additionalProperties`` a bool),
-    its properties' Python types; ``None`` for any other schema (checked by the validator)."""
-    if schema.get("type") != "object" or not set(schema) <= {
-        "type", "properties", "required", "additionalProperties", *_ANNOTATIONS
-    }:
-        return None
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    if not (
-        isinstance(properties, dict)
-        and isinstance(required, list)
-        and all(isinstance(r, str) for r in required)
-        and isinstance(schema.get("additionalProperties", True), bool)
-        and all(isinstance(schema.get(a, ""), str) for a in _ANNOTATIONS)
-    ):
-        return None
-    fit: dict[str, tuple[type, ...]] = {}
-    for name, spec in properties.items():
-        if not (
-            isinstance(spec, dict)
-            and set(spec) <= {"type", *_ANNOTATIONS}
-            and isinstance(spec.get("type"), str)
-            and spec["type"] in _PLAIN_TYPES
-            and all(isinstance(spec.get(a, ""), str) for a in _ANNOTATIONS)
-        ):
-            return None
-        fit[name] = _PLAIN_TYPES[spec["type"]]
-    return fit
-
-
-class _PlainCheck:
-    """Says surely valid for arguments that fit a plain schema (:func:`_plain_fit`); anything
-    else (an error, or a case it does not decide) is left to the validator, which words it."""
-
-    __slots__ = ("closed", "fit", "required")
-
-    def __init__(self, schema: Mapping[str, Any], fit: dict[str, tuple[type, ...]]) -> None:
-        self.fit = fit
-        self.required = tuple(schema.get("required", ()))
-        self.closed = schema.get("additionalProperties", True) is False
-
-    def __call__(self, arguments: Mapping[str, Any]) -> bool:
-        if type(arguments) is not dict:
-            return False
-        for name in self.required:
-            if name not in arguments:
-                return False
-        fit = self.fit
-        for name, value in arguments.items():
-            types = fit.get(name)
-            if types is None:
-                if self.closed:
-                    return False
-                continue
-            if type(value) is bool:
-                if types[0] is not bool:
-                    return False
-            elif not isinstance(value, types) or (types[0] is bool):
-                return False
-        return True
-
-
 _checks: ThreadPoolExecutor | None = None
 
 
@@ -261,8 +186,7 @@ class ArgumentChecker:
         self._validator: Validator | None = None
         self._refusal: UnsafePattern | None = None
         self._compiled = False
-        fit = _plain_fit(schema) if isinstance(schema, Mapping) else None
-        self._plain = _PlainCheck(schema, fit) if fit is not None else None
+        self._plain = plain_check(schema)
         """Passes arguments that surely fit a plain schema without the validator."""
 
     def check(self, arguments: dict[str, Any]) -> None:

@@ -167,8 +167,10 @@ class ToolSet:
             if source is self._source:
                 return self._bound  # bound meanwhile by a concurrent call
             self._warn_unmatched(used, names)
-            if withheld == self._withheld and len(bound) == len(self._bound) and all(
-                map(operator.is_, bound, self._bound)
+            if (
+                withheld == self._withheld
+                and len(bound) == len(self._bound)
+                and all(map(operator.is_, bound, self._bound))
             ):
                 bound = self._bound  # the same tools: the same list, so callers see no change
             # Swapped whole: runs already in flight keep a consistent view.

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions
-from langgraph_mcp import _schema, _tools
+from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions, _schema, _tools
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import ai, free_port, thread, tool_graph, tool_results
 from tests.servers import other
@@ -49,7 +48,9 @@ async def test_runs_of_one_catalog_bind_nothing_again_while_a_server_is_down(cou
         assert counted["bind"] == len(first) > 0
         counted.clear()
         for i in range(5):
-            out = await graph.ainvoke({"messages": [ai(("echo", {"text": f"x{i}"}, f"c{i}"))]}, thread(f"t{i}"))
+            out = await graph.ainvoke(
+                {"messages": [ai(("echo", {"text": f"x{i}"}, f"c{i}"))]}, thread(f"t{i}")
+            )
             assert tool_results(out)[f"c{i}"] == f"other:x{i}"
         assert counted == Counter()
         assert await node.get_tools() == first
@@ -57,29 +58,33 @@ async def test_runs_of_one_catalog_bind_nothing_again_while_a_server_is_down(cou
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_a_list_change_reaches_the_model_schema_and_the_calls(counted: Counter[str], protocol: str) -> None:
+async def test_a_list_change_reaches_the_model_schema_and_the_calls(
+    counted: Counter[str], protocol: str
+) -> None:
     options = {"fresh": ToolOptions(hidden={"text": lambda runtime: "from-options"})}
-    async with serve_in_loop(other.build_server()) as url:
-        async with MCPToolNode({"other": {"url": url, "protocol": protocol}}, tool_options=options) as node:
-            graph = tool_graph(node)
-            before = {t.name: t for t in await node.get_tools()}
-            assert "fresh" not in before
-            out = await graph.ainvoke({"messages": [ai(("add_tool", {"name": "fresh"}, "c0"))]}, thread("t0"))
-            assert tool_results(out)["c0"] == "added"
-            for _ in range(200):
-                tools = {t.name: t for t in await node.get_tools()}
-                if "fresh" in tools:
-                    break
-                await asyncio.sleep(0.05)
-            # The new tool is bound to its options: the hidden argument left the model's schema.
-            assert "text" not in tools["fresh"].args
-            assert tools["echo"] is before["echo"]  # an unchanged tool is not bound again
-            out = await graph.ainvoke({"messages": [ai(("fresh", {"text": "model"}, "c1"))]}, thread("t1"))
-            assert tool_results(out)["c1"] == "fresh:from-options"
-            counted.clear()
-            out = await graph.ainvoke({"messages": [ai(("fresh", {}, "c2"))]}, thread("t2"))
-            assert tool_results(out)["c2"] == "fresh:from-options"
-            assert counted == Counter()
+    async with (
+        serve_in_loop(other.build_server()) as url,
+        MCPToolNode({"other": {"url": url, "protocol": protocol}}, tool_options=options) as node,
+    ):
+        graph = tool_graph(node)
+        before = {t.name: t for t in await node.get_tools()}
+        assert "fresh" not in before
+        out = await graph.ainvoke({"messages": [ai(("add_tool", {"name": "fresh"}, "c0"))]}, thread("t0"))
+        assert tool_results(out)["c0"] == "added"
+        for _ in range(200):
+            tools = {t.name: t for t in await node.get_tools()}
+            if "fresh" in tools:
+                break
+            await asyncio.sleep(0.05)
+        # The new tool is bound to its options: the hidden argument left the model's schema.
+        assert "text" not in tools["fresh"].args
+        assert tools["echo"] is before["echo"]  # an unchanged tool is not bound again
+        out = await graph.ainvoke({"messages": [ai(("fresh", {"text": "model"}, "c1"))]}, thread("t1"))
+        assert tool_results(out)["c1"] == "fresh:from-options"
+        counted.clear()
+        out = await graph.ainvoke({"messages": [ai(("fresh", {}, "c2"))]}, thread("t2"))
+        assert tool_results(out)["c2"] == "fresh:from-options"
+        assert counted == Counter()
 
 
 async def test_nodes_with_other_options_on_one_pool_each_get_their_own_binding() -> None:

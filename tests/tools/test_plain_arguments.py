@@ -64,7 +64,9 @@ def _validator_only(schema: dict[str, Any]) -> ArgumentChecker:
 
 @pytest.mark.parametrize("schema", [PLAIN, CLOSED, *NOT_PLAIN], ids=lambda s: str(sorted(s))[:40])
 @pytest.mark.parametrize("arguments", ARGUMENTS, ids=repr)
-async def test_the_plain_path_agrees_with_the_validator(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+async def test_the_plain_path_agrees_with_the_validator(
+    schema: dict[str, Any], arguments: dict[str, Any]
+) -> None:
     expected = _verdict(_validator_only(schema), arguments)
     checker = ArgumentChecker("s", "t", "t", schema)
     assert _verdict(checker, arguments) == expected
@@ -84,3 +86,13 @@ def test_only_the_plainest_schemas_skip_the_validator() -> None:
     checker = ArgumentChecker("s", "t", "t", PLAIN)
     checker.check({"text": "hi", "n": 2})
     assert checker._validator is None and not checker._compiled
+
+
+def test_a_value_that_is_not_a_plain_dict_is_left_to_the_validator() -> None:
+    from langgraph_mcp._session.plain import plain_check
+
+    check = plain_check(PLAIN)
+    assert check is not None
+    assert check({"text": "hi"})
+    assert not any(check(v) for v in (None, [], "text", {"text": "hi"}.items()))
+    assert plain_check(None) is None and plain_check(True) is None
