@@ -5,7 +5,8 @@ may use.
 (:func:`~langgraph_mcp.load_mcp_tools`), binds each to its
 :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
 MCP name, see :mod:`langgraph_mcp._toolrefs`), withholds a tool whose options cannot be bound to
-it alone, and applies the per-run ``tool_filter``.
+it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
+object, with the same options, keeps its bound copy (its model schema and argument checker).
 """
 
 from __future__ import annotations
