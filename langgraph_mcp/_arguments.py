@@ -37,6 +37,7 @@ from langgraph_mcp._patterns import (
     search,
 )
 from langgraph_mcp._schema import schema_validator, short_text, unresolvable_refs
+from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp.errors import MCPError
 
 __all__ = ["ArgumentChecker", "ToolInvocationError", "UnusableSchema"]
@@ -185,6 +186,8 @@ class ArgumentChecker:
         self._validator: Validator | None = None
         self._refusal: UnsafePattern | None = None
         self._compiled = False
+        self._plain = plain_check(schema)
+        """Passes arguments that surely fit a plain schema without the validator."""
 
     def check(self, arguments: dict[str, Any]) -> None:
         """Raise :class:`ToolInvocationError` (LangGraph's) when ``arguments`` break
@@ -203,6 +206,8 @@ class ArgumentChecker:
             self._check(arguments)
 
     def _check(self, arguments: dict[str, Any]) -> None:
+        if self._plain is not None and self._plain(arguments):
+            return
         if not self._compiled:
             # (Marked compiled only once the outcome is set: a check in a worker thread may be
             # compiling it while another runs on the event loop.)
@@ -243,6 +248,8 @@ class ArgumentChecker:
     async def acheck(self, arguments: dict[str, Any]) -> None:
         """:meth:`check`, never holding the event loop for long: a check whose patterns need
         more work than ``INLINE_WORK`` runs again in a worker thread (``THREAD_WORK`` allowed)."""
+        if self._plain is not None and self._plain(arguments):
+            return  # no pattern to run
         try:
             with regex_budget(INLINE_WORK, defer=True):
                 self._check(arguments)

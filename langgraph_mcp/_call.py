@@ -18,6 +18,7 @@ graph run is asked to drain.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Mapping
 from typing import Any, Literal, TypeVar
 
@@ -138,45 +139,89 @@ async def run_call(
     return await observer.track(call)  # marks the call's progress UI message done or failed
 
 
+class _Watched:
+    """One call watched for a drain request: its run's control and the task it runs in."""
+
+    __slots__ = ("control", "drained", "task")
+
+    def __init__(self, control: Any, task: asyncio.Task[Any]) -> None:
+        self.control = control
+        self.task = task
+        self.drained = False
+
+
+class _DrainWatch:
+    """Every call of one event loop that watches for a drain request, polled by one timer.
+
+    ``RunControl`` has no signal to wait on, so it is polled; one timer per loop (running only
+    while some call is watched) polls every watched call, instead of a timer, and a task, per
+    call. Touched only from its own loop's thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.watched: set[_Watched] = set()
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, watched: _Watched) -> None:
+        self.watched.add(watched)
+        if self.timer is None:
+            self.timer = self.loop.call_later(_DRAIN_POLL, self.poll)
+
+    def discard(self, watched: _Watched) -> None:
+        self.watched.discard(watched)
+        if not self.watched:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            with _WATCHES_LOCK:
+                if not self.watched and _WATCHES.get(self.loop) is self:
+                    del _WATCHES[self.loop]
+
+    def poll(self) -> None:
+        self.timer = None
+        for watched in list(self.watched):
+            if not watched.drained and watched.control.drain_requested:
+                watched.drained = True
+                watched.task.cancel()
+        if self.watched:
+            self.timer = self.loop.call_later(_DRAIN_POLL, self.poll)
+
+
+_WATCHES: dict[asyncio.AbstractEventLoop, _DrainWatch] = {}
+"""The loops with watched calls now (an idle loop's watch is dropped)."""
+_WATCHES_LOCK = threading.Lock()
+
+
 async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) -> _T:
     """Await ``call``; if the run is asked to drain meanwhile, cancel it and raise
-    ``GraphDrained`` so the checkpoint keeps the tool call for the resumed run."""
+    ``GraphDrained`` so the checkpoint keeps the tool call for the resumed run.
+
+    The call runs in the caller's own task (no task of its own): a drain cancels that task,
+    and the cancellation is turned back into ``GraphDrained`` here, once the call has unwound.
+    """
     control = runtime.control if runtime is not None else None
-    if control is None:
+    task = asyncio.current_task() if control is not None else None
+    if control is None or task is None:
         return await call
-    # ``RunControl`` has no signal to wait on, so it is polled, by a timer callback: waking this
-    # frame on every poll instead cost each waiting call a task step every 100 ms.
     loop = asyncio.get_running_loop()
-    task = asyncio.ensure_future(call)
-    settled = loop.create_future()
-    drained = False
-    timer: asyncio.TimerHandle | None = None
-
-    def on_done(_: object) -> None:
-        if not settled.done():
-            settled.set_result(None)
-
-    def poll() -> None:
-        nonlocal drained, timer
-        if task.done():
-            return
-        if control.drain_requested:
-            drained = True
-            task.cancel()
-        else:
-            timer = loop.call_later(_DRAIN_POLL, poll)
-
-    task.add_done_callback(on_done)
-    timer = loop.call_later(_DRAIN_POLL, poll)
+    with _WATCHES_LOCK:
+        watch = _WATCHES.get(loop)
+        if watch is None:
+            watch = _WATCHES[loop] = _DrainWatch(loop)
+    watched = _Watched(control, task)
+    before = task.cancelling()
+    watch.add(watched)
     try:
-        await settled  # cancelling this frame cancels the call below, without waiting for it
-        if drained:
-            await asyncio.gather(task, return_exceptions=True)  # settled: retrieve its outcome
-            raise GraphDrained(control.drain_reason or "shutdown")
-        return task.result()
+        result = await call
+    except BaseException:
+        if not watched.drained:
+            raise
+        if task.uncancel() > before:
+            raise  # its caller cancelled it too: that wins
+        raise GraphDrained(control.drain_reason or "shutdown") from None
     finally:
-        if timer is not None:
-            timer.cancel()
-        task.remove_done_callback(on_done)
-        if not task.done():
-            task.cancel()
+        watch.discard(watched)
+    if watched.drained:  # the call swallowed the cancellation the drain sent it
+        task.uncancel()
+        raise GraphDrained(control.drain_reason or "shutdown")
+    return result

@@ -182,19 +182,26 @@ class MCPTool(StructuredTool):
         arguments: dict[str, Any] = kwargs["arguments"]
         tool_call_id: str | None = kwargs["tool_call_id"]
         runtime: ToolRuntime | None = kwargs["runtime"]
-        options = self._options
+        # Private attributes read once per call: each ``self._x`` goes through pydantic's
+        # ``__getattr__``, which costs more than the rest of this frame's bookkeeping.
+        private = self.__pydantic_private__
+        assert private is not None
+        options: ToolOptions = private["_options"]
+        approval: Sequence[str] = private["_approval"]
         for hidden in options.hidden:
             arguments.pop(hidden, None)  # the model may not choose a hidden argument
         try:
-            await self._checker.acheck(arguments)  # off the event loop when it is costly
+            await private["_checker"].acheck(arguments)  # off the event loop when it is costly
         except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
             return failure(self._site(tool_call_id), exc.reason, kind="protocol")
-        try:
-            hidden_values = await self._hidden_values(runtime)
-        except MissingValue as exc:
-            return failure(self._site(tool_call_id), str(exc), kind="hidden_argument")
+        hidden_values: dict[str, Any] = {}
+        if options.hidden:
+            try:
+                hidden_values = await self._hidden_values(runtime)
+            except MissingValue as exc:
+                return failure(self._site(tool_call_id), str(exc), kind="hidden_argument")
         edited = False
-        if self._approval:
+        if approval:
             try:
                 outcome = ask_approval(
                     server=self.server,
@@ -204,7 +211,7 @@ class MCPTool(StructuredTool):
                     annotations=(self.metadata or {}).get("mcp", {}).get("annotations", {}),
                     arguments=arguments,
                     tool_call_id=tool_call_id,
-                    allowed=self._approval,
+                    allowed=approval,
                     check=self._check_edit,
                     schema=self._checker.schema,
                 )
@@ -215,18 +222,23 @@ class MCPTool(StructuredTool):
             if outcome.edited:
                 edited = True
                 arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
-        result = await self._send({**arguments, **hidden_values}, runtime, tool_call_id)
-        return with_edit_notice(result, arguments, self._messages_key) if edited else result
+        result = await self._send(
+            {**arguments, **hidden_values} if hidden_values else arguments, runtime, tool_call_id
+        )
+        return with_edit_notice(result, arguments, private["_messages_key"]) if edited else result
 
     async def _send(
         self, arguments: dict[str, Any], runtime: ToolRuntime | None, tool_call_id: str | None
     ) -> Any:
         """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content)."""
-        options = self._options
+        private = self.__pydantic_private__
+        assert private is not None
+        options: ToolOptions = private["_options"]
+        shared: ServerConnection = private["_connection"]
         timeout, limit = self._timeout()
         try:
             async with self._session_for(runtime) as connection:
-                if is_read_tool(self._mcp_tool):
+                if is_read_tool(private["_mcp_tool"]):
                     result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
                 else:
                     result = await run_call(
@@ -251,10 +263,10 @@ class MCPTool(StructuredTool):
         return await call_result(
             self._site(tool_call_id),
             result,
-            handling=self._connection.config.output_for(self.mcp_name),
+            handling=shared.config.output_for(self.mcp_name),
             runtime=runtime,
             mapping=options.result,
-            messages_key=self._messages_key,
+            messages_key=private["_messages_key"],
         )
 
     # -- helpers -------------------------------------------------------------
@@ -286,21 +298,31 @@ class MCPTool(StructuredTool):
     def _session_for(self, runtime: ToolRuntime | None) -> AbstractAsyncContextManager[ServerConnection]:
         """The shared connection, or, for a ``session_scope="thread"`` server, this
         conversation's own, held in use for the whole call."""
-        if self._pool is None or self._connection.config.session_scope != "thread":
-            return nullcontext(self._connection)
+        private = self.__pydantic_private__
+        assert private is not None
+        pool: MCPPool | None = private["_pool"]
+        connection: ServerConnection = private["_connection"]
+        if pool is None or connection.config.session_scope != "thread":
+            return nullcontext(connection)
         configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
         thread_id = configurable.get("thread_id")
-        return self._pool.using(self.server, None if thread_id is None else str(thread_id))
+        return pool.using(self.server, None if thread_id is None else str(thread_id))
 
     def _timeout(self) -> tuple[float | None, str]:
         """The limit for one call and how to name it: the tool's own ``timeout``, else what the
         server's configuration says (``tool_timeouts``, ``timeout``, the pool default)."""
         if self.timeout is not None:
             return self.timeout, "the tool's timeout"
-        return self._connection.timeout_for(self.mcp_name)
+        private = self.__pydantic_private__
+        assert private is not None
+        connection: ServerConnection = private["_connection"]
+        return connection.timeout_for(self.mcp_name)
 
     def _site(self, tool_call_id: str | None) -> CallSite:
-        return CallSite(self.name, self.server, self.mcp_name, tool_call_id, era=self._connection.era)
+        private = self.__pydantic_private__
+        assert private is not None
+        connection: ServerConnection = private["_connection"]
+        return CallSite(self.name, self.server, self.mcp_name, tool_call_id, era=connection.era)
 
 
 async def _resolve_source(source: ArgumentSource, runtime: ToolRuntime) -> Any:

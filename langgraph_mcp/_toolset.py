@@ -5,13 +5,15 @@ may use.
 (:func:`~langgraph_mcp.load_mcp_tools`), binds each to its
 :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
 MCP name, see :mod:`langgraph_mcp._toolrefs`), withholds a tool whose options cannot be bound to
-it alone, and applies the per-run ``tool_filter``.
+it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
+object, with the same options, keeps its bound copy (its model schema and argument checker).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import operator
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Self
 
@@ -110,6 +112,7 @@ class ToolSet:
         self.reserved = frozenset(reserved)
         self._source: list[MCPTool] | None = None
         self._bound: list[MCPTool] = []
+        self._bindings: dict[int, _Binding] = {}
         self._by_name: dict[str, MCPTool] = {}
         self._withheld: dict[str, str] = {}
 
@@ -123,6 +126,8 @@ class ToolSet:
         source = await load_mcp_tools(self.pool, reserved=self.reserved)
         if source is not self._source:
             names = exposed_names(self.pool.servers, self.pool.remembered)
+            previous = self._bindings
+            bindings: dict[int, _Binding] = {}
             bound: list[MCPTool] = []
             withheld: dict[str, str] = {}
             used: set[str] = set()
@@ -142,12 +147,35 @@ class ToolSet:
                         key=f"withheld {tool.server}/{tool.mcp_name} {reason}",
                     )
                     continue
-                bound.append(self._bind(tool, own, used))
+                options, approval = self._options_for(tool, own, used)
+                # A tool of the listing before, with the same options, keeps its bound copy:
+                # its model schema and argument checker are not built again.
+                binding = previous.get(id(tool))
+                if not (
+                    binding is not None
+                    and binding.source is tool
+                    and binding.options == options
+                    and binding.approval == approval
+                ):
+                    binding = _Binding(
+                        tool,
+                        options,
+                        approval,
+                        tool.with_options(options, approval=approval, messages_key=self.messages_key),
+                    )
+                bindings[id(tool)] = binding
+                bound.append(binding.bound)
             if source is self._source:
                 return self._bound  # bound meanwhile by a concurrent call
             self._warn_unmatched(used, names)
+            if (
+                withheld == self._withheld
+                and len(bound) == len(self._bound)
+                and all(map(operator.is_, bound, self._bound))
+            ):
+                bound = self._bound  # the same tools: the same list, so callers see no change
             # Swapped whole: runs already in flight keep a consistent view.
-            self._source, self._bound, self._withheld = source, bound, withheld
+            self._source, self._bound, self._withheld, self._bindings = source, bound, withheld, bindings
             self._by_name = {t.name: t for t in bound}
         return self._bound
 
@@ -251,7 +279,11 @@ class ToolSet:
             )
         return self.tool_options[keys[0]], None
 
-    def _bind(self, tool: MCPTool, own: ToolOptions | None, used: set[str]) -> MCPTool:
+    def _options_for(
+        self, tool: MCPTool, own: ToolOptions | None, used: set[str]
+    ) -> tuple[ToolOptions, tuple[str, ...]]:
+        """The options ``tool`` is bound to (its server's laid under its own) and the decisions a
+        person may take before each of its calls (empty: no approval)."""
         server = self.server_options.get(tool.server)
         if server is not None and server.hidden:
             # A server's hidden arguments go only to the tools that declare them.
@@ -260,11 +292,7 @@ class ToolSet:
                 server, hidden={k: v for k, v in server.hidden.items() if k in declared}
             )
         options = merge_options(server, own)
-        return tool.with_options(
-            options,
-            approval=self.approval_decisions if self._needs_approval(tool, options, used) else (),
-            messages_key=self.messages_key,
-        )
+        return options, self.approval_decisions if self._needs_approval(tool, options, used) else ()
 
     def _needs_approval(self, tool: MCPTool, options: ToolOptions, used: set[str]) -> bool:
         if options.approval is not None:
@@ -301,6 +329,16 @@ class ToolSet:
                 later,
                 key=f"{what} {ref.key}",
             )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Binding:
+    """A listed tool, the options and approval it was bound to, and the bound copy."""
+
+    source: MCPTool
+    options: ToolOptions
+    approval: tuple[str, ...]
+    bound: MCPTool
 
 
 def _means(ref: ToolRef, tool: MCPTool, forms: frozenset[str]) -> bool:

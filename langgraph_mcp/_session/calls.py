@@ -27,6 +27,7 @@ from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import NotSent, SessionExpired, Wording, guarded
 from langgraph_mcp._session.listings import Listings
 from langgraph_mcp._session.owner import Session
+from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp._session.routing import CallSink, InFlight
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
@@ -260,6 +261,11 @@ class Calls(Listings):
             raise MCPProtocolError(
                 self.name, f"tool {name!r} declares an outputSchema but returned no structured content"
             )
+        plain = self._plain_outputs.get(name)
+        if plain is None or plain[0] is not tool:
+            plain = self._plain_outputs[name] = (tool, plain_check(tool.output_schema))
+        if plain[1] is not None and plain[1](result.structured_content):
+            return  # surely fits its plain schema
         cached = self._validators.get(name)
         if cached is None or cached[0] is not tool:
             try:

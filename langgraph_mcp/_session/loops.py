@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Literal
 
@@ -87,6 +88,7 @@ class ConnectionBase:
         self._lists: dict[Listing, list[Any]] = {}
         self._list_versions: dict[Listing, int] = dict.fromkeys(LISTINGS, 0)
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
+        self._plain_outputs: dict[str, tuple[types.Tool, Callable[[Any], bool] | None]] = {}
         self._warned_headers: set[str] = set()
         self._mode: str = config.protocol
         """``auto`` until the era is known; then what reconnects ask for (they skip the probe)."""
