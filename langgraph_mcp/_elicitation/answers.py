@@ -38,8 +38,14 @@ import mcp_types as types
 from pydantic import AfterValidator, WithJsonSchema
 from referencing.exceptions import Unresolvable
 
-from langgraph_mcp._compat.langgraph import shown_question
-from langgraph_mcp._elicitation.hitl import decisions_as_responses, decisions_schema
+from langgraph_mcp._elicitation.hitl import (
+    bind,
+    bound_to,
+    decisions_as_responses,
+    decisions_schema,
+    keyed_elsewhere,
+    shown_here,
+)
 from langgraph_mcp._patterns import (
     PatternNotChecked,
     UnsafePattern,
@@ -380,18 +386,18 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
             tool_name is not None
             and isinstance(value, Mapping)
             and set(value) == {"decisions"}
-            and not _keyed_decisions(value["decisions"], keys)
+            and not keyed_elsewhere(value["decisions"], keys)
         ):
             decisions = value["decisions"]
-            bound = _bound(decisions, requests)
-            if not bound and not _shown_here(keys):
+            bound = bound_to(decisions, requests)
+            if not bound and not shown_here(keys):
                 # Decisions name no question: taken only for the one the person was shown when
                 # they sent them. Replayed later (the call re-issued, the server asking something
                 # else), or sent when nothing was asked, they answer nothing: ask again.
                 return STALE
             value = decisions_as_responses(tool_name, requests, decisions)
             if not bound:
-                _bind(decisions, requests)
+                bind(decisions, requests)
         if (
             isinstance(value, Mapping)
             and "responses" not in value
@@ -418,43 +424,6 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
         schema["properties"]["decisions"] = decisions
         schema["oneOf"] = [{"required": [schema.pop("required")[0]]}, {"required": ["decisions"]}]
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
-
-
-def _shown_here(keys: set[str]) -> bool:
-    """Was the interrupt being answered pending, showing exactly these questions?"""
-    shown = shown_question()
-    if not isinstance(shown, Mapping) or not isinstance(shown.get("requests"), list):
-        return False
-    return {r.get("key") for r in shown["requests"] if isinstance(r, Mapping)} == keys
-
-
-def _bound(decisions: Any, requests: list[MCPElicitationRequest]) -> bool:
-    """Does each decision carry the key of its question, in order (see :func:`_bind`)?"""
-    return (
-        isinstance(decisions, list)
-        and len(decisions) == len(requests)
-        and all(
-            isinstance(d, Mapping) and d.get("key") == r["key"]
-            for d, r in zip(decisions, requests, strict=True)
-        )
-    )
-
-
-def _bind(decisions: list[Any], requests: list[MCPElicitationRequest]) -> None:
-    """Write each question's key into its decision, in the resume value itself: LangGraph stores
-    that object as this interrupt's answer, so a replay of it (the call re-issued in a later step
-    or another process) is checked against the question it was given for, like a keyed answer."""
-    for decision, request in zip(decisions, requests, strict=True):
-        if isinstance(decision, dict):
-            decision["key"] = request["key"]
-
-
-def _keyed_decisions(decisions: Any, keys: set[str]) -> bool:
-    """Does a decision in the list name another question's ``key`` (a tool approval's)? Such a
-    list was given for another question."""
-    return isinstance(decisions, list) and any(
-        isinstance(d, Mapping) and "key" in d and d["key"] not in keys for d in decisions[:256]
-    )
 
 
 def sampling_key(params: types.CreateMessageRequestParams, *, scope: str) -> str:

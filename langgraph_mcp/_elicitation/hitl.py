@@ -18,13 +18,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph_mcp._coerce import coerce_edited
+from langgraph_mcp._compat.langgraph import shown_question
 from langgraph_mcp.types import (
     MCPElicitationActionRequest,
     MCPElicitationRequest,
     MCPElicitationReviewConfig,
 )
 
-__all__ = ["action_names", "decisions_as_responses", "decisions_schema", "hitl_fields"]
+__all__ = [
+    "action_names",
+    "bind",
+    "bound_to",
+    "decisions_as_responses",
+    "decisions_schema",
+    "hitl_fields",
+    "keyed_elsewhere",
+    "shown_here",
+]
 
 
 def action_names(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> list[str]:
@@ -165,3 +175,43 @@ def decisions_schema(tool_name: str, requests: Sequence[MCPElicitationRequest]) 
         },
         "required": ["decisions"],
     }
+
+
+# -- which question a list of decisions answers -----------------------------------------------
+
+
+def shown_here(keys: set[str]) -> bool:
+    """Was the interrupt being answered pending, showing exactly these questions?"""
+    shown = shown_question()
+    if not isinstance(shown, Mapping) or not isinstance(shown.get("requests"), list):
+        return False
+    return {r.get("key") for r in shown["requests"] if isinstance(r, Mapping)} == keys
+
+
+def bound_to(decisions: Any, requests: list[MCPElicitationRequest]) -> bool:
+    """Does each decision carry the key of its question, in order (see :func:`bind`)?"""
+    return (
+        isinstance(decisions, list)
+        and len(decisions) == len(requests)
+        and all(
+            isinstance(d, Mapping) and d.get("key") == r["key"]
+            for d, r in zip(decisions, requests, strict=True)
+        )
+    )
+
+
+def bind(decisions: list[Any], requests: list[MCPElicitationRequest]) -> None:
+    """Write each question's key into its decision, in the resume value itself: LangGraph stores
+    that object as this interrupt's answer, so a replay of it (the call re-issued in a later step
+    or another process) is checked against the question it was given for, like a keyed answer."""
+    for decision, request in zip(decisions, requests, strict=True):
+        if isinstance(decision, dict):
+            decision["key"] = request["key"]
+
+
+def keyed_elsewhere(decisions: Any, keys: set[str]) -> bool:
+    """Does a decision in the list name another question's ``key`` (a tool approval's)? Such a
+    list was given for another question."""
+    return isinstance(decisions, list) and any(
+        isinstance(d, Mapping) and "key" in d and d["key"] not in keys for d in decisions[:256]
+    )
