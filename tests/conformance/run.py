@@ -365,9 +365,8 @@ def report(
         print(f"ran alone after a late reconnection under load: {name} (exit {code})")
     for run in runs:
         if run.returncode != expected_exit(run, outcomes, baseline):
-            print(
-                f"the suite's own baseline check disagrees ({' '.join(run.selection)}, exit {run.returncode}):"
-            )
+            selection = " ".join(run.selection)
+            print(f"the suite's own baseline check disagrees ({selection}, exit {run.returncode}):")
             print(run.output[-3000:])
             unexpected.append("suite verdict")
     print(
