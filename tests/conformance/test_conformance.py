@@ -2,8 +2,8 @@
 
 ``tests/conformance/run.py`` installs the pinned suite and Node 22 itself (``npm ci``) when
 needed, runs every client scenario and compares the outcome with
-``tests/conformance/expected-failures.yml``: it fails on a scenario that newly fails and on a
-listed one that now passes.
+the version's baseline (``tests/conformance/expected-failures-0.1.yml``, ``-0.2.yml``): it
+fails on a scenario that newly fails and on a listed one that now passes.
 """
 
 from __future__ import annotations
@@ -32,18 +32,23 @@ def test_client_conformance_matches_the_baseline() -> None:
         timeout=570,
     )
     report = done.stdout + done.stderr
-    summary = re.search(
-        r"^conformance: (\d+) passed, (\d+) expected failures, (\d+) unexpected$", done.stdout, re.M
-    )
-    assert summary is not None, report
-    passed, expected, unexpected = map(int, summary.groups())
-    baseline = [
-        line
-        for line in (CONFORMANCE / "expected-failures.yml").read_text().splitlines()
-        if line.startswith("  - ")
-    ]
-    assert (unexpected, expected) == (0, len(baseline)), report
-    scenarios = re.search(r"; (\d+) scenarios in ", done.stdout)
-    assert scenarios is not None, report
-    assert passed + expected == int(scenarios[1]) > 0, report
+    for version, baseline_file in (
+        ("0.1.16", "expected-failures-0.1.yml"),
+        ("0.2.0-alpha.12", "expected-failures-0.2.yml"),
+    ):
+        summary = re.search(
+            rf"^conformance {re.escape(version)}: (\d+) passed, (\d+) expected failures, (\d+) unexpected$",
+            done.stdout,
+            re.M,
+        )
+        assert summary is not None, report
+        passed, expected, unexpected = map(int, summary.groups())
+        baseline = [
+            line for line in (CONFORMANCE / baseline_file).read_text().splitlines() if line.startswith("  - ")
+        ]
+        assert (unexpected, expected) == (0, len(baseline)), report
+        scenarios = re.search(rf"^checks {re.escape(version)}: .*; (\d+) scenarios$", done.stdout, re.M)
+        assert scenarios is not None, report
+        assert passed + expected == int(scenarios[1]) > 0, report
+    assert re.search(r"^2026-07-28 requirement set: \d+ of 32$", done.stdout, re.M), report
     assert done.returncode == 0, report
