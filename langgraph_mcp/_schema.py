@@ -43,6 +43,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
 from langgraph_mcp._patterns import UnsafePattern, compile_pattern, safe_validator_class
+from langgraph_mcp._plainschema import surely_valid
 from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp.errors import MCPError
 
@@ -86,8 +87,9 @@ def schema_validator(schema: dict[str, Any]) -> Validator:
             valid ``regex`` here; its ``cause`` is an :class:`UnsafePattern`).
     """
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    for error in _metaschema_validator(cls).iter_errors(schema):  # cls.check_schema, kept warm
-        raise SchemaError.create_from(error)
+    if not (cls is jsonschema.Draft202012Validator and surely_valid(schema)):
+        for error in _metaschema_validator(cls).iter_errors(schema):  # cls.check_schema, kept warm
+            raise SchemaError.create_from(error)
     return safe_validator_class(cls)(schema, registry=REGISTRY)
 
 
