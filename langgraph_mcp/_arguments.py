@@ -175,6 +175,23 @@ def _executor() -> ThreadPoolExecutor:
     return _checks
 
 
+def _optional_header_arguments(schema: Any) -> frozenset[str]:
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return frozenset()
+    required = schema.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    return frozenset(
+        name
+        for name, spec in properties.items()
+        if isinstance(spec, Mapping)
+        and "x-mcp-header" in spec
+        and name not in required
+        and isinstance(spec.get("type"), str)
+        and spec["type"] != "null"
+    )
+
+
 class ArgumentChecker:
     """Checks one tool's arguments against its ``inputSchema`` (compiled on first use)."""
 
@@ -188,6 +205,16 @@ class ArgumentChecker:
         self._compiled = False
         self._plain = plain_check(schema)
         """Passes arguments that surely fit a plain schema without the validator."""
+        self.null_is_absent = _optional_header_arguments(schema)
+        """Optional arguments mirrored into an ``Mcp-Param-*`` request header (``x-mcp-header``)
+        whose type has no ``null``: sent as ``null`` they mean *not given* (the header is then
+        omitted), so they are left out before the check instead of failing it."""
+
+    def drop_null_headers(self, arguments: dict[str, Any]) -> None:
+        """Leave out the :attr:`null_is_absent` arguments given as ``null``."""
+        for name in self.null_is_absent:
+            if name in arguments and arguments[name] is None:
+                del arguments[name]
 
     def check(self, arguments: dict[str, Any]) -> None:
         """Raise :class:`ToolInvocationError` (LangGraph's) when ``arguments`` break

@@ -190,6 +190,8 @@ class MCPTool(StructuredTool):
         approval: Sequence[str] = private["_approval"]
         for hidden in options.hidden:
             arguments.pop(hidden, None)  # the model may not choose a hidden argument
+        if private["_checker"].null_is_absent:
+            private["_checker"].drop_null_headers(arguments)
         try:
             await private["_checker"].acheck(arguments)  # off the event loop when it is costly
         except UnusableSchema as exc:  # no arguments could fit: not the model's to fix

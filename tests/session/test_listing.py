@@ -14,6 +14,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.prebuilt.tool_node import ToolInvocationError
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
@@ -161,6 +162,34 @@ async def test_calls_still_carry_the_param_headers_their_listing_declares() -> N
         assert pool.connection("regional").era == "2026-07-28"
         assert (await call(tool, {"region": "eu-west"})).content == "eu-west"
         assert seen == ["eu-west"]
+
+
+async def test_an_optional_header_argument_sent_as_null_is_not_given_and_its_header_omitted() -> None:
+    # A model fills an optional argument with null; for one mirrored into an Mcp-Param-* header
+    # that means "not given": the call goes out without it and without the header, instead of
+    # being refused for a null where the schema says boolean.
+    server = MCPServer("regional")
+    seen: list[tuple[str | None, str | None, bool]] = []
+
+    @server.tool()
+    def where(
+        region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+        ctx: Context,
+        verbose: Annotated[bool, Field(json_schema_extra={"x-mcp-header": "Verbose"})] = False,
+    ) -> str:
+        headers = ctx.headers or {}
+        seen.append((headers.get("mcp-param-region"), headers.get("mcp-param-verbose"), verbose))
+        return region
+
+    async with serve_in_loop(server) as url, MCPPool({"regional": {"url": url}}) as pool:
+        (tool,) = await load_mcp_tools(pool)
+        schema = tool.args_schema if isinstance(tool.args_schema, dict) else {}
+        assert pool.connection("regional").era == "2026-07-28"
+        assert (await call(tool, {"region": "eu-west", "verbose": None})).content == "eu-west"
+        assert (await call(tool, {"region": "eu-west", "verbose": True})).content == "eu-west"
+        with pytest.raises(ToolInvocationError, match="region: Input should be a valid string"):
+            await call(tool, {"region": None})  # a required one is still checked
+    assert seen == [("eu-west", None, False), ("eu-west", "true", True)], (seen, schema)
 
 
 @pytest.mark.slow  # seconds of CPU for a thousand tools
