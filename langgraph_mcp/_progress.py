@@ -96,6 +96,8 @@ class CallObserver:
         self._config = ensure_config()
         self._ui: MCPProgressUIProps | None = None
         """The call's progress UI message as last shown (``None`` until its first progress)."""
+        self._ui_metadata: dict[str, Any] | None = None
+        """Its metadata, found once per call (the state the call sees does not change)."""
 
     @property
     def node_runtime(self) -> Runtime[Any] | None:
@@ -196,17 +198,20 @@ class CallObserver:
         checkpoint writes."""
         assert self.runtime is not None and self.tool_call_id is not None
         state = self.runtime.state
-        metadata: dict[str, Any] = {"tool_call_id": self.tool_call_id}
-        message_id = _calling_message_id(state, self.tool_call_id)
-        if message_id is not None:
-            metadata["message_id"] = message_id
+        metadata = self._ui_metadata
+        if metadata is None:
+            metadata = {"tool_call_id": self.tool_call_id}
+            message_id = _calling_message_id(state, self.tool_call_id)
+            if message_id is not None:
+                metadata["message_id"] = message_id
+            self._ui_metadata = metadata
         try:
             self._context.run(
                 push_ui_message,
                 PROGRESS_UI_NAME,
                 dict(props),
                 id=f"{PROGRESS_UI_NAME}:{self.tool_call_id}",
-                metadata=metadata,
+                metadata=dict(metadata),
                 state_key=UI_STATE_KEY if keep and _has_key(state, UI_STATE_KEY) else None,
                 merge=True,
             )

@@ -178,10 +178,6 @@ def _pending_interrupts(scratchpad: PregelScratchpad) -> dict[str, Any]:
     return pending
 
 
-def _pending_interrupt_ids(scratchpad: PregelScratchpad) -> set[str]:
-    return set(_pending_interrupts(scratchpad))
-
-
 _NOT_PENDING = object()
 _answering: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "langgraph_mcp_answering", default=_NOT_PENDING
