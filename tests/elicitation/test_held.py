@@ -210,9 +210,25 @@ async def test_code_policies_answer_requests_that_cannot_be_tied_to_a_call() -> 
     assert all(call_id in (expected[m], None) for m, call_id in asked), asked
 
 
-async def test_reissued_call_asks_again_when_the_question_changed() -> None:
+def _answer(payload: dict[str, Any], ok: bool, style: str) -> dict[str, Any]:
+    """The resume value for ``payload``: keyed responses, or a HITL form's decisions (an edit
+    with the value typed as text), which name no question."""
+    if style == "responses":
+        return {"responses": {r["key"]: accept({"ok": ok}) for r in payload["requests"]}}
+    edit = {"ok": "true" if ok else "false"}
+    return {
+        "decisions": [
+            {"type": "edit", "edited_action": {"name": action["name"], "args": edit}}
+            for action in payload["action_requests"]
+        ]
+    }
+
+
+@pytest.mark.parametrize("style", ["responses", "decisions"])
+async def test_reissued_call_asks_again_when_the_question_changed(style: str) -> None:
     """The person's time ran out, the call is re-issued, and the server now asks something else:
-    the answer given to the first question must not be applied to the second."""
+    the answer given to the first question must not be applied to the second (keyed, or as a
+    HITL form answers, naming no question)."""
     state = fickle.FickleState(default_target="invoice-2024.pdf")
     calls: list[str] = []
     async with serve_in_loop(fickle.build_server(state=state, calls_log=calls)) as url:
@@ -224,45 +240,12 @@ async def test_reissued_call_asks_again_when_the_question_changed() -> None:
             assert pending.value["requests"][0]["message"] == "Really delete invoice-2024.pdf?"
             await asyncio.sleep(1.0)  # longer than elicitation_timeout: the held call is cancelled
             state.default_target = "ALL-BACKUPS"
-            yes = {r["key"]: accept({"ok": True}) for r in pending.value["requests"]}
-            out = await graph.ainvoke(Command(resume={pending.id: {"responses": yes}}), thread())
-            (again,) = out["__interrupt__"]
-            assert again.value["requests"][0]["message"] == "Really delete ALL-BACKUPS?"
-            no = {r["key"]: accept({"ok": False}) for r in again.value["requests"]}
-            out = await graph.ainvoke(Command(resume={again.id: {"responses": no}}), thread())
-            assert tool_results(out) == {"c1": "kept ALL-BACKUPS"}
-
-
-async def test_decisions_sent_for_a_question_the_server_no_longer_asks_answer_nothing() -> None:
-    """As above, answered the way a HITL form answers (``{"decisions": [...]}``, which names no
-    question): the edit given for the first question must not be applied to the second."""
-    state = fickle.FickleState(default_target="invoice-2024.pdf")
-    calls: list[str] = []
-    async with serve_in_loop(fickle.build_server(state=state, calls_log=calls)) as url:
-        config = {"url": url, "protocol": "legacy", "elicitation_timeout": 0.3}
-        async with MCPToolNode({"fickle": config}) as node:
-            graph = tool_graph(node)
-            out = await graph.ainvoke({"messages": [ai(("delete_target", {}, "c1"))]}, thread())
-            (pending,) = out["__interrupt__"]
-            assert pending.value["requests"][0]["message"] == "Really delete invoice-2024.pdf?"
-            await asyncio.sleep(1.0)  # longer than elicitation_timeout: the held call is cancelled
-            state.default_target = "ALL-BACKUPS"
-            [request] = pending.value["action_requests"]
-            yes = {
-                "decisions": [
-                    {"type": "edit", "edited_action": {"name": request["name"], "args": {"ok": "true"}}}
-                ]
-            }
+            yes = _answer(pending.value, True, style)
             out = await graph.ainvoke(Command(resume={pending.id: yes}), thread())
             (again,) = out["__interrupt__"]
             assert again.value["requests"][0]["message"] == "Really delete ALL-BACKUPS?"
             assert not any(c.startswith("deleted") for c in calls), calls
-            [request] = again.value["action_requests"]
-            no = {
-                "decisions": [
-                    {"type": "edit", "edited_action": {"name": request["name"], "args": {"ok": "false"}}}
-                ]
-            }
+            no = _answer(again.value, False, style)
             out = await graph.ainvoke(Command(resume={again.id: no}), thread())
             assert tool_results(out) == {"c1": "kept ALL-BACKUPS"}
 
