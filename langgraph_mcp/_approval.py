@@ -10,10 +10,13 @@ task, so the same call running again within it (a retry middleware) is not asked
 
 from __future__ import annotations
 
+import contextvars
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
@@ -22,9 +25,23 @@ from langgraph_mcp._coerce import coerce_edited
 from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, task_scratchpad
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp.errors import MCPToolCallError
-from langgraph_mcp.types import MCPApprovalInterrupt
+from langgraph_mcp.types import MCPApprovalInterrupt, MCPApprovalsInterrupt
 
-__all__ = ["DECISIONS", "EDIT_NOTICE", "Approved", "ask_approval"]
+__all__ = [
+    "APPROVAL_MODES",
+    "DECISIONS",
+    "EDIT_NOTICE",
+    "GIVEN",
+    "ApprovalMode",
+    "ApprovalRequest",
+    "Approved",
+    "approval_request",
+    "ask_approval",
+    "ask_together",
+]
+
+ApprovalMode = Literal["per_call", "batched"]
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("per_call", "batched")
 
 DECISIONS = ("approve", "edit", "reject", "respond")
 EDIT_NOTICE = (
@@ -39,6 +56,11 @@ _decided: OrderedDict[int, tuple[object, dict[str, dict[str, Any]]]] = OrderedDi
 of a graph task (its scratchpad is new each time the task runs, resumes included), kept so that
 a call that runs again within that execution (a retry middleware) is not asked twice. Bounded."""
 _decided_lock = threading.Lock()  # synchronous runs decide on worker threads
+GIVEN: contextvars.ContextVar[Mapping[str, Mapping[str, Any]] | None] = contextvars.ContextVar(
+    "langgraph_mcp_given_decisions", default=None
+)
+"""Decisions taken for a whole turn (question key -> decision), set around the calls they
+belong to: a call whose key is here takes its decision without asking."""
 
 
 class Approved:
@@ -60,27 +82,17 @@ def _refuse_malformed(value: Any, name: str) -> None:
         raise ValueError(f"'decisions' must be a list of one decision (tool {name!r})")
 
 
-def _resume_type(
+def _decision_checker(
     key: str,
     name: str,
     allowed: Sequence[str],
     check: Callable[[dict[str, Any]], None],
-    schema: Mapping[str, Any] | None = None,
-) -> Any:
-    def validate(value: Any) -> dict[str, Any]:
-        _refuse_malformed(value, name)
-        keyed = isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping)
-        if keyed:
-            value = keyed_answer(value["responses"], key)
-            if is_stale(value):
-                return STALE  # answers to other questions
-        elif isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
-            decisions = value["decisions"]
-            if len(decisions) != 1:
-                raise ValueError(f"one decision is expected for tool {name!r}, got {len(decisions)}")
-            value = decisions[0]
-        if not keyed and isinstance(value, Mapping) and ("responses" in value or "action" in value):
-            return STALE  # an answer to an elicitation or sampling question
+    schema: Mapping[str, Any] | None,
+) -> Callable[[Any], dict[str, Any]]:
+    """Checks one bare decision for one call: the decision to apply, :data:`STALE` when it was
+    taken for another call (its ``key``), or ``ValueError`` (the question stays pending)."""
+
+    def one(value: Any) -> dict[str, Any]:
         if not isinstance(value, Mapping) or value.get("type") not in DECISIONS:
             raise ValueError(
                 f"the decision for tool {name!r} must be an object with 'type' one of {list(allowed)}"
@@ -111,7 +123,11 @@ def _resume_type(
             raise ValueError("'message' must be a string")
         return dict(value)
 
-    decision = {
+    return one
+
+
+def _decision_schema(key: str, name: str, allowed: Sequence[str]) -> dict[str, Any]:
+    return {
         "type": "object",
         "properties": {
             "type": {"enum": list(allowed)},
@@ -125,6 +141,28 @@ def _resume_type(
         },
         "required": ["type"],
     }
+
+
+def _resume_type(request: ApprovalRequest) -> Any:
+    key, name = request.key, request.name
+
+    def validate(value: Any) -> dict[str, Any]:
+        _refuse_malformed(value, name)
+        keyed = isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping)
+        if keyed:
+            value = keyed_answer(value["responses"], key)
+            if is_stale(value):
+                return STALE  # answers to other questions
+        elif isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
+            decisions = value["decisions"]
+            if len(decisions) != 1:
+                raise ValueError(f"one decision is expected for tool {name!r}, got {len(decisions)}")
+            value = decisions[0]
+        if not keyed and isinstance(value, Mapping) and ("responses" in value or "action" in value):
+            return STALE  # an answer to an elicitation or sampling question
+        return request.decide(value)
+
+    decision = _decision_schema(key, name, request.allowed)
     resume_schema = {
         "anyOf": [
             decision,
@@ -152,14 +190,19 @@ def _resume_type(
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(resume_schema)]
 
 
-def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any, remember: bool) -> dict[str, Any]:
+def _decide(request: ApprovalRequest, remember: bool) -> dict[str, Any]:
+    key = request.key
+    given = GIVEN.get()
+    if given is not None and key in given:
+        return dict(given[key])  # decided with the other calls of its turn
     scratchpad = task_scratchpad(graph_configurable()) if remember else None
     if scratchpad is not None:
         with _decided_lock:
             entry = _decided.get(id(scratchpad))
             if entry is not None and entry[0] is scratchpad and key in entry[1]:
                 return dict(entry[1][key])
-    while is_stale(decision := ask(payload, response_schema=schema)):
+    schema = _resume_type(request)
+    while is_stale(decision := ask(request.payload, response_schema=schema)):
         pass
     if scratchpad is not None:
         with _decided_lock:
@@ -173,7 +216,22 @@ def _decide(key: str, payload: MCPApprovalInterrupt, schema: Any, remember: bool
     return dict(decision)
 
 
-def ask_approval(
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One call's approval question: its ``key``, the interrupt value, and how a decision for it
+    is checked (:meth:`decide`)."""
+
+    key: str
+    name: str
+    tool_call_id: str | None
+    allowed: tuple[str, ...]
+    payload: MCPApprovalInterrupt
+    decide: Callable[[Any], dict[str, Any]]
+    """One bare decision, checked: the decision, :data:`STALE` (taken for another call), or
+    ``ValueError``."""
+
+
+def approval_request(
     *,
     server: str,
     mcp_tool: str,
@@ -185,22 +243,8 @@ def ask_approval(
     allowed: Sequence[str],
     check: Callable[[dict[str, Any]], None],
     schema: Mapping[str, Any] | None = None,
-) -> Approved | ToolMessage:
-    """Ask a person (an interrupt) whether the call may run; the arguments to run it with, or the
-    message the model gets instead. ``check`` raises ``ValueError`` for edited arguments that do
-    not fit the tool (the answer is then refused and the question stays pending); edited values
-    sent as text are first typed as ``schema`` (the tool's input schema) says.
-
-    Raises:
-        MCPToolCallError: not inside a LangGraph graph, so nobody can be asked.
-        GraphInterrupt: the question (the call continues when the run resumes).
-    """
-    if not in_graph(graph_configurable()):
-        raise MCPToolCallError(
-            f"MCP tool {name!r} (server {server!r}) needs a person's approval, but it is not running "
-            "inside a LangGraph graph, so nobody can be asked. Run it in a graph with a checkpointer.",
-            kind="approval",
-        )
+) -> ApprovalRequest:
+    """The question that asks whether this call may run with ``arguments``."""
     key = question_key("approval", call_scope(server, name, tool_call_id), {"args": arguments})
     payload: MCPApprovalInterrupt = {
         "type": "tool_approval",
@@ -216,11 +260,44 @@ def ask_approval(
         "action_requests": [{"name": name, "args": arguments, "description": description}],
         "review_configs": [{"action_name": name, "allowed_decisions": list(allowed)}],
     }
+    return ApprovalRequest(
+        key=key,
+        name=name,
+        tool_call_id=tool_call_id,
+        allowed=tuple(allowed),
+        payload=payload,
+        decide=_decision_checker(key, name, allowed, check, schema),
+    )
+
+
+def ask_approval(request: ApprovalRequest) -> Approved | ToolMessage:
+    """Ask a person (an interrupt) whether the call may run; the arguments to run it with, or the
+    message the model gets instead. A decision that does not fit (edited arguments the tool
+    refuses, after values sent as text were typed as its schema says) is refused and the
+    question stays pending. A decision taken for this very call with the rest of its turn
+    (:data:`GIVEN`) is applied without asking.
+
+    Raises:
+        MCPToolCallError: not inside a LangGraph graph, so nobody can be asked.
+        GraphInterrupt: the question (the call continues when the run resumes).
+    """
+    given = GIVEN.get()
+    if (given is None or request.key not in given) and not in_graph(graph_configurable()):
+        raise MCPToolCallError(
+            f"MCP tool {request.name!r} (server {request.payload['server']!r}) needs a person's "
+            "approval, but it is not running inside a LangGraph graph, so nobody can be asked. Run "
+            "it in a graph with a checkpointer.",
+            kind="approval",
+        )
     # Only a call with an id is remembered: two calls without one that ask the same are two
     # questions.
-    decision = _decide(
-        key, payload, _resume_type(key, name, allowed, check, schema), remember=tool_call_id is not None
-    )
+    decision = _decide(request, remember=request.tool_call_id is not None)
+    return _outcome(decision, request.payload["args"], request.name, request.tool_call_id)
+
+
+def _outcome(
+    decision: Mapping[str, Any], arguments: dict[str, Any], name: str, tool_call_id: str | None
+) -> Approved | ToolMessage:
     kind = decision["type"]
     if kind == "approve":
         return Approved(arguments, edited=False)
@@ -236,3 +313,99 @@ def ask_approval(
         "executed. Do not retry this tool call unless the user explicitly requests it."
     )
     return ToolMessage(content=content, name=name, tool_call_id=tool_call_id or "", status="error")
+
+
+# -- batched ----------------------------------------------------------------------------------
+
+
+def _together_type(key: str, requests: Sequence[ApprovalRequest]) -> Any:
+    count = len(requests)
+    keys = [r.key for r in requests]
+
+    def validate(value: Any) -> dict[str, Any]:
+        if isinstance(value, Mapping) and "decisions" in value:
+            decisions = value["decisions"]
+            if not isinstance(decisions, list):
+                raise ValueError("'decisions' must be a list of decisions, one per action request, in order")
+            if len(decisions) != count:
+                raise ValueError(
+                    f"{count} decisions are expected (one per action request, in order), got {len(decisions)}"
+                )
+        elif isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping):
+            responses = value["responses"]
+            if key in responses:
+                return validate(responses[key])
+            present = [k for k in keys if k in responses]
+            if not present:
+                return STALE  # answers to other questions
+            if len(present) != count:
+                missing = [r.name for r in requests if r.key not in responses]
+                raise ValueError(
+                    f"decisions are missing for {', '.join(missing)}: answer every call together"
+                )
+            decisions = [responses[k] for k in keys]
+        elif isinstance(value, Mapping) and ("responses" in value or "action" in value):
+            return STALE  # an answer to an elicitation or sampling question
+        else:
+            raise ValueError(
+                f"this question asks about {count} tool calls: answer with "
+                "{'decisions': [<decision>, ...]}, one per action request, in order"
+            )
+        taken: dict[str, Any] = {}
+        for index, (request, decision) in enumerate(zip(requests, decisions, strict=True)):
+            try:
+                checked = request.decide(decision)
+            except ValueError as exc:
+                raise ValueError(f"decision {index + 1} ({request.name}): {exc}") from None
+            if is_stale(checked):
+                raise ValueError(f"decision {index + 1} carries another call's key, not {request.name!r}'s")
+            taken[request.key] = checked
+        return taken
+
+    items = [_decision_schema(r.key, r.name, r.allowed) for r in requests]
+    together = {
+        "type": "object",
+        "properties": {
+            "decisions": {"type": "array", "prefixItems": items, "minItems": count, "maxItems": count}
+        },
+        "required": ["decisions"],
+    }
+    schema = {
+        "anyOf": [
+            together,
+            {
+                "type": "object",
+                "properties": {
+                    "responses": {
+                        "type": "object",
+                        "properties": {key: together}
+                        | {r.key: i for r, i in zip(requests, items, strict=True)},
+                        "additionalProperties": False,
+                    }
+                },
+                "required": ["responses"],
+            },
+        ]
+    }
+    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+
+
+def ask_together(requests: Sequence[ApprovalRequest]) -> dict[str, dict[str, Any]]:
+    """Ask about several calls of one turn in one interrupt (:class:`MCPApprovalsInterrupt`);
+    the decision for each call, by its question ``key``. Call inside a graph.
+
+    Raises:
+        GraphInterrupt: the question.
+    """
+    key = question_key("approvals", json.dumps([r.key for r in requests]), {})
+    payload: MCPApprovalsInterrupt = {
+        "type": "tool_approvals",
+        "key": key,
+        "approvals": [r.payload for r in requests],
+        "action_requests": [r.payload["action_requests"][0] for r in requests],
+        "review_configs": [r.payload["review_configs"][0] for r in requests],
+    }
+    schema = _together_type(key, requests)
+    while is_stale(taken := ask(payload, response_schema=schema)):
+        pass
+    return {k: dict(v) for k, v in taken.items()}

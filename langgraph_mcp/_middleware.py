@@ -20,14 +20,16 @@ middleware sees them); summarisation leaves the tools alone.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
+from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from langgraph_mcp._approval import GIVEN, ApprovalMode, ApprovalRequest, ask_together
 from langgraph_mcp._output import reader_tools
 from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._results import RAISE_KINDS
@@ -52,6 +54,10 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         server_options: As for :class:`~langgraph_mcp.MCPToolNode`.
         approval: As for :class:`~langgraph_mcp.MCPToolNode`.
         approval_decisions: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval_mode: As for :class:`~langgraph_mcp.MCPToolNode`. ``"batched"`` asks about
+            the MCP calls of a model turn together, after the model answers (an
+            ``after_model`` hook, as ``HumanInTheLoopMiddleware`` does), and keeps the decisions
+            in the agent state (``mcp_approval_decisions``, private) until the calls run.
         tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
         raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
             ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
@@ -75,6 +81,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         server_options: Mapping[str, ToolOptions] | None = None,
         approval: ApprovalPolicy = None,
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        approval_mode: ApprovalMode = "per_call",
         tool_filter: ToolFilter | None = None,
         raise_errors: Collection[FailureKind] = (),
         state_schema: type[Any] | None = None,
@@ -95,6 +102,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             server_options=server_options,
             approval=approval,
             approval_decisions=approval_decisions,
+            approval_mode=approval_mode,
             tool_filter=tool_filter,
             messages_key="messages",
         )
@@ -103,7 +111,18 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         self.raise_errors: frozenset[FailureKind] = frozenset(raise_errors)
         if state_schema is not None:
             self.state_schema = state_schema
+        if approval_mode == "batched":
+            self.state_schema = _with_decisions(state_schema or AgentState)
         self._name = name or type(self).__name__
+        self._others: frozenset[str] = frozenset()
+        """Names of the agent's own (non-MCP) tools, as last offered to the model."""
+
+    def __new__(cls, *args: Any, approval_mode: ApprovalMode = "per_call", **kwargs: Any) -> Any:
+        # ``create_agent`` adds a graph node for a middleware whose class defines
+        # ``after_model``: only the batched mode has one, so per-call agents keep their shape.
+        if approval_mode == "batched" and not issubclass(cls, _BatchedApprovals):
+            cls = _batched(cls)
+        return super().__new__(cls)
 
     @property
     def name(self) -> str:
@@ -129,6 +148,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
 
     def _with_tools(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
         taken = {t.name if isinstance(t, BaseTool) else None for t in request.tools}
+        self._others = frozenset(n for n in taken if n is not None)
         allowed = [t for t in self.toolset.allowed(tools, request.runtime.context) if t.name not in taken]
         return request.override(tools=[*request.tools, *allowed])
 
@@ -176,9 +196,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if isinstance(routed, ToolMessage):
             return routed
         token = RAISE_KINDS.set(self.raise_errors)
+        given = GIVEN.set(routed.state.get(DECISIONS_KEY) if isinstance(routed.state, Mapping) else None)
         try:
             return await handler(routed)
         finally:
+            GIVEN.reset(given)
             RAISE_KINDS.reset(token)
 
     def wrap_tool_call(
@@ -195,7 +217,75 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if isinstance(routed, ToolMessage):
             return routed
         token = RAISE_KINDS.set(self.raise_errors)
+        given = GIVEN.set(routed.state.get(DECISIONS_KEY) if isinstance(routed.state, Mapping) else None)
         try:
             return handler(routed)
         finally:
+            GIVEN.reset(given)
             RAISE_KINDS.reset(token)
+
+
+DECISIONS_KEY = "mcp_approval_decisions"
+"""Agent state key of the decisions taken for the last model turn's MCP calls (batched mode):
+question key -> decision. Private (not in the agent's input or output schema)."""
+
+
+def _with_decisions(schema: type[Any]) -> type[Any]:
+    """``schema`` plus the private decisions key."""
+
+    class WithDecisions(schema):  # type: ignore[misc]  # a TypedDict class, given at run time
+        mcp_approval_decisions: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]  # type: ignore[valid-type]
+
+    WithDecisions.__name__ = WithDecisions.__qualname__ = f"{schema.__name__}WithMCPApprovals"
+    return WithDecisions
+
+
+def _batched(cls: type[MCPMiddleware]) -> type[MCPMiddleware]:
+    """``cls`` with the batched mode's ``after_model`` hook (same name, so the agent's node for
+    the hook is named after the middleware as usual); one per class."""
+    if cls in _BATCHED:
+        return _BATCHED[cls]
+    names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+    made = _BATCHED[cls] = type(cls.__name__, (_BatchedApprovals, cls), names)
+    return made
+
+
+_BATCHED: dict[type[MCPMiddleware], type[MCPMiddleware]] = {}
+
+
+class _BatchedApprovals(MCPMiddleware):
+    """:class:`MCPMiddleware` with ``approval_mode="batched"``: after the model answers, the MCP
+    calls of its turn that need approval are asked about in one interrupt; the decisions are
+    kept in the agent state, where each call finds its own by its question key (a call whose
+    arguments changed since finds none and asks on its own)."""
+
+    def _turn(self, state: Mapping[str, Any]) -> list[Any]:
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        return list(last.tool_calls) if isinstance(last, AIMessage) else []
+
+    def _decided(self, state: Mapping[str, Any], requests: list[ApprovalRequest]) -> dict[str, Any] | None:
+        if len(requests) < 2:  # one question is asked by its call, as in per-call mode
+            return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
+        return {DECISIONS_KEY: ask_together(requests)}
+
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Asks about the turn's MCP calls that need approval, together."""
+        calls = self._turn(state)
+        if not calls:
+            return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
+        await self._current()
+        requests = await self.toolset.approvals_of_turn(calls, runtime.context, self._others)
+        return self._decided(state, requests)
+
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Synchronous agents: as :meth:`aafter_model`, the tools listed on the package's loop."""
+        calls = self._turn(state)
+        if not calls:
+            return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
+
+        async def requests() -> list[ApprovalRequest]:
+            await self._current()
+            return await self.toolset.approvals_of_turn(calls, runtime.context, self._others)
+
+        return self._decided(state, run_sync(requests, pool=self.pool))

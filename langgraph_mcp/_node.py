@@ -43,6 +43,7 @@ from langgraph.prebuilt.tool_node import (
 from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
+from langgraph_mcp._approval import GIVEN, ApprovalMode, ask_together
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
 from langgraph_mcp._output import reader_tools
 from langgraph_mcp._pool import OnConnectionError
@@ -61,7 +62,9 @@ class _Batch:
     raised; then the first call (in call order) raises for all: the first error, or else every
     interrupt together, in call order."""
 
-    def __init__(self) -> None:
+    def __init__(self, given: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.given = given
+        """Decisions taken for the turn's calls together (``approval_mode="batched"``)."""
         self.enrolled = 0
         self.outcomes: dict[int, BaseException | None] = {}
         self.done = asyncio.Event()
@@ -125,6 +128,12 @@ class MCPToolNode(PoolHolder, ToolNode):
             or ``None``).
         approval_decisions: The decisions a person may take (default approve, edit,
             reject; ``"respond"`` may be added).
+        approval_mode: ``"per_call"`` (default): each call asks in an interrupt of its own
+            (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: when several
+            calls of one checkpointed run need approval, they are asked together in one
+            interrupt (:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's
+            ``HITLRequest`` shape) answered with one decision per call, in order, before any
+            of them runs, as UIs that resume without an interrupt id (Agent Chat UI) need.
         tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call;
             see :meth:`get_tools` for the model's side.
 
@@ -153,6 +162,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         server_options: Mapping[str, ToolOptions] | None = None,
         approval: ApprovalPolicy = None,
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        approval_mode: ApprovalMode = "per_call",
         tool_filter: ToolFilter | None = None,
     ) -> None:
         super().__init__(
@@ -178,6 +188,7 @@ class MCPToolNode(PoolHolder, ToolNode):
             server_options=server_options,
             approval=approval,
             approval_decisions=approval_decisions,
+            approval_mode=approval_mode,
             tool_filter=tool_filter,
             messages_key=messages_key,
             reserved=self._local_tools,
@@ -232,8 +243,10 @@ class MCPToolNode(PoolHolder, ToolNode):
                 raise
             # Serve the last known tools: calls to an unreachable server become error messages.
         batch = None
-        if is_checkpointed(config.get("configurable")) and len(self._parse_input(input)[0]) > 1:
-            batch = _Batch()
+        tool_calls = self._parse_input(input)[0]
+        if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
+            requests = await self.toolset.approvals_of_turn(tool_calls, runtime.context, self._local_tools)
+            batch = _Batch(ask_together(requests) if len(requests) > 1 else None)
         token = _BATCH.set(batch)
         try:
             return await super()._afunc(input, config, runtime)
@@ -277,7 +290,9 @@ class MCPToolNode(PoolHolder, ToolNode):
         index = batch.enroll()
         result: Any = None
         try:
-            future = _tool_call_task(functools.partial(self._arun_in_task, call, input_type, tool_runtime))
+            future = _tool_call_task(
+                functools.partial(self._arun_in_task, call, input_type, tool_runtime, batch.given)
+            )
             result = await future
         except asyncio.CancelledError as exc:
             batch.settle(index, exc)
@@ -292,13 +307,23 @@ class MCPToolNode(PoolHolder, ToolNode):
             raise failure
         return result
 
-    async def _arun_in_task(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+    async def _arun_in_task(
+        self,
+        call: ToolCall,
+        input_type: Any,
+        tool_runtime: ToolRuntime,
+        given: Mapping[str, Mapping[str, Any]] | None,
+    ) -> Any:
         # The call now runs in its own task: its interrupts and stored rounds must use that
         # task's config (scratchpad, namespace), not the node's.
         runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
         if (refused := self._refused(call, runtime)) is not None:
             return refused
-        return await super()._arun_one(call, input_type, runtime)
+        token = GIVEN.set(given)
+        try:
+            return await super()._arun_one(call, input_type, runtime)
+        finally:
+            GIVEN.reset(token)
 
     def _func(
         self,
@@ -317,8 +342,13 @@ class MCPToolNode(PoolHolder, ToolNode):
         tool_calls, input_type = self._parse_input(input)
         if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
             return super()._func(input, config, runtime)
+        requests = run_sync(
+            lambda: self.toolset.approvals_of_turn(tool_calls, runtime.context, self._local_tools),
+            pool=self.pool,
+        )
+        given = ask_together(requests) if len(requests) > 1 else None
         futures = [
-            _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime))
+            _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime, given))
             for call, tool_runtime in zip(
                 tool_calls, self._tool_runtimes(input, config, runtime), strict=True
             )
@@ -357,9 +387,19 @@ class MCPToolNode(PoolHolder, ToolNode):
             for call, cfg in zip(tool_calls, get_config_list(config, len(tool_calls)), strict=False)
         ]
 
-    def _run_in_task(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+    def _run_in_task(
+        self,
+        call: ToolCall,
+        input_type: Any,
+        tool_runtime: ToolRuntime,
+        given: Mapping[str, Mapping[str, Any]] | None,
+    ) -> Any:
         runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
-        return self._run_one(call, input_type, runtime)
+        token = GIVEN.set(given)
+        try:
+            return self._run_one(call, input_type, runtime)
+        finally:
+            GIVEN.reset(token)
 
     def _run_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
         if (refused := self._refused(call, tool_runtime)) is not None:

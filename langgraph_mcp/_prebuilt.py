@@ -26,6 +26,7 @@ from langgraph.graph import END
 from langgraph.types import Send
 from pydantic import BaseModel
 
+from langgraph_mcp._approval import ApprovalMode
 from langgraph_mcp._middleware import MCPMiddleware
 from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._toolset import DEFAULT_DECISIONS
@@ -47,6 +48,7 @@ def create_mcp_agent(
     server_options: Mapping[str, ToolOptions] | None = None,
     approval: ApprovalPolicy = None,
     approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+    approval_mode: ApprovalMode = "per_call",
     tool_filter: ToolFilter | None = None,
     raise_errors: Collection[FailureKind] = (),
     on_connection_error: OnConnectionError = "raise",
@@ -71,6 +73,7 @@ def create_mcp_agent(
         server_options=server_options,
         approval=approval,
         approval_decisions=approval_decisions,
+        approval_mode=approval_mode,
         tool_filter=tool_filter,
         raise_errors=raise_errors,
         on_connection_error=on_connection_error,

@@ -29,7 +29,7 @@ outcome becomes (messages, cut outputs, ``Command``s) is decided in ``_results.p
 
 import functools
 import inspect
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
@@ -41,7 +41,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
-from langgraph_mcp._approval import DECISIONS, Approved, ask_approval
+from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
@@ -205,18 +205,7 @@ class MCPTool(StructuredTool):
         edited = False
         if approval:
             try:
-                outcome = ask_approval(
-                    server=self.server,
-                    mcp_tool=self.mcp_name,
-                    name=self.name,
-                    description=self.description,
-                    annotations=(self.metadata or {}).get("mcp", {}).get("annotations", {}),
-                    arguments=arguments,
-                    tool_call_id=tool_call_id,
-                    allowed=approval,
-                    check=self._check_edit,
-                    schema=self._checker.schema,
-                )
+                outcome = ask_approval(self._question(arguments, tool_call_id, approval))
             except MCPToolCallError as exc:
                 return failure(self._site(tool_call_id), str(exc), kind=exc.kind)
             if not isinstance(outcome, Approved):
@@ -272,6 +261,39 @@ class MCPTool(StructuredTool):
         )
 
     # -- helpers -------------------------------------------------------------
+
+    def _question(
+        self, arguments: dict[str, Any], tool_call_id: str | None, approval: Sequence[str]
+    ) -> ApprovalRequest:
+        return approval_request(
+            server=self.server,
+            mcp_tool=self.mcp_name,
+            name=self.name,
+            description=self.description,
+            annotations=(self.metadata or {}).get("mcp", {}).get("annotations", {}),
+            arguments=arguments,
+            tool_call_id=tool_call_id,
+            allowed=approval,
+            check=self._check_edit,
+            schema=self._checker.schema,
+        )
+
+    async def approval_request(
+        self, args: Mapping[str, Any], tool_call_id: str | None
+    ) -> ApprovalRequest | None:
+        """The approval question a call with the model's ``args`` asks before it is sent, or
+        ``None`` if it asks none (no approval needed, or arguments that break the schema: such
+        a call fails before asking). Its ``key`` is the one the call itself computes."""
+        if not self._approval:
+            return None
+        arguments = {k: v for k, v in args.items() if k not in self._options.hidden}
+        if self._checker.null_is_absent:
+            self._checker.drop_null_headers(arguments)
+        try:
+            await self._checker.acheck(arguments)
+        except ToolInvocationError:  # UnusableSchema included
+            return None
+        return self._question(arguments, tool_call_id, self._approval)
 
     def _check_edit(self, arguments: dict[str, Any]) -> None:
         """Edited arguments must fit the model-facing schema (``ValueError`` otherwise)."""

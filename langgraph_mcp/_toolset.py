@@ -20,6 +20,7 @@ from typing import Any, Self
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
+from langgraph_mcp._approval import APPROVAL_MODES, ApprovalMode, ApprovalRequest
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
@@ -66,6 +67,7 @@ class ToolSet:
         server_options: Mapping[str, ToolOptions] | None = None,
         approval: ApprovalPolicy = None,
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        approval_mode: ApprovalMode = "per_call",
         tool_filter: ToolFilter | None = None,
         messages_key: str = "messages",
         reserved: Collection[str] = (),
@@ -98,6 +100,11 @@ class ToolSet:
             )
         if not approval_decisions:
             raise MCPConfigError(None, None, "approval_decisions must allow at least one decision")
+        if approval_mode not in APPROVAL_MODES:
+            raise MCPConfigError(
+                None, None, f"approval_mode must be one of {list(APPROVAL_MODES)}; got {approval_mode!r}"
+            )
+        self.approval_mode: ApprovalMode = approval_mode
         self.approval = approval
         configs = pool.servers
         self._option_refs = parse_refs(self.tool_options, configs, "tool_options")
@@ -231,6 +238,28 @@ class ToolSet:
 
     def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
         return [t for t in tools if self.allows(t, context)]
+
+    async def approvals_of_turn(
+        self, calls: Sequence[Mapping[str, Any]], context: Any, skip: Collection[str] = ()
+    ) -> list[ApprovalRequest]:
+        """With ``approval_mode="batched"``: the approval questions the MCP ``calls`` of one model
+        turn would ask, in call order (calls this run may not make, calls to tools named in
+        ``skip``, and calls whose arguments break the schema ask none: they fail without asking).
+        Empty in ``"per_call"`` mode."""
+        if self.approval_mode != "batched":
+            return []
+        requests = []
+        for call in calls:
+            tool = None if call.get("name") in skip else self.get(call.get("name", ""))
+            args = call.get("args")
+            if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
+                continue
+            if not self.allows(tool, context):
+                continue
+            request = await tool.approval_request(args, call.get("id"))
+            if request is not None:
+                requests.append(request)
+        return requests
 
     def _own_options(
         self, tool: MCPTool, names: dict[str, frozenset[str] | None], used: set[str]

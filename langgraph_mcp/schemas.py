@@ -34,6 +34,10 @@ from langgraph_mcp.types import (
     MCPApprovalResponses,
     MCPApprovalResume,
     MCPApprovalReviewConfig,
+    MCPApprovalsDecisions,
+    MCPApprovalsInterrupt,
+    MCPApprovalsResponses,
+    MCPApprovalsResume,
     MCPElicitationAccept,
     MCPElicitationActionRequest,
     MCPElicitationCancel,
@@ -86,6 +90,18 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP tool approval resume value",
         "The resume value that answers a tool_approval interrupt: a decision, "
         '{"decisions": [<decision>]} or {"responses": {<key>: <decision>}}.',
+    ),
+    "approvals-interrupt": (
+        MCPApprovalsInterrupt,
+        "MCP tool approvals interrupt",
+        'The interrupt value ("type": "tool_approvals") that asks a person to approve several MCP tool '
+        'calls of one model turn at once (approval_mode="batched").',
+    ),
+    "approvals-resume": (
+        MCPApprovalsResume,
+        "MCP tool approvals resume value",
+        'The resume value that answers a tool_approvals interrupt: {"decisions": [...]}, one decision '
+        "per action request in order, or the same keyed by the interrupt's key or by each call's key.",
     ),
     "sampling-interrupt": (
         MCPSamplingInterrupt,
@@ -232,6 +248,9 @@ _DOCUMENTED: tuple[type, ...] = (
     MCPApprovalDecision,
     MCPApprovalDecisions,
     MCPApprovalResponses,
+    MCPApprovalsInterrupt,
+    MCPApprovalsDecisions,
+    MCPApprovalsResponses,
     MCPProgressEvent,
     MCPProgressUIProps,
     MCPLogEvent,

@@ -37,7 +37,7 @@ def report(out: dict[str, Any]) -> str:
     return json.dumps(
         {
             "interrupts": [i.value for i in out.get("__interrupt__", [])],
-            "ids": {i.value["tool_call_id"]: i.id for i in out.get("__interrupt__", [])},
+            "ids": {i.value.get("tool_call_id"): i.id for i in out.get("__interrupt__", [])},
             "results": {
                 m.tool_call_id: [m.status, m.text] for m in out["messages"] if isinstance(m, ToolMessage)
             },
@@ -45,11 +45,12 @@ def report(out: dict[str, Any]) -> str:
     )
 
 
-def agent(checkpointer: Any) -> Any:
+def agent(checkpointer: Any, approval_mode: Any) -> Any:
     return create_mcp_agent(
         ScriptModel(turns=TURNS),
         {"shop": stdio_params("shopfront")},
         approval="destructive",
+        approval_mode=approval_mode,
         checkpointer=checkpointer,
     )
 
@@ -58,18 +59,18 @@ def inputs(phase: str, extra: list[str]) -> Any:
     return {"messages": [("user", "go")]} if phase == "start" else Command(resume=json.loads(extra[0]))
 
 
-def run_sync(phase: str, db: str, extra: list[str]) -> None:
+def run_sync(phase: str, db: str, extra: list[str], approval_mode: str) -> None:
     with sqlite3.connect(db, check_same_thread=False) as conn:
-        graph = agent(SqliteSaver(conn))
+        graph = agent(SqliteSaver(conn), approval_mode)
         try:
             print(report(graph.invoke(inputs(phase, extra), THREAD)))
         finally:
             graph.mcp.close()
 
 
-async def run_async(phase: str, db: str, extra: list[str]) -> None:
+async def run_async(phase: str, db: str, extra: list[str], approval_mode: str) -> None:
     async with AsyncSqliteSaver.from_conn_string(db) as saver:
-        graph = agent(saver)
+        graph = agent(saver, approval_mode)
         try:
             print(report(await graph.ainvoke(inputs(phase, extra), THREAD)))
         finally:
@@ -78,7 +79,8 @@ async def run_async(phase: str, db: str, extra: list[str]) -> None:
 
 if __name__ == "__main__":
     mode, phase, db, *rest = sys.argv[1:]
+    mode, _, approval_mode = mode.partition("+")  # e.g. "sync+batched"
     if mode == "sync":
-        run_sync(phase, db, rest)
+        run_sync(phase, db, rest, approval_mode or "per_call")
     else:
-        asyncio.run(run_async(phase, db, rest))
+        asyncio.run(run_async(phase, db, rest, approval_mode or "per_call"))

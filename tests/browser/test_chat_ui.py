@@ -182,12 +182,6 @@ async def test_a_long_call_shows_a_progress_bar_with_the_servers_message(chat: C
 
 # -- questions and approvals through the approve/edit/reject forms ------------------------------
 
-NOT_GATHERED = (
-    "each tool call of a turn asks for approval in an interrupt of its own; a page that resumes "
-    "without an interrupt id (as Agent Chat UI does) cannot answer two (docs/how-to/agent-chat-ui.md)"
-)
-
-
 async def shown_interrupt(page: Page) -> None:
     """Wait until the page shows an interrupt, as a review form or as a read-only payload."""
     shown = page.get_by_test_id("action-request").first.or_(page.get_by_test_id("generic-interrupt"))
@@ -232,7 +226,6 @@ async def test_an_approval_edited_to_another_number(chat: Chat) -> None:
 
 @pytest.mark.deploy
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(strict=True, reason=NOT_GATHERED)
 async def test_two_approvals_of_one_turn_in_one_form(chat: Chat) -> None:
     page = await chat.open("reviewed_agent")
     await say(page, 'add {"a": 1, "b": 2}\nadd {"a": 3, "b": 4}')

@@ -138,6 +138,53 @@ async def test_mcp_approval_speaks_the_hitl_per_call_format() -> None:
     assert results(out)["c1"].content == "deleted x"
 
 
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+async def test_batched_mcp_approvals_are_one_hitl_request_after_the_model(sync: bool) -> None:
+    turn = [
+        ("delete_item", {"item": "a"}, "c1"),
+        ("list_items", {}, "c2"),
+        ("delete_item", {"item": "b"}, "c3"),
+    ]
+    model = ScriptModel(turns=[turn, "ok"])
+    async with MCPPool({"shop": {"server": shopfront.build_server()}}) as pool:
+        mcp = MCPMiddleware(pool, approval="destructive", approval_mode="batched")
+        assert type(mcp).__name__ == "MCPMiddleware" and isinstance(mcp, MCPMiddleware)
+        agent = create_agent(model, middleware=[mcp], checkpointer=InMemorySaver())
+
+        async def run(value: Any) -> dict[str, Any]:
+            if sync:
+                return dict(await asyncio.to_thread(agent.invoke, value, thread()))
+            return dict(await agent.ainvoke(value, thread()))
+
+        out = await run({"messages": [("user", "go")]})
+        [pending] = out["__interrupt__"]
+        assert pending.value["type"] == "tool_approvals"
+        assert [(a["name"], a["args"]) for a in pending.value["action_requests"]] == [
+            ("delete_item", {"item": "a"}),
+            ("delete_item", {"item": "b"}),
+        ]
+        assert results(out) == {}  # nothing of the turn ran yet
+        decisions = [{"type": "approve"}, {"type": "edit", "edited_action": {"args": {"item": "B"}}}]
+        out = await run(Command(resume={"decisions": decisions}))
+        assert "__interrupt__" not in out
+        assert "mcp_approval_decisions" not in out  # private state
+    got = results(out)
+    assert got["c1"].content == "deleted a"
+    assert got["c3"].content.endswith("deleted B") and "changed its arguments" in got["c3"].content
+    assert "apple" in str(got["c2"].content)
+
+
+async def test_batched_mode_asks_a_lone_approval_as_its_call_does() -> None:
+    model = ScriptModel(turns=[[("delete_item", {"item": "x"}, "c1"), ("list_items", {}, "c2")], "ok"])
+    async with MCPPool({"shop": {"server": shopfront.build_server()}}) as pool:
+        mcp = MCPMiddleware(pool, approval="destructive", approval_mode="batched")
+        agent = create_agent(model, middleware=[mcp], checkpointer=InMemorySaver())
+        out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
+        assert [i.value["type"] for i in out["__interrupt__"]] == ["tool_approval"]
+        out = await agent.ainvoke(Command(resume={"type": "approve"}), thread())
+    assert results(out)["c1"].content == "deleted x"
+
+
 async def test_tool_retry_middleware_retries_a_lost_connection(tmp_path: Path) -> None:
     marker = tmp_path / "crashed"
     model = ScriptModel(turns=[[("flaky", {"marker": str(marker)}, "c1")]])

@@ -111,6 +111,40 @@ def test_an_approval_is_answered_in_a_new_process(tmp_path: Path, mode: str) -> 
     assert second["results"]["c2"] == ["success", "applepearplum"]
 
 
+@pytest.mark.slow  # two OS processes, each importing the package
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_batched_approvals_are_answered_in_a_new_process(tmp_path: Path, mode: str) -> None:
+    db = str(tmp_path / "agent.sqlite")
+
+    def phase(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            command(str(RUNNER), f"{mode}+batched", *args),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=RUNNER.parents[1],
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    first = phase("start", db)
+    [asked] = first["interrupts"]
+    assert asked["type"] == "tool_approvals"
+    assert [a["tool_call_id"] for a in asked["approvals"]] == ["c1", "c3"]
+    assert first["results"] == {}  # asked before any call of the turn ran
+    decisions = [
+        {"type": "edit", "edited_action": {"name": "delete_item", "args": {"item": "X!"}}},
+        {"type": "reject"},
+    ]
+    second = phase("resume", db, json.dumps({"decisions": decisions}))
+    assert second["interrupts"] == []
+    status, text = second["results"]["c1"]
+    assert status == "success" and text.startswith("Note: before this call ran")
+    assert text.endswith("deleted X!")
+    assert second["results"]["c3"][0] == "error" and "The tool was not executed" in second["results"]["c3"][1]
+    assert second["results"]["c2"] == ["success", "applepearplum"]
+
+
 async def test_route_tool_calls_sends_each_call_to_its_own_task() -> None:
     class State(TypedDict):
         messages: Annotated[list[AnyMessage], add_messages]

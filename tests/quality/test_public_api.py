@@ -113,6 +113,7 @@ PUBLIC: dict[str, list[str]] = {
         "UnboundPolicy",
     ],
     "langgraph_mcp.types": [
+        "APPROVALS_INTERRUPT_TYPE",
         "APPROVAL_INTERRUPT_TYPE",
         "ELICITATION_INTERRUPT_TYPE",
         "ElicitationHandler",
@@ -124,6 +125,10 @@ PUBLIC: dict[str, list[str]] = {
         "MCPApprovalResponses",
         "MCPApprovalResume",
         "MCPApprovalReviewConfig",
+        "MCPApprovalsDecisions",
+        "MCPApprovalsInterrupt",
+        "MCPApprovalsResponses",
+        "MCPApprovalsResume",
         "MCPCallInfo",
         "MCPElicitationAccept",
         "MCPElicitationActionRequest",
