@@ -22,7 +22,7 @@ from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
 from langgraph_mcp._coerce import coerce_edited
-from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, task_scratchpad
+from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, shown_question, task_scratchpad
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.types import MCPApprovalInterrupt, MCPApprovalsInterrupt
@@ -322,19 +322,31 @@ def _together_type(key: str, requests: Sequence[ApprovalRequest]) -> Any:
     count = len(requests)
     keys = [r.key for r in requests]
 
-    def validate(value: Any) -> dict[str, Any]:
+    def bound(decisions: list[Any]) -> bool:
+        return len(decisions) == count and all(
+            isinstance(d, Mapping) and d.get("key") == k for d, k in zip(decisions, keys, strict=True)
+        )
+
+    def validate(value: Any, keyed: bool = False) -> dict[str, Any]:
         if isinstance(value, Mapping) and "decisions" in value:
             decisions = value["decisions"]
             if not isinstance(decisions, list):
                 raise ValueError("'decisions' must be a list of decisions, one per action request, in order")
+            shown = shown_question()
+            if not (keyed or bound(decisions) or (isinstance(shown, Mapping) and shown.get("key") == key)):
+                # Decisions bound by position only: taken for this question only when it is the
+                # one the person was shown. Replayed for another set of calls (a listing that
+                # changed), or sent when nothing was asked, they answer nothing: ask again.
+                return STALE
             if len(decisions) != count:
                 raise ValueError(
                     f"{count} decisions are expected (one per action request, in order), got {len(decisions)}"
                 )
+            bind = True
         elif isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping):
             responses = value["responses"]
             if key in responses:
-                return validate(responses[key])
+                return validate(responses[key], keyed=True)
             present = [k for k in keys if k in responses]
             if not present:
                 return STALE  # answers to other questions
@@ -344,6 +356,7 @@ def _together_type(key: str, requests: Sequence[ApprovalRequest]) -> Any:
                     f"decisions are missing for {', '.join(missing)}: answer every call together"
                 )
             decisions = [responses[k] for k in keys]
+            bind = False
         elif isinstance(value, Mapping) and ("responses" in value or "action" in value):
             return STALE  # an answer to an elicitation or sampling question
         else:
@@ -360,6 +373,12 @@ def _together_type(key: str, requests: Sequence[ApprovalRequest]) -> Any:
             if is_stale(checked):
                 raise ValueError(f"decision {index + 1} carries another call's key, not {request.name!r}'s")
             taken[request.key] = checked
+        if bind:
+            # LangGraph stores this very object as the answer: each decision now names its call,
+            # so a replay of it is checked against the calls it was given for.
+            # (New objects: one decision object may be given for several calls.)
+            for index, request in enumerate(requests):
+                decisions[index] = {**decisions[index], "key": request.key}
         return taken
 
     items = [_decision_schema(r.key, r.name, r.allowed) for r in requests]

@@ -179,3 +179,40 @@ def _yes(payload: Any) -> dict[str, Any]:
 def test_an_unknown_mode_is_refused() -> None:
     with pytest.raises(MCPConfigError, match="approval_mode must be one of"):
         MCPToolNode({"demo": {"server": demo.build_server()}}, approval=True, approval_mode="together")  # type: ignore[arg-type]
+
+
+async def test_decisions_are_not_replayed_onto_another_set_of_calls() -> None:
+    """The deployment's approval policy changes while a call of the turn waits for a server's
+    question: when the node runs again, the calls needing approval are others, and the stored
+    decisions (given for the first set) are not applied to them by position: it asks again."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    server = {"server": asker.build_server(counters=asker.Counters())}
+    turn = (
+        ("delete_item", {"item": "a"}, "c1"),
+        ("book", {"city": "Oslo"}, "c2"),
+        ("pick_options", {}, "c3"),
+    )
+    saver = InMemorySaver()
+    async with MCPToolNode(
+        {"asker": server}, approval=["delete_item", "book"], approval_mode="batched"
+    ) as node:
+        graph = tool_graph(node, checkpointer=saver)
+        out = await graph.ainvoke({"messages": [ai(*turn)]}, thread())
+        [pending] = out["__interrupt__"]
+        assert [a["tool_call_id"] for a in pending.value["approvals"]] == ["c1", "c2"]
+        answer = {"decisions": [{"type": "approve"}, {"type": "reject"}]}
+        out = await graph.ainvoke(Command(resume=answer), thread())
+        assert sorted(i.value["tool_call_id"] for i in out["__interrupt__"]) == [
+            "c1",
+            "c3",
+        ]  # server questions
+        questions = out["__interrupt__"]
+    async with MCPToolNode(
+        {"asker": server}, approval=["book", "pick_options"], approval_mode="batched"
+    ) as node:
+        graph = tool_graph(node, checkpointer=saver)
+        out = await graph.ainvoke(resume_elicitations(questions, _yes), thread())
+        [pending] = out["__interrupt__"]
+    assert pending.value["type"] == "tool_approvals"
+    assert [a["tool_call_id"] for a in pending.value["approvals"]] == ["c2", "c3"]
