@@ -182,6 +182,7 @@ async def test_a_long_call_shows_a_progress_bar_with_the_servers_message(chat: C
 
 # -- questions and approvals through the approve/edit/reject forms ------------------------------
 
+
 async def shown_interrupt(page: Page) -> None:
     """Wait until the page shows an interrupt, as a review form or as a read-only payload."""
     shown = page.get_by_test_id("action-request").first.or_(page.get_by_test_id("generic-interrupt"))
