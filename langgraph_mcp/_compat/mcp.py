@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.client._input_required import (
@@ -25,6 +25,7 @@ __all__ = [
     "INPUT_ROUNDS_MAX",
     "STATE_ONLY_BACKOFF",
     "absorb_tool_listing",
+    "complete_by_default",
     "call_headers",
     "CLOSED_MESSAGE",
     "connection_closed",
@@ -123,6 +124,30 @@ async def send_unchecked(session: ClientSession, method: str, params: Mapping[st
     opts: CallOptions = {}
     session._stamp(data, opts)
     return await session._dispatcher.send_raw_request(method, data.get("params"), opts)
+
+
+class _CompleteByDefault:
+    """A session's dispatcher whose request results that leave out ``resultType`` say
+    ``"complete"``: the 2026-07-28 revision makes that the default, while the SDK's result
+    models require the field. Everything else passes through unchanged."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def send_raw_request(self, method: str, params: Any, opts: Any) -> Any:
+        raw = await self._inner.send_raw_request(method, params, opts)
+        if isinstance(raw, dict) and "resultType" not in raw:
+            return {**raw, "resultType": "complete"}
+        return raw
+
+
+def complete_by_default(session: ClientSession) -> None:
+    """Read this (2026-07-28) session's results without ``resultType`` as complete."""
+    if not isinstance(session._dispatcher, _CompleteByDefault):
+        session._dispatcher = cast(Any, _CompleteByDefault(session._dispatcher))
 
 
 def absorb_tool_listing(session: ClientSession, page: types.ListToolsResult, *, complete: bool) -> None:

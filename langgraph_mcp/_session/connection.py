@@ -28,6 +28,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.exceptions import MCPError as SDKError
 
+from langgraph_mcp._compat.mcp import complete_by_default
 from langgraph_mcp._session.callbacks import Callbacks
 from langgraph_mcp._session.calls import Calls
 from langgraph_mcp._session.era import MODERN, client_info, is_handshake_version
@@ -76,6 +77,8 @@ class ServerConnection(Calls, Listen, Callbacks):
         client = session.client
         assert client is not None
         self.protocol_version = client.protocol_version
+        if not is_handshake_version(client.protocol_version):
+            complete_by_default(client.session)
         self._tools_changed()
         self._lists_changed(*LISTINGS)
         if self._mode == "auto":  # remember the era: reconnects skip the probe
