@@ -241,32 +241,86 @@ async def list_and_call(url: str, auth: Any = None, calls: dict[str, dict[str, A
                 log.info("%s -> %s", name, await call_tool(tools[name], args))
 
 
-async def elicitation_defaults(url: str) -> None:
-    """A graph whose ``MCPToolNode`` turns the server's question into an interrupt; the person
-    accepts without filling anything in, so the schema's defaults are what the server gets."""
-    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False}})
-    builder = StateGraph(MessagesState)
-    builder.add_node(node)
-    builder.add_edge(START, "tools")
-    graph = builder.compile(checkpointer=InMemorySaver())
-    thread: Any = {"configurable": {"thread_id": "conformance"}}
-    call = {"name": "test_client_elicitation_defaults", "args": {}, "id": "call-1", "type": "tool_call"}
-    async with node:
-        out = await graph.ainvoke({"messages": [AIMessage("", tool_calls=[call])]}, thread)
-        rounds = 0
-        while pending := out.get("__interrupt__"):
-            rounds += 1
-            if rounds > 3:
-                raise RuntimeError("the server kept asking")
-            out = await graph.ainvoke(
-                resume_elicitations(pending, lambda p: {r["key"]: accept({}) for r in p["requests"]}),
-                thread,
-            )
+async def answer_in_graph(
+    node: MCPToolNode, graph: Any, thread: str, name: str, content: dict[str, Any]
+) -> str:
+    """Call ``name`` through ``graph`` (whose ``MCPToolNode`` turns the server's questions into
+    interrupts) and accept every question with ``content``; the call's result text."""
+    config: Any = {"configurable": {"thread_id": thread}}
+    call = {"name": name, "args": {}, "id": f"{thread}-1", "type": "tool_call"}
+    out = await graph.ainvoke({"messages": [AIMessage("", tool_calls=[call])]}, config)
+    rounds = 0
+    while pending := out.get("__interrupt__"):
+        rounds += 1
+        if rounds > 3:
+            raise RuntimeError("the server kept asking")
+        out = await graph.ainvoke(
+            resume_elicitations(pending, lambda p: {r["key"]: accept(content) for r in p["requests"]}), config
+        )
     result = out["messages"][-1]
     assert isinstance(result, ToolMessage)
     if result.status == "error":
-        raise RuntimeError(f"the elicitation call failed: {result.content}")
-    log.info("result: %s", result.content)
+        raise RuntimeError(f"{name} failed: {result.content}")
+    return str(result.content)
+
+
+def tool_graph(node: MCPToolNode) -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node(node)
+    builder.add_edge(START, "tools")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+async def elicitation_defaults(url: str) -> None:
+    """The person accepts the server's question without filling anything in, so the schema's
+    defaults are what the server gets."""
+    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False}})
+    async with node:
+        result = await answer_in_graph(
+            node, tool_graph(node), "defaults", "test_client_elicitation_defaults", {}
+        )
+    log.info("result: %s", result)
+
+
+async def echo_schema(url: str) -> None:
+    """Send the focal tool's input schema, as the package gives it to a model, back through the
+    server's echo tool: the server checks which JSON Schema keywords survived."""
+    async with MCPPool({SERVER: {"url": url, "sse_fallback": False}}) as pool:
+        tools = {tool.name: tool for tool in await load_mcp_tools(pool)}
+        schema = tools["json_schema_2020_12_tool"].args_schema
+        log.info("echo -> %s", await call_tool(tools["json_schema_echo"], {"schema": schema}))
+
+
+async def request_state(url: str) -> None:
+    """Multi-round tool calls (2026-07-28): a round's ``requestState`` goes back unchanged, none
+    is invented when the server sent none, another call made while one waits for its answer
+    carries nothing of it, and a result without ``resultType`` is complete."""
+    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False}})
+    graph = tool_graph(node)
+    async with node:
+        tools = {tool.name: tool for tool in await load_mcp_tools(node.pool)}
+        config: Any = {"configurable": {"thread_id": "echo"}}
+        call = {"name": "test_mrtr_echo_state", "args": {}, "id": "echo-1", "type": "tool_call"}
+        out = await graph.ainvoke({"messages": [AIMessage("", tool_calls=[call])]}, config)
+        pending = out.get("__interrupt__")
+        if not pending:
+            raise RuntimeError("test_mrtr_echo_state did not ask")
+        # While that call waits for its person, another tool is called on the same connection.
+        log.info("unrelated -> %s", await call_tool(tools["test_mrtr_unrelated"], {}))
+        out = await graph.ainvoke(
+            resume_elicitations(
+                pending, lambda p: {r["key"]: accept({"confirmed": True}) for r in p["requests"]}
+            ),
+            config,
+        )
+        log.info("echo -> %s", out["messages"][-1].content)
+        log.info(
+            "no state -> %s",
+            await answer_in_graph(node, graph, "nostate", "test_mrtr_no_state", {"confirmed": True}),
+        )
+        log.info(
+            "no type -> %s", await answer_in_graph(node, graph, "notype", "test_mrtr_no_result_type", {})
+        )
 
 
 def auth_flow(make: Callable[[str], Any]) -> Callable[[str], Coroutine[Any, Any, None]]:
@@ -302,7 +356,9 @@ SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
         url, calls={"test_headers": {}, "my-hyphenated-tool": {}}
     ),
     "http-custom-headers": context_calls,
-    "http-invalid-tool-headers": lambda url: list_and_call(url, calls={"valid_tool": {}}),
+    "http-invalid-tool-headers": lambda url: list_and_call(url, calls={"valid_tool": {"region": "us-west1"}}),
+    "sep-2322-client-request-state": request_state,
+    "json-schema-2020-12-preservation": echo_schema,
 }
 """Scenario name -> what the client does; other ``auth/*`` scenarios run the plain
 authorization-code flow."""
