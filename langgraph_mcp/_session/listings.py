@@ -3,7 +3,8 @@
 Every page is read as the server sent it, and each entry is checked on its own: one that is not
 valid is left out with a warning and the others stay. Listings are cached until the server says
 that list changed, or the session is replaced (``loops.ConnectionBase._tools_changed`` and
-``_lists_changed``).
+``_lists_changed``), or the lifetime its freshness hints or ``listing_ttl`` give it ends; a
+``public`` one may come from another session of the same server (``freshness.py``).
 
 A tool listing is bounded: its first ``max_tools`` entries (server option, default 1,000) are
 read and the rest left out with one warning; at most ``_MAX_PAGES`` pages are fetched, so a
@@ -30,6 +31,7 @@ from langgraph_mcp._pace import Pace, full_collections_put_off
 from langgraph_mcp._schema import vet_tool
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import TRANSPORT_ERRORS, SessionExpired, Wording, translate
+from langgraph_mcp._session.freshness import Hints, Stamp
 from langgraph_mcp._session.loops import LISTINGS, Listing
 from langgraph_mcp._session.requests import Requests
 from langgraph_mcp._session.transports import describe, http_statuses, refusal
@@ -47,12 +49,14 @@ class Listings(Requests):
     """The server's tools and its other listings."""
 
     async def refresh_tools(self) -> list[types.Tool]:
-        """Drop the cached listing and list again."""
-        self._tools_changed()
+        """Drop the cached listing and list again (the server's listing differs from it: no
+        session of the server may reuse a shared one either)."""
+        self._tools_changed(notice=True)
         return await self.list_tools()
 
     async def list_tools(self) -> list[types.Tool]:
-        """The server's tools (every page), cached until ``list_changed`` or a reconnect.
+        """The server's tools (every page), cached until ``list_changed``, a reconnect, or the end
+        of the listing's lifetime (``freshness.py``).
 
         Each tool is checked on its own (``_schema.vet_tool``): one that cannot be offered to a
         model or called is left out with a warning, and the others stay.
@@ -73,15 +77,23 @@ class Listings(Requests):
 
     async def _list_tools(self) -> list[types.Tool]:
         session = await self._session()
-        # Read once: a session on another loop's thread may drop the cache at any moment.
-        if (cached := self._tools) is not None:
+        if (cached := self._cached_tools()) is not None:
             return cached
         async with self.scope().tools_lock:
-            if (cached := self._tools) is not None:
+            if (cached := self._cached_tools()) is not None:
                 return cached
             client = session.client
             assert client is not None
+            if (shared := self.listing_share.take("tools")) is not None:
+                # Listed by another session of this server, and public: this session's calls
+                # derive their headers from it as from their own listing.
+                adopted: list[types.Tool] = shared[0]
+                absorb_tool_listing(client.session, types.ListToolsResult(tools=adopted), complete=True)
+                self._keep_tools(adopted, shared[1])
+                return list(adopted)
             version = self.tools_version
+            generation = self.listing_share.generation("tools")
+            hints = Hints()
             tools: list[types.Tool] = []
             cursor: str | None = None
             entries = beyond = 0
@@ -95,6 +107,7 @@ class Listings(Requests):
                                 client.session, "tools/list", {"cursor": cursor} if cursor else None
                             )
                         listed, next_cursor = self._tools_page(answer)
+                        hints.add(answer)
                         del answer
                         if len(listed) > limit - entries:
                             beyond += len(listed) - (limit - entries)
@@ -149,9 +162,27 @@ class Listings(Requests):
                     limit,
                 )
             if version == self.tools_version and session is self.scope().owner.session:
-                self._tools = tools
-                self._by_name = {t.name: t for t in reversed(tools)}
+                share = self.listing_share
+                stamp = share.stamp("tools", hints, modern=self.era == MODERN, generation=generation)
+                self._keep_tools(tools, stamp)
+                share.offer("tools", tools, stamp)
             return tools
+
+    def _cached_tools(self) -> list[types.Tool] | None:
+        """The cached tool listing, if it may still be used."""
+        # Read once: a session on another loop's thread may drop the cache at any moment.
+        tools, stamp = self._tools, self._tools_stamp
+        if tools is None:
+            return None
+        if stamp is not None and not self.listing_share.fresh("tools", stamp):
+            self._tools_changed()
+            return None
+        return tools
+
+    def _keep_tools(self, tools: list[types.Tool], stamp: Stamp) -> None:
+        self._tools = tools
+        self._tools_stamp = stamp
+        self._by_name = {t.name: t for t in reversed(tools)}
 
     def _vet_page(self, listed: list[Any], first: int) -> list[types.Tool]:
         """The tools of one page that can be offered (``_schema.vet_tool``); ``first`` is the
@@ -179,21 +210,31 @@ class Listings(Requests):
 
     async def listing(self, kind: Listing) -> list[Any]:
         """The server's resources, resource templates or prompts (every page), cached until the
-        server says that list changed, or a reconnect. An entry that is not valid is left out
-        with a warning; the others stay.
+        server says that list changed, a reconnect, or the end of the listing's lifetime
+        (``freshness.py``). An entry that is not valid is left out with a warning; the others
+        stay.
 
         Raises:
             MCPConnectionError, MCPTimeoutError, MCPServerError (e.g. the server has no such
             list), MCPProtocolError (an answer is not a listing at all).
         """
         await self._live()  # a new session forgets the listings: connect before reading one
+        share = self.listing_share
         if (cached := self._lists.get(kind)) is not None:
-            return cached
+            stamp = self._list_stamps.get(kind)
+            if stamp is None or share.fresh(kind, stamp):
+                return cached
+            self._lists_changed(kind)
+        if (shared := share.take(kind)) is not None:  # listed by another session, and public
+            self._lists[kind], self._list_stamps[kind] = shared
+            return list(shared[0])
         version = self._list_versions[kind]
+        generation = share.generation(kind)
         method, key, model = LISTINGS[kind]
 
-        async def pages(client: Client) -> list[Any]:
+        async def pages(client: Client) -> tuple[list[Any], Hints]:
             items: list[Any] = []
+            hints = Hints()
             cursor: str | None = None
             pace = Pace()
             for _ in range(_MAX_PAGES):
@@ -205,6 +246,7 @@ class Listings(Requests):
                 cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
                 if not isinstance(entries, list) or (cursor is not None and not isinstance(cursor, str)):
                     raise MCPProtocolError(self.name, f"its {method} answer is not a valid listing")
+                hints.add(answer)
                 for raw in entries:
                     await pace()
                     try:
@@ -218,11 +260,13 @@ class Listings(Requests):
                         )
                 if not cursor:
                     break
-            return items
+            return items, hints
 
-        items = await self.request(method, pages, timeout=None)
+        items, hints = await self.request(method, pages, timeout=None)
         if version == self._list_versions[kind]:
-            self._lists[kind] = items
+            stamp = share.stamp(kind, hints, modern=self.era == MODERN, generation=generation)
+            self._lists[kind], self._list_stamps[kind] = items, stamp
+            share.offer(kind, items, stamp)
         return items
 
 

@@ -1,0 +1,115 @@
+"""Fixture server whose listings carry freshness hints (2026-07-28 ``ttlMs`` / ``cacheScope``).
+
+Every ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list`` it
+answers is recorded as one line ``<method> <pid>`` in the file ``$HINTED_LOG`` (or the ``log``
+given to :func:`build_server`), before it is answered: a client that has its answer has its line.
+Each answer carries ``ttlMs = $HINTED_TTL_MS`` and ``cacheScope = $HINTED_SCOPE`` when set, in
+either era (a handshake-era client must not take them: only 2026-07-28 defines them).
+
+Tools: ``echo``; ``add_tool(name)`` registers a tool ``name`` and says the tool list changed;
+``own_<pid>`` names the process, so a listing shows which server process it came from. One
+resource (``hinted://about``), one template (``hinted://item/{name}``), one prompt (``greet``).
+"""
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+if not __package__:  # run as a plain script path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import Context, MCPServer
+
+from tests.servers._runner import run_cli
+from tests.servers.other import notify_tools_changed
+
+LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+
+
+class Hints:
+    """Records each listing request and puts the hints on its answer."""
+
+    def __init__(self, log: str | None, ttl_ms: int | None, scope: str | None) -> None:
+        self.log = log
+        self.ttl_ms = ttl_ms
+        self.scope = scope
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.request_id is None or ctx.method not in LISTS:
+            return await call_next(ctx)
+        if self.log:
+            with open(self.log, "a", encoding="utf-8") as f:
+                f.write(f"{ctx.method} {os.getpid()}\n")
+        result = await call_next(ctx)
+        if isinstance(result, dict):  # the answer as sent: the keys put here reach the wire
+            if self.ttl_ms is not None:
+                result["ttlMs"] = self.ttl_ms
+            if self.scope is not None:
+                result["cacheScope"] = self.scope
+        return result
+
+
+def listed(log: Path, method: str = "tools/list") -> list[str]:
+    """The pids of the processes that answered ``method``, one per request, in order."""
+    if not log.exists():
+        return []
+    lines = log.read_text(encoding="utf-8").splitlines()
+    return [line.split()[1] for line in lines if line.split()[0] == method]
+
+
+def build_server(
+    name: str = "hinted", *, log: str | None = None, ttl_ms: int | None = None, scope: str | None = None
+) -> MCPServer:
+    """The server; in process mode ``log``, ``ttl_ms`` and ``scope`` come from the environment."""
+    srv: MCPServer = MCPServer(name, middleware=[Hints(log, ttl_ms, scope)])
+
+    @srv.tool()
+    def echo(text: str) -> str:
+        """Say ``text`` back."""
+        return text
+
+    @srv.tool()
+    async def add_tool(name: str, ctx: Context) -> str:
+        """Register a tool called ``name`` and say the tool list changed."""
+
+        def dynamic(text: str = "") -> str:
+            return f"{name}:{text}"
+
+        srv.add_tool(dynamic, name=name, description=f"Added tool {name}.")
+        await notify_tools_changed(ctx)
+        return "added"
+
+    def own() -> int:
+        return os.getpid()
+
+    srv.add_tool(own, name=f"own_{os.getpid()}", description="The server process's id.")
+
+    @srv.resource("hinted://about", name="about", mime_type="text/plain")
+    def about() -> str:
+        return "about"
+
+    @srv.resource("hinted://item/{name}", name="item", mime_type="text/plain")
+    def item(name: str) -> str:
+        return name
+
+    @srv.prompt()
+    def greet(who: str) -> str:
+        """Greet someone."""
+        return f"Hello {who}"
+
+    return srv
+
+
+def _from_env() -> MCPServer:
+    ttl = os.environ.get("HINTED_TTL_MS")
+    return build_server(
+        log=os.environ.get("HINTED_LOG"),
+        ttl_ms=int(ttl) if ttl else None,
+        scope=os.environ.get("HINTED_SCOPE") or None,
+    )
+
+
+if __name__ == "__main__":
+    run_cli(_from_env, description=__doc__)
