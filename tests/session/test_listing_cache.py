@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from langgraph_mcp import MCPPool, load_mcp_tools
+from langgraph_mcp._session.freshness import Hints, ListingShare
 from tests.clock import ManualClock
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import call, until
@@ -144,19 +145,72 @@ async def test_only_a_public_listing_is_shared_between_thread_sessions(scope: st
         async with pool.using("h", "bob") as bob:
             bobs = {t.name for t in await bob.list_tools()}
             await bob.listing("prompts")
+        shared = {t.name for t in await pool.connection("h").list_tools()}  # calls without a thread
         (alice_own,) = (name for name in alices if name.startswith("own_"))
         if scope == "public":
-            # Bob's session reuses the listing Alice's session got: one request in all.
+            # The other sessions reuse the listing Alice's session got: one request in all.
             assert listed(log) == [alice_own.removeprefix("own_")]
-            assert bobs == alices
+            assert bobs == shared == alices
             assert len(listed(log, "prompts/list")) == 1
         else:
-            # Bob's session lists for itself, and sees only what its own server process said.
+            # Each session lists for itself, and sees only what its own server process said.
             pids = listed(log)
-            assert len(pids) == 2 and pids[0] == alice_own.removeprefix("own_")
+            assert len(pids) == 3 and pids[0] == alice_own.removeprefix("own_")
             assert bobs == (alices - {alice_own}) | {f"own_{pids[1]}"}
+            assert shared == (alices - {alice_own}) | {f"own_{pids[2]}"}
             assert alice.listed(f"own_{pids[1]}") is None and bob.listed(alice_own) is None
             assert len(listed(log, "prompts/list")) == 2
+
+
+async def test_a_change_heard_by_one_session_ends_the_shared_listing_for_all(tmp_path: Path) -> None:
+    log = tmp_path / "lists.log"
+    async with (
+        served("stdio", log, ttl_ms=MINUTE_MS, scope="public", session_scope="thread") as config,
+        MCPPool({"h": config}) as pool,
+    ):
+        clocked(pool)
+        async with pool.using("h", "alice") as alice, pool.using("h", "bob") as bob:
+            await alice.list_tools()
+            await bob.list_tools()  # Alice's listing, shared
+            assert len(listed(log)) == 1
+            version = alice.tools_version
+            await (await alice.client()).call_tool("add_tool", {"name": "fresh"})
+            await until(lambda: alice.tools_version != version)  # Alice's session heard it
+            # Bob's session heard nothing (its own server process did not change), but the
+            # listing it reused is Alice's: it is not served again, and Bob's session lists.
+            bobs = {t.name for t in await bob.list_tools()}
+            assert "fresh" not in bobs
+            pids = listed(log)
+            assert len(pids) == 2 and pids[1] != pids[0] and f"own_{pids[1]}" in bobs
+
+
+@pytest.mark.parametrize(
+    ("pages", "ttl_ms", "public"),
+    [
+        ([{"ttlMs": 5000, "cacheScope": "public"}], 5000, True),
+        ([{"ttlMs": 5000, "cacheScope": "public"}, {"ttlMs": 2000, "cacheScope": "public"}], 2000, True),
+        ([{"ttlMs": 5000, "cacheScope": "public"}, {"ttlMs": 9000, "cacheScope": "private"}], 5000, False),
+        ([{"ttlMs": 5000}], 5000, False),  # no scope: never shared
+        ([{"cacheScope": "public"}], 0, True),  # no lifetime: (cached until changed, never shared)
+        ([{"ttlMs": -5, "cacheScope": "public"}], 0, True),
+        ([{"ttlMs": True, "cacheScope": "PUBLIC"}], 0, False),
+        ([{"ttlMs": 2.5}], 0, False),
+        ([{"ttlMs": "600000"}], 0, False),
+        ([{"ttlMs": 10**30}], 24 * 3600 * 1000, False),  # capped at a day
+        (["not an object"], 0, False),
+    ],
+)
+def test_hints_are_read_conservatively(pages: list[Any], ttl_ms: int, public: bool) -> None:
+    hints = Hints()
+    for page in pages:
+        hints.add(page)
+    assert (hints.ttl_ms, hints.public) == (ttl_ms, public)
+    share = ListingShare()
+    share.clock = ManualClock()
+    stamp = share.stamp("tools", hints, modern=True, generation=share.generation("tools"))
+    assert (stamp.expires is None) == (ttl_ms == 0)
+    assert (stamp.generation is not None) == (ttl_ms > 0 and public)
+    assert share.stamp("tools", hints, modern=False, generation=0).expires is None  # handshake era
 
 
 @pytest.mark.parametrize(
