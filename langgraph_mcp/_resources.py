@@ -56,7 +56,8 @@ _READ_TOOL_LISTED = 20
 
 
 async def list_resources(connection: ServerConnection) -> list[types.Resource]:
-    """The server's resources (every page), cached until it says they changed, or a reconnect."""
+    """The server's resources (every page), cached until it says they changed, a reconnect, or
+    the end of the listing's lifetime (``_session/freshness.py``)."""
     return cast(list[types.Resource], await connection.listing("resources"))
 
 
