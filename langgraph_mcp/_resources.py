@@ -76,9 +76,7 @@ async def _read(
         raise MCPArgumentError(
             connection.name, "uri", f"a resource URI must be a non-empty string, not {uri!r}"
         )
-    return await connection.request(
-        f"resources/read {uri}", lambda client: client.read_resource(uri), timeout=timeout, limited=limited
-    )
+    return await connection.read(uri, timeout=timeout, limited=limited)
 
 
 async def read_resource(connection: ServerConnection, uri: str) -> list[Blob]:

@@ -78,6 +78,7 @@ class ServerConnection(Calls, Listen, Callbacks):
         self.protocol_version = client.protocol_version
         self._tools_changed()
         self._lists_changed(*LISTINGS)
+        self.reads.clear()  # updates sent while no session was open were lost
         if self._mode == "auto":  # remember the era: reconnects skip the probe
             if is_handshake_version(client.protocol_version):
                 self._mode = "legacy"

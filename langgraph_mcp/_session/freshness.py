@@ -24,6 +24,15 @@ wants one scope for all pages) is shared through the server's :class:`ListingSha
 other sessions of the same server in the same pool (``session_scope: thread`` sessions), until
 its lifetime ends or any of those sessions hears that the list changed. A ``private`` listing,
 or one without a scope, is kept by the connection that listed it and never given to another.
+
+Resource reads (``resources/read``) are cacheable too. A read is reused only while a positive
+``ttlMs`` of its 2026-07-28 answer lasts, with ``listing_ttl: "server"`` (with any other setting,
+and without a hint, every read goes to the server, as before); ``public`` ones are shared like
+listings. A ``resources/updated`` of the URI (or of one under it, or above it), a change of the
+resource list, a lost update stream or a new session ends them. A read that took input rounds is
+never reused (its answers are not part of the cache key). Reads are bounded: at most
+:data:`READ_ENTRIES` per connection, none over :data:`READ_ENTRY_CHARS` characters of content, at
+most :data:`READ_CHARS` in all, least recently used dropped first.
 """
 
 from __future__ import annotations
@@ -31,16 +40,25 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_TTL", "Hints", "ListingShare", "Stamp"]
+import mcp_types as types
+
+from langgraph_mcp._session.watch import covers
+
+__all__ = ["MAX_TTL", "Hints", "ListingShare", "ReadCache", "Stamp"]
 
 MAX_TTL = 24 * 3600.0
 """The longest lifetime a server's ``ttlMs`` may give a listing, in seconds."""
 
 _MAX_TTL_MS = int(MAX_TTL * 1000)
+
+READ_ENTRIES = 64
+READ_ENTRY_CHARS = 1 << 20
+READ_CHARS = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,19 @@ class Hints:
         self.ttl_ms: int | None = None
         self.public = True
         self._pages = 0
+
+    @classmethod
+    def of_result(cls, result: types.ReadResourceResult) -> Hints:
+        """The hints of a parsed answer (only the fields the server sent count)."""
+        hints = cls()
+        sent = result.model_fields_set
+        hints.add(
+            {
+                **({"ttlMs": result.ttl_ms} if "ttl_ms" in sent else {}),
+                **({"cacheScope": result.cache_scope} if "cache_scope" in sent else {}),
+            }
+        )
+        return hints
 
     def add(self, answer: Any) -> None:
         """Take one page's answer (a JSON object as sent)."""
@@ -106,6 +137,9 @@ class ListingShare:
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[Any, Stamp]] = {}
         self._generations: dict[str, int] = {}
+        self.reads = ReadCache()
+        """The ``public`` resource reads of the server's sessions (``private`` ones are each
+        connection's own)."""
 
     # -- lifetimes -------------------------------------------------------------------------------
 
@@ -119,6 +153,12 @@ class ListingShare:
             ttl = hints.ttl_ms / 1000
         shared = modern and hints.public and ttl > 0
         return Stamp(self.clock() + ttl, generation if shared else None)
+
+    def read_stamp(self, hints: Hints, *, modern: bool) -> Stamp | None:
+        """The lifetime of a resource read just received (``None``: not to be reused)."""
+        if self.setting != "server" or not modern or not hints.ttl_ms:
+            return None
+        return Stamp(self.clock() + hints.ttl_ms / 1000)
 
     def fresh(self, key: str, stamp: Stamp) -> bool:
         """The listing stamped ``stamp`` may still be reused."""
@@ -160,3 +200,59 @@ class ListingShare:
             for key in keys:
                 self._generations[key] = self.generation(key) + 1
                 self._entries.pop(key, None)
+
+
+class ReadCache:
+    """Resource reads with a lifetime, by URI, least recently used first (bounded: see the
+    module docstring). ``version`` moves whenever something is dropped for being stale, so a read
+    that was in flight meanwhile is not kept."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, tuple[types.ReadResourceResult, Stamp, int]] = OrderedDict()
+        self._chars = 0
+        self.version = 0
+
+    def get(self, uri: str, share: ListingShare) -> types.ReadResourceResult | None:
+        """The read of ``uri``, if it may still be reused (lifetimes on ``share``'s clock)."""
+        with self._lock:
+            entry = self._entries.get(uri)
+            if entry is None:
+                return None
+            if not share.fresh("", entry[1]):
+                self._drop(uri)
+                return None
+            self._entries.move_to_end(uri)
+            return entry[0]
+
+    def put(self, uri: str, result: types.ReadResourceResult, stamp: Stamp, version: int) -> None:
+        """Keep a read made when :attr:`version` was ``version`` (if nothing went stale since)."""
+        chars = sum(len(getattr(c, "text", None) or getattr(c, "blob", None) or "") for c in result.contents)
+        if chars > READ_ENTRY_CHARS:
+            return
+        with self._lock:
+            if version != self.version:
+                return
+            self._drop(uri)
+            self._entries[uri] = (result, stamp, chars)
+            self._chars += chars
+            while len(self._entries) > READ_ENTRIES or self._chars > READ_CHARS:
+                self._drop(next(iter(self._entries)))
+
+    def updated(self, uri: str) -> None:
+        """The server says ``uri`` changed: drop every read it concerns."""
+        with self._lock:
+            self.version += 1
+            for cached in [u for u in self._entries if covers(u, uri) or covers(uri, u)]:
+                self._drop(cached)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.version += 1
+            self._entries.clear()
+            self._chars = 0
+
+    def _drop(self, uri: str) -> None:
+        entry = self._entries.pop(uri, None)
+        if entry is not None:
+            self._chars -= entry[2]

@@ -149,7 +149,7 @@ class Listen(ConnectionBase):
         elif isinstance(event, PromptsListChanged):
             self._lists_changed("prompts", notice=True)
         elif isinstance(event, ResourceUpdated):
-            self.scope().watch.updated(event.uri)
+            self._resource_updated(event.uri)
 
     async def _keep_subscribed(self, client: Client, session: Session, watch: ResourceWatch) -> None:
         """Handshake era: keep ``resources/subscribe`` in step with what is watched, on this

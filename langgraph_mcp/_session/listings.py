@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import ValidationError
 
-from langgraph_mcp._compat.mcp import absorb_tool_listing, send_unchecked
+from langgraph_mcp._compat.mcp import absorb_tool_listing, read_resource_rounds, send_unchecked
 from langgraph_mcp._pace import Pace, full_collections_put_off
 from langgraph_mcp._schema import vet_tool
 from langgraph_mcp._session.era import MODERN
@@ -268,6 +268,31 @@ class Listings(Requests):
             self._lists[kind], self._list_stamps[kind] = items, stamp
             share.offer(kind, items, stamp)
         return items
+
+    async def read(
+        self, uri: str, *, timeout: float | Literal["default"] | None = "default", limited: bool = False
+    ) -> types.ReadResourceResult:
+        """``resources/read`` of ``uri`` (see :meth:`request`), reused while its freshness hints
+        allow (``freshness.py``): this connection's own ``private`` reads, or a ``public`` one of
+        any session of the server."""
+        await self._live()  # a new session forgets the reads: connect before looking
+        share = self.listing_share
+        if (hit := self.reads.get(uri, share) or share.reads.get(uri, share)) is not None:
+            return hit
+        own, shared = self.reads.version, share.reads.version
+        result, first = await self.request(
+            f"resources/read {uri}",
+            lambda client: read_resource_rounds(client, uri),
+            timeout=timeout,
+            limited=limited,
+        )
+        hints = Hints.of_result(result)
+        if first and (stamp := share.read_stamp(hints, modern=self.era == MODERN)) is not None:
+            if hints.public:
+                share.reads.put(uri, result, stamp, shared)
+            else:
+                self.reads.put(uri, result, stamp, own)
+        return result
 
 
 async def _drop_tail(items: list[Any], keep: int) -> None:

@@ -24,7 +24,7 @@ from jsonschema.protocols import Validator
 from mcp import Client
 
 from langgraph_mcp._session.era import Era, era_of
-from langgraph_mcp._session.freshness import ListingShare, Stamp
+from langgraph_mcp._session.freshness import ListingShare, ReadCache, Stamp
 from langgraph_mcp._session.limits import FairLimiter, Slot, queue_key
 from langgraph_mcp._session.owner import Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
@@ -94,6 +94,8 @@ class ConnectionBase:
         self._lists: dict[Listing, list[Any]] = {}
         self._list_versions: dict[Listing, int] = dict.fromkeys(LISTINGS, 0)
         self._list_stamps: dict[Listing, Stamp] = {}
+        self.reads = ReadCache()
+        """This connection's own (``private``) resource reads that may be reused."""
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
         self._plain_outputs: dict[str, tuple[types.Tool, Callable[[Any], bool] | None]] = {}
         self._warned_headers: set[str] = set()
@@ -175,8 +177,18 @@ class ConnectionBase:
             self._list_versions[kind] += 1
         if notice:
             self.listing_share.changed(*kinds)
+            if "resources" in kinds:  # reads of resources that may be gone, or missed updates
+                self.reads.clear()
+                self.listing_share.reads.clear()
         if self.config.resource_tool and "resources" in kinds:
             self._tools_version += 1  # the read tool's description lists the resources
+
+    def _resource_updated(self, uri: str) -> None:
+        """The server says ``uri`` changed: no session of the server reuses a read of it, and
+        then its subscribers hear of it (so a read they make is a new one)."""
+        self.reads.updated(uri)
+        self.listing_share.reads.updated(uri)
+        self.scope().watch.updated(uri)
 
     def _slot(self) -> AbstractAsyncContextManager[Slot | None]:
         """One of the session's ``max_concurrent_calls`` slots, queued fairly by whoever the

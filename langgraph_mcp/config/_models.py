@@ -135,7 +135,7 @@ class _ServerBase(BaseModel):
     list changed. ``"ignore"``: hints are not taken; until the server says the list changed. A
     number: that many seconds (at most 86400), whatever the server says, in either protocol era
     (``0``: listed again at every use). A change notice from the server always ends a listing at
-    once."""
+    once. Resource reads are reused only with ``"server"``, as long as their ``ttlMs`` says."""
     tools: tuple[str, ...] | None = None
     """Only expose these MCP tool names (``None``: all)."""
     exclude_tools: tuple[str, ...] = ()

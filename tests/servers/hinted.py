@@ -1,20 +1,26 @@
-"""Fixture server whose listings carry freshness hints (2026-07-28 ``ttlMs`` / ``cacheScope``).
+"""Fixture server whose listings and reads carry freshness hints (``ttlMs`` / ``cacheScope``).
 
-Every ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list`` it
-answers is recorded as one line ``<method> <pid>`` in the file ``$HINTED_LOG`` (or the ``log``
-given to :func:`build_server`), before it is answered: a client that has its answer has its line.
+Every ``tools/list``, ``prompts/list``, ``resources/list``, ``resources/templates/list`` and
+``resources/read`` it answers is recorded as one line ``<method> <pid>`` in the file
+``$HINTED_LOG`` (or the ``log`` given to :func:`build_server`), before it is answered: a client
+that has its answer has its line.
 Each answer carries ``ttlMs = $HINTED_TTL_MS`` and ``cacheScope = $HINTED_SCOPE`` when set, in
 either era (a handshake-era client must not take them: only 2026-07-28 defines them).
 
 Tools: ``echo``; ``add_tool(name)`` registers a tool ``name`` and says the tool list changed;
-``own_<pid>`` names the process, so a listing shows which server process it came from. One
-resource (``hinted://about``), one template (``hinted://item/{name}``), one prompt (``greet``).
+``own_<pid>`` names the process, so a listing shows which server process it came from;
+``touch(uri)`` tells subscribers that ``uri`` changed. One resource (``hinted://about``, whose
+text names the process), one template (``hinted://item/{name}``), one prompt (``greet``).
+``hinted://gated`` (2026-07-28) is read in two rounds: the first answer asks for nothing but to be
+sent again with its ``requestState``.
 """
 
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+import mcp_types as types
 
 if not __package__:  # run as a plain script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -26,6 +32,7 @@ from tests.servers._runner import run_cli
 from tests.servers.other import notify_tools_changed
 
 LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+HINTED = (*LISTS, "resources/read")
 
 
 class Hints:
@@ -37,13 +44,14 @@ class Hints:
         self.scope = scope
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.request_id is None or ctx.method not in LISTS:
+        if ctx.request_id is None or ctx.method not in HINTED:
             return await call_next(ctx)
         if self.log:
             with open(self.log, "a", encoding="utf-8") as f:
                 f.write(f"{ctx.method} {os.getpid()}\n")
         result = await call_next(ctx)
-        if isinstance(result, dict):  # the answer as sent: the keys put here reach the wire
+        # The answer as sent: the keys put here reach the wire (never on an interim answer).
+        if isinstance(result, dict) and result.get("resultType") != "input_required":
             if self.ttl_ms is not None:
                 result["ttlMs"] = self.ttl_ms
             if self.scope is not None:
@@ -81,6 +89,12 @@ def build_server(
         await notify_tools_changed(ctx)
         return "added"
 
+    @srv.tool()
+    async def touch(uri: str, ctx: Context) -> str:
+        """Tell subscribers that ``uri`` changed (2026-07-28 ``subscriptions/listen`` streams)."""
+        await ctx.notify_resource_updated(uri)
+        return "touched"
+
     def own() -> int:
         return os.getpid()
 
@@ -88,11 +102,25 @@ def build_server(
 
     @srv.resource("hinted://about", name="about", mime_type="text/plain")
     def about() -> str:
-        return "about"
+        return f"about {os.getpid()}"
 
     @srv.resource("hinted://item/{name}", name="item", mime_type="text/plain")
     def item(name: str) -> str:
         return name
+
+    low = srv._lowlevel_server
+    plain_read = low._request_handlers["resources/read"].handler
+
+    async def read(ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams) -> Any:
+        if str(params.uri) != "hinted://gated":
+            return await plain_read(ctx, params)
+        if params.request_state is None:
+            return types.InputRequiredResult(request_state="again")
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri="hinted://gated", text=f"gated {params.request_state}")]
+        )
+
+    low.add_request_handler("resources/read", types.ReadResourceRequestParams, read)
 
     @srv.prompt()
     def greet(who: str) -> str:

@@ -1,9 +1,9 @@
-"""Listing freshness hints (2026-07-28 ``ttlMs`` / ``cacheScope``) and the ``listing_ttl`` option.
+"""Freshness hints (2026-07-28 ``ttlMs`` / ``cacheScope``) and the ``listing_ttl`` option.
 
-A listing is reused while its lifetime lasts and listed again on the first use after it; a
-change notice ends it at once; ``cacheScope: public`` listings are shared between the sessions of
-one server in one pool, ``private`` ones never. The fixture server records every listing request
-it answers (``tests/servers/hinted.py``), and the pool's clock is a manual one.
+A listing (or a resource read) is reused while its lifetime lasts and asked for again on the
+first use after it; a change notice ends it at once; ``cacheScope: public`` ones are shared
+between the sessions of one server in one pool, ``private`` ones never. The fixture server
+records every request it answers (``tests/servers/hinted.py``); the pool's clock is a manual one.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_types import TextResourceContents
 
 from langgraph_mcp import MCPPool, load_mcp_tools
 from langgraph_mcp._session.freshness import Hints, ListingShare
@@ -85,6 +86,47 @@ async def test_a_listing_is_reused_within_its_ttl_and_listed_again_after(
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_read_is_reused_within_its_ttl_until_the_resource_changes(
+    transport: str, tmp_path: Path
+) -> None:
+    log = tmp_path / "lists.log"
+    async with (
+        served(transport, log, ttl_ms=MINUTE_MS, scope="private") as config,
+        MCPPool({"h": config}) as pool,
+    ):
+        clock = clocked(pool)
+        [first] = await pool.read_resource("h", "hinted://about")
+        clock.advance(59.9)
+        [again] = await pool.read_resource("h", "hinted://about")
+        assert again.as_string() == first.as_string()
+        assert len(listed(log, "resources/read")) == 1
+        clock.advance(0.1)
+        await pool.read_resource("h", "hinted://about")
+        assert len(listed(log, "resources/read")) == 2
+        async with pool.subscribe("h", "hinted://about") as updates:
+            await pool.read_resource("h", "hinted://about")  # still fresh
+            tools = {t.mcp_name: t for t in await load_mcp_tools(pool)}
+            assert (await call(tools["touch"], {"uri": "hinted://about"})).content == "touched"
+            assert (await updates.__anext__())["uri"] == "hinted://about"
+            # The update is heard before the subscriber hears of it: this read is a new one.
+            await pool.read_resource("h", "hinted://about")
+        assert len(listed(log, "resources/read")) == 3
+
+
+async def test_a_read_that_took_input_rounds_is_never_reused(tmp_path: Path) -> None:
+    log = tmp_path / "lists.log"
+    async with (
+        served("stdio", log, ttl_ms=MINUTE_MS, scope="public") as config,
+        MCPPool({"h": config}) as pool,
+    ):
+        clocked(pool)
+        for _ in range(2):
+            [blob] = await pool.read_resource("h", "hinted://gated")
+            assert blob.as_string() == "gated again"
+        assert len(listed(log, "resources/read")) == 4  # two rounds, twice
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_change_notice_ends_a_listing_within_its_ttl(transport: str, tmp_path: Path) -> None:
     log = tmp_path / "lists.log"
     async with (
@@ -124,11 +166,14 @@ async def test_without_a_usable_hint_a_listing_lasts_until_it_changes(
         clock = clocked(pool)
         first = await load_mcp_tools(pool)
         await pool.list_prompts("h")
+        await pool.read_resource("h", "hinted://about")
         clock.advance(7 * 24 * 3600.0)
         assert await load_mcp_tools(pool) == first
         await pool.list_prompts("h")
+        await pool.read_resource("h", "hinted://about")
         assert len(listed(log)) == 1
         assert len(listed(log, "prompts/list")) == 1
+        assert len(listed(log, "resources/read")) == 2  # reads are reused only as hints say
 
 
 @pytest.mark.parametrize("scope", ["public", "private"])
@@ -142,9 +187,12 @@ async def test_only_a_public_listing_is_shared_between_thread_sessions(scope: st
         async with pool.using("h", "alice") as alice:
             alices = {t.name for t in await alice.list_tools()}
             await alice.listing("prompts")
+            alices_read = (await alice.read("hinted://about")).contents[0]
         async with pool.using("h", "bob") as bob:
             bobs = {t.name for t in await bob.list_tools()}
             await bob.listing("prompts")
+            bobs_read = (await bob.read("hinted://about")).contents[0]
+        assert isinstance(alices_read, TextResourceContents) and isinstance(bobs_read, TextResourceContents)
         shared = {t.name for t in await pool.connection("h").list_tools()}  # calls without a thread
         (alice_own,) = (name for name in alices if name.startswith("own_"))
         if scope == "public":
@@ -152,6 +200,8 @@ async def test_only_a_public_listing_is_shared_between_thread_sessions(scope: st
             assert listed(log) == [alice_own.removeprefix("own_")]
             assert bobs == shared == alices
             assert len(listed(log, "prompts/list")) == 1
+            assert listed(log, "resources/read") == [alice_own.removeprefix("own_")]
+            assert bobs_read.text == alices_read.text
         else:
             # Each session lists for itself, and sees only what its own server process said.
             pids = listed(log)
@@ -160,6 +210,8 @@ async def test_only_a_public_listing_is_shared_between_thread_sessions(scope: st
             assert shared == (alices - {alice_own}) | {f"own_{pids[2]}"}
             assert alice.listed(f"own_{pids[1]}") is None and bob.listed(alice_own) is None
             assert len(listed(log, "prompts/list")) == 2
+            assert listed(log, "resources/read") == pids[:2]
+            assert bobs_read.text == f"about {pids[1]}"
 
 
 async def test_a_change_heard_by_one_session_ends_the_shared_listing_for_all(tmp_path: Path) -> None:
@@ -235,8 +287,11 @@ async def test_listing_ttl_overrides_the_hints(
         clock = clocked(pool)
         await load_mcp_tools(pool)
         await pool.list_prompts("h")
+        await pool.read_resource("h", "hinted://about")
         clock.advance(advance)
         await load_mcp_tools(pool)
         await pool.list_prompts("h")
+        await pool.read_resource("h", "hinted://about")
         assert len(listed(log)) == listings
         assert len(listed(log, "prompts/list")) == listings
+        assert len(listed(log, "resources/read")) == 2  # a read is reused only as the server says
