@@ -84,7 +84,8 @@ class Listings(Requests):
                 return cached
             client = session.client
             assert client is not None
-            if (shared := self.listing_share.take("tools")) is not None:
+            # (Shared listings are 2026-07-28 answers: only a session of that era takes one.)
+            if self.era == MODERN and (shared := self.listing_share.take("tools")) is not None:
                 # Listed by another session of this server, and public: this session's calls
                 # derive their headers from it as from their own listing.
                 adopted: list[types.Tool] = shared[0]
@@ -225,7 +226,7 @@ class Listings(Requests):
             if stamp is None or share.fresh(kind, stamp):
                 return cached
             self._lists_changed(kind)
-        if (shared := share.take(kind)) is not None:  # listed by another session, and public
+        if self.era == MODERN and (shared := share.take(kind)) is not None:  # another session's, public
             self._lists[kind], self._list_stamps[kind] = shared
             return list(shared[0])
         version = self._list_versions[kind]
@@ -277,7 +278,10 @@ class Listings(Requests):
         any session of the server."""
         await self._live()  # a new session forgets the reads: connect before looking
         share = self.listing_share
-        if (hit := self.reads.get(uri, share) or share.reads.get(uri, share)) is not None:
+        hit = self.reads.get(uri, share)
+        if hit is None and self.era == MODERN:
+            hit = share.reads.get(uri, share)
+        if hit is not None:
             return hit
         own, shared = self.reads.version, share.reads.version
         result, first = await self.request(
