@@ -166,6 +166,11 @@ class ListingShare:
             return False
         return stamp.generation is None or stamp.generation == self.generation(key)
 
+    def heard_changed(self, key: str, stamp: Stamp) -> bool:
+        """A session of the server heard that ``key``'s list changed since a shared listing
+        stamped ``stamp`` came (never for one that is not shared)."""
+        return stamp.generation is not None and stamp.generation != self.generation(key)
+
     def expired(self, key: str, stamp: Stamp | None) -> bool:
         """A listing is cached with ``stamp`` and is no longer fresh."""
         return stamp is not None and not self.fresh(key, stamp)

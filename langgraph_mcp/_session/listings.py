@@ -61,10 +61,40 @@ class Listings(Requests):
         Each tool is checked on its own (``_schema.vet_tool``): one that cannot be offered to a
         model or called is left out with a warning, and the others stay.
 
+        When listing again only because the listing's lifetime ended fails with a connection
+        error on the same live session, the last listing is offered meanwhile (with a warning),
+        and listing is tried again at the next use; never after the server said it changed.
+
         Raises:
             MCPConnectionError: the server could not be reached or did not answer.
             MCPProtocolError: an answer was not a ``tools/list`` result at all.
         """
+        try:
+            return await self._listed_again()
+        except MCPConnectionError as exc:
+            stale, session, share = self._stale_tools, self._session_here(), self.listing_share
+            if (
+                stale is None
+                or session is None
+                or stale[2] is not session
+                or not session.alive
+                or share.heard_changed("tools", stale[1])
+            ):
+                raise
+            # Kept as already stale: listing is tried again at the next use.
+            told = self._stale_told
+            self._keep_tools(stale[0], Stamp(share.clock(), stale[1].generation))
+            self._stale_tools, self._stale_told = stale, True
+            if not told:
+                logger.warning(
+                    "MCP server %r: listing its tools again (the last listing's lifetime ended) "
+                    "failed; the last listing is offered until it answers: %s",
+                    self.name,
+                    exc,
+                )
+            return stale[0]
+
+    async def _listed_again(self) -> list[types.Tool]:
         try:
             return await self._list_tools()
         except SessionExpired:
@@ -176,11 +206,12 @@ class Listings(Requests):
         if tools is None:
             return None
         if stamp is not None and not self.listing_share.fresh("tools", stamp):
-            self._tools_changed()
+            self._tools_changed(expired=True)
             return None
         return tools
 
     def _keep_tools(self, tools: list[types.Tool], stamp: Stamp) -> None:
+        self._stale_tools, self._stale_told = None, False
         self._tools = tools
         self._tools_stamp = stamp
         self._by_name = {t.name: t for t in reversed(tools)}

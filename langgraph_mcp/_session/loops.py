@@ -90,6 +90,11 @@ class ConnectionBase:
         self._closing = False
         self._tools: list[types.Tool] | None = None
         self._tools_stamp: Stamp | None = None
+        self._stale_tools: tuple[list[types.Tool], Stamp, Session | None] | None = None
+        """The listing whose lifetime just ended (nothing said it changed), its stamp, and the
+        session then: offered if listing again fails on that session (``Listings.list_tools``)."""
+        self._stale_told = False
+        """A warning said the stale listing is offered (once until a listing succeeds)."""
         self._by_name: dict[str, types.Tool] = {}
         self._lists: dict[Listing, list[Any]] = {}
         self._list_versions: dict[Listing, int] = dict.fromkeys(LISTINGS, 0)
@@ -155,15 +160,22 @@ class ConnectionBase:
         a lifetime ended: nothing runs on a timer."""
         share = self.listing_share
         if share.expired("tools", self._tools_stamp if self._tools is not None else None):
-            self._tools_changed()
+            self._tools_changed(expired=True)
         resources = self._list_stamps.get("resources") if "resources" in self._lists else None
         if self.config.resource_tool and share.expired("resources", resources):
             self._lists_changed("resources")
         return self._tools_version
 
-    def _tools_changed(self, *, notice: bool = False) -> None:
+    def _tools_changed(self, *, notice: bool = False, expired: bool = False) -> None:
         """Forget the tool listing; ``notice``: the server said it changed (or may have), so no
-        session of the server may reuse a shared one either."""
+        session of the server may reuse a shared one either; ``expired``: its lifetime ended
+        (nothing says it changed: it is kept aside in case listing again fails)."""
+        tools, stamp = self._tools, self._tools_stamp
+        self._stale_tools = None
+        if expired and tools is not None and stamp is not None:
+            # Kept aside, unless another session heard it changed: then never offered again.
+            changed = self.listing_share.heard_changed("tools", stamp)
+            self._stale_tools = None if changed else (tools, stamp, self._session_here())
         self._tools = None
         self._tools_stamp = None
         self._tools_version += 1

@@ -9,7 +9,8 @@ either era (a handshake-era client must not take them: only 2026-07-28 defines t
 
 Tools: ``echo``; ``add_tool(name)`` registers a tool ``name`` and says the tool list changed;
 ``own_<pid>`` names the process, so a listing shows which server process it came from;
-``touch(uri)`` tells subscribers that ``uri`` changed. One resource (``hinted://about``, whose
+``touch(uri)`` tells subscribers that ``uri`` changed; after ``break_lists`` every ``tools/list``
+is answered with a JSON-RPC error, until ``mend_lists``. One resource (``hinted://about``, whose
 text names the process), one template (``hinted://item/{name}``), one prompt (``greet``).
 ``hinted://gated`` (2026-07-28) is read in two rounds: the first answer asks for nothing but to be
 sent again with its ``requestState``.
@@ -27,6 +28,7 @@ if not __package__:  # run as a plain script path
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
 
 from tests.servers._runner import run_cli
 from tests.servers.other import notify_tools_changed
@@ -42,6 +44,7 @@ class Hints:
         self.log = log
         self.ttl_ms = ttl_ms
         self.scope = scope
+        self.broken = False
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None or ctx.method not in HINTED:
@@ -49,6 +52,8 @@ class Hints:
         if self.log:
             with open(self.log, "a", encoding="utf-8") as f:
                 f.write(f"{ctx.method} {os.getpid()}\n")
+        if self.broken and ctx.method == "tools/list":
+            raise MCPError(code=types.INTERNAL_ERROR, message="listing is broken")
         result = await call_next(ctx)
         # The answer as sent: the keys put here reach the wire (never on an interim answer).
         if isinstance(result, dict) and result.get("resultType") != "input_required":
@@ -71,7 +76,8 @@ def build_server(
     name: str = "hinted", *, log: str | None = None, ttl_ms: int | None = None, scope: str | None = None
 ) -> MCPServer:
     """The server; in process mode ``log``, ``ttl_ms`` and ``scope`` come from the environment."""
-    srv: MCPServer = MCPServer(name, middleware=[Hints(log, ttl_ms, scope)])
+    hints = Hints(log, ttl_ms, scope)
+    srv: MCPServer = MCPServer(name, middleware=[hints])
 
     @srv.tool()
     def echo(text: str) -> str:
@@ -88,6 +94,18 @@ def build_server(
         srv.add_tool(dynamic, name=name, description=f"Added tool {name}.")
         await notify_tools_changed(ctx)
         return "added"
+
+    @srv.tool()
+    def break_lists() -> str:
+        """Answer every ``tools/list`` from now on with an error."""
+        hints.broken = True
+        return "broken"
+
+    @srv.tool()
+    def mend_lists() -> str:
+        """Answer ``tools/list`` again."""
+        hints.broken = False
+        return "mended"
 
     @srv.tool()
     async def touch(uri: str, ctx: Context) -> str:

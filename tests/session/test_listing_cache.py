@@ -8,6 +8,7 @@ records every request it answers (``tests/servers/hinted.py``); the pool's clock
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -124,6 +125,38 @@ async def test_a_read_that_took_input_rounds_is_never_reused(tmp_path: Path) -> 
             [blob] = await pool.read_resource("h", "hinted://gated")
             assert blob.as_string() == "gated again"
         assert len(listed(log, "resources/read")) == 4  # two rounds, twice
+
+
+async def test_an_expired_listing_is_offered_while_listing_again_fails(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = tmp_path / "lists.log"
+    async with (
+        served("stdio", log, ttl_ms=MINUTE_MS, scope="public") as config,
+        MCPPool({"h": config}, on_connection_error="warn") as pool,
+    ):
+        clock = clocked(pool)
+        tools = {t.mcp_name: t for t in await load_mcp_tools(pool)}
+        assert (await call(tools["break_lists"], {})).content == "broken"
+        clock.advance(60.0)
+        with caplog.at_level(logging.WARNING, logger="langgraph_mcp"):
+            again = {t.mcp_name: t for t in await load_mcp_tools(pool)}
+            assert again == tools  # the same tools, while the server cannot list
+            await load_mcp_tools(pool)  # tried again at the next use
+        assert len(listed(log)) == 3
+        told = [r for r in caplog.records if "the last listing is offered" in r.getMessage()]
+        assert len(told) == 1
+        assert (await call(again["mend_lists"], {})).content == "mended"
+        assert [t.mcp_name for t in await load_mcp_tools(pool)] == list(tools)
+        await load_mcp_tools(pool)  # listed, and fresh again
+        assert len(listed(log)) == 4
+        # Never once the server said the list changed.
+        assert (await call(again["break_lists"], {})).content == "broken"
+        connection = pool.connection("h")
+        version = connection.tools_version
+        assert (await call(again["add_tool"], {"name": "fresh"})).content == "added"
+        await until(lambda: connection.tools_version != version)
+        assert await load_mcp_tools(pool) == []
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
