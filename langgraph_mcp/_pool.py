@@ -222,7 +222,8 @@ class MCPPool:
 
     async def list_resources(self, server: str) -> list[types.Resource]:
         """``server``'s resources, every page; cached until the server says its resources changed
-        (``notifications/resources/list_changed``) or the session is replaced."""
+        (``notifications/resources/list_changed``), the session is replaced, or the listing's
+        lifetime ends (the server's ``ttlMs`` hint or its ``listing_ttl`` option)."""
         return await resources.list_resources(self.connection(server))
 
     async def list_resource_templates(self, server: str) -> list[types.ResourceTemplate]:
@@ -295,8 +296,8 @@ class MCPPool:
         return resources.subscribe(self.connection(server), uris)
 
     async def list_prompts(self, server: str) -> list[types.Prompt]:
-        """``server``'s prompts, every page; cached until the server says its prompts changed
-        (``notifications/prompts/list_changed``) or the session is replaced."""
+        """``server``'s prompts, every page; cached like :meth:`list_resources` (until
+        ``notifications/prompts/list_changed``, a new session, or the end of its lifetime)."""
         return await prompts.list_prompts(self.connection(server))
 
     async def get_prompt(

@@ -23,7 +23,7 @@ __all__ = ["complete", "get_prompt", "list_prompts", "to_messages"]
 
 
 async def list_prompts(connection: ServerConnection) -> list[types.Prompt]:
-    """The server's prompts (every page), cached until it says they changed, or a reconnect."""
+    """The server's prompts (every page), cached like the resources (``_resources.py``)."""
     return cast(list[types.Prompt], await connection.listing("prompts"))
 
 

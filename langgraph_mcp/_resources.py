@@ -56,7 +56,8 @@ _READ_TOOL_LISTED = 20
 
 
 async def list_resources(connection: ServerConnection) -> list[types.Resource]:
-    """The server's resources (every page), cached until it says they changed, or a reconnect."""
+    """The server's resources (every page), cached until it says they changed, a reconnect, or
+    the end of the listing's lifetime (``_session/freshness.py``)."""
     return cast(list[types.Resource], await connection.listing("resources"))
 
 
@@ -75,9 +76,7 @@ async def _read(
         raise MCPArgumentError(
             connection.name, "uri", f"a resource URI must be a non-empty string, not {uri!r}"
         )
-    return await connection.request(
-        f"resources/read {uri}", lambda client: client.read_resource(uri), timeout=timeout, limited=limited
-    )
+    return await connection.read(uri, timeout=timeout, limited=limited)
 
 
 async def read_resource(connection: ServerConnection, uri: str) -> list[Blob]:

@@ -414,7 +414,8 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
 
     Connects servers that are not connected yet (concurrently), lists their tools once per
     connection and builds the tools once per listing: repeated calls return the same objects
-    until a server's tool list changes or it reconnects. A server that could not be reached is
+    until a server's tool list changes, it reconnects, or the listing's lifetime ends (the
+    server's ``listing_ttl``; on 2026-07-28 its ``ttlMs`` hint). A server that could not be reached is
     tried again on a later call once its back-off has passed (1 s, doubling up to 30 s), and its
     tools appear as soon as it answers. ``reserved`` names (e.g. local tools) are never reused.
 

@@ -137,3 +137,17 @@ def run_virtual(main: Callable[[], Awaitable[T]]) -> T:
     only: see the module docstring)."""
     with asyncio.Runner(loop_factory=VirtualTimeEventLoop) as runner:
         return runner.run(main())  # type: ignore[arg-type]
+
+
+class ManualClock:
+    """A clock that moves only when told (:meth:`advance`): a stand-in for ``time.monotonic``
+    wherever the package takes a clock, so a test can step past a lifetime without waiting."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds

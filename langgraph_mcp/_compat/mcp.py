@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 import mcp_types as types
+from mcp.client import Client
 from mcp.client._input_required import (
     _STATE_ONLY_BACKOFF_CAP_SECONDS,
     _STATE_ONLY_BACKOFF_INITIAL_SECONDS,
@@ -30,6 +31,7 @@ __all__ = [
     "CLOSED_MESSAGE",
     "connection_closed",
     "is_transport_answer",
+    "read_resource_rounds",
     "send_unchecked",
 ]
 
@@ -154,6 +156,33 @@ def absorb_tool_listing(session: ClientSession, page: types.ListToolsResult, *, 
     """Tell ``session`` about a page of tools it did not list itself; ``complete``: the page is
     the whole listing (so the session forgets tools not in it)."""
     session._absorb_tool_listing(page, complete=complete)
+
+
+# -- a resource read, and whether it took input rounds ------------------------------------------
+# ``Client.read_resource`` answers the server's ``InputRequiredResult`` rounds itself (its
+# ``_drive_input_required``) and returns only the final result. A result reached through rounds
+# depends on answers that are not part of a cache key, so the protocol forbids reusing it: the
+# first round is sent here, and the SDK's driver takes over only if it asks for input.
+
+if not hasattr(Client, "_drive_input_required"):  # pragma: no cover - only with an unsupported SDK
+    raise ImportError("mcp's Client has no _drive_input_required; this mcp version is not supported")
+
+
+async def read_resource_rounds(client: Client, uri: str) -> tuple[types.ReadResourceResult, bool]:
+    """``client.read_resource(uri)``, and whether its result was the server's first answer (no
+    input rounds: it may be reused while its freshness hints allow)."""
+
+    async def send(
+        answers: types.InputResponses | None, state: str | None
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        return await client.session.read_resource(
+            uri, input_responses=answers, request_state=state, allow_input_required=True
+        )
+
+    first = await send(None, None)
+    if not isinstance(first, types.InputRequiredResult):
+        return first, True
+    return await client._drive_input_required(first, send), False
 
 
 # -- -32000: the server's own error, or the SDK's "connection closed" --------------------------

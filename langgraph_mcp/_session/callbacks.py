@@ -38,13 +38,13 @@ class Callbacks(ConnectionBase):
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            self._tools_changed()
+            self._tools_changed(notice=True)
         elif isinstance(message, types.ResourceListChangedNotification):
-            self._lists_changed("resources", "resource_templates")
+            self._lists_changed("resources", "resource_templates", notice=True)
         elif isinstance(message, types.PromptListChangedNotification):
-            self._lists_changed("prompts")
+            self._lists_changed("prompts", notice=True)
         elif isinstance(message, types.ResourceUpdatedNotification):
-            self.scope().watch.updated(message.params.uri)
+            self._resource_updated(message.params.uri)
         elif isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %s", self.name, self.redact(repr(message)))
 

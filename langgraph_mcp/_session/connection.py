@@ -81,6 +81,7 @@ class ServerConnection(Calls, Listen, Callbacks):
             complete_by_default(client.session)
         self._tools_changed()
         self._lists_changed(*LISTINGS)
+        self.reads.clear()  # updates sent while no session was open were lost
         if self._mode == "auto":  # remember the era: reconnects skip the probe
             if is_handshake_version(client.protocol_version):
                 self._mode = "legacy"

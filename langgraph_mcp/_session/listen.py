@@ -97,8 +97,8 @@ class Listen(ConnectionBase):
                             current.scope.cancel()  # the new stream is up: the old one may go
                         current = stream
                         if missed:  # list changes sent while no stream was open were lost
-                            self._tools_changed()
-                            self._lists_changed(*LISTINGS)
+                            self._tools_changed(notice=True)
+                            self._lists_changed(*LISTINGS, notice=True)
                         if watch is not None:
                             for uri in sorted(uris - stream.honored):
                                 watch.refused(session, uri, "the server did not accept a subscription to it")
@@ -143,13 +143,13 @@ class Listen(ConnectionBase):
 
     def _on_event(self, event: Any) -> None:
         if isinstance(event, ToolsListChanged):
-            self._tools_changed()
+            self._tools_changed(notice=True)
         elif isinstance(event, ResourcesListChanged):
-            self._lists_changed("resources", "resource_templates")
+            self._lists_changed("resources", "resource_templates", notice=True)
         elif isinstance(event, PromptsListChanged):
-            self._lists_changed("prompts")
+            self._lists_changed("prompts", notice=True)
         elif isinstance(event, ResourceUpdated):
-            self.scope().watch.updated(event.uri)
+            self._resource_updated(event.uri)
 
     async def _keep_subscribed(self, client: Client, session: Session, watch: ResourceWatch) -> None:
         """Handshake era: keep ``resources/subscribe`` in step with what is watched, on this

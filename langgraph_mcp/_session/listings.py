@@ -3,7 +3,8 @@
 Every page is read as the server sent it, and each entry is checked on its own: one that is not
 valid is left out with a warning and the others stay. Listings are cached until the server says
 that list changed, or the session is replaced (``loops.ConnectionBase._tools_changed`` and
-``_lists_changed``).
+``_lists_changed``), or the lifetime its freshness hints or ``listing_ttl`` give it ends; a
+``public`` one may come from another session of the same server (``freshness.py``).
 
 A tool listing is bounded: its first ``max_tools`` entries (server option, default 1,000) are
 read and the rest left out with one warning; at most ``_MAX_PAGES`` pages are fetched, so a
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -25,11 +26,12 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import ValidationError
 
-from langgraph_mcp._compat.mcp import absorb_tool_listing, send_unchecked
+from langgraph_mcp._compat.mcp import absorb_tool_listing, read_resource_rounds, send_unchecked
 from langgraph_mcp._pace import Pace, full_collections_put_off
 from langgraph_mcp._schema import vet_tool
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import TRANSPORT_ERRORS, SessionExpired, Wording, translate
+from langgraph_mcp._session.freshness import Hints, Stamp
 from langgraph_mcp._session.loops import LISTINGS, Listing
 from langgraph_mcp._session.requests import Requests
 from langgraph_mcp._session.transports import describe, http_statuses, refusal
@@ -47,20 +49,52 @@ class Listings(Requests):
     """The server's tools and its other listings."""
 
     async def refresh_tools(self) -> list[types.Tool]:
-        """Drop the cached listing and list again."""
-        self._tools_changed()
+        """Drop the cached listing and list again (the server's listing differs from it: no
+        session of the server may reuse a shared one either)."""
+        self._tools_changed(notice=True)
         return await self.list_tools()
 
     async def list_tools(self) -> list[types.Tool]:
-        """The server's tools (every page), cached until ``list_changed`` or a reconnect.
+        """The server's tools (every page), cached until ``list_changed``, a reconnect, or the end
+        of the listing's lifetime (``freshness.py``).
 
         Each tool is checked on its own (``_schema.vet_tool``): one that cannot be offered to a
         model or called is left out with a warning, and the others stay.
+
+        When listing again only because the listing's lifetime ended fails with a connection
+        error on the same live session, the last listing is offered meanwhile (with a warning),
+        and listing is tried again at the next use; never after the server said it changed.
 
         Raises:
             MCPConnectionError: the server could not be reached or did not answer.
             MCPProtocolError: an answer was not a ``tools/list`` result at all.
         """
+        try:
+            return await self._listed_again()
+        except MCPConnectionError as exc:
+            stale, session, share = self._stale_tools, self._session_here(), self.listing_share
+            if (
+                stale is None
+                or session is None
+                or stale[2] is not session
+                or not session.alive
+                or share.heard_changed("tools", stale[1])
+            ):
+                raise
+            # Kept as already stale: listing is tried again at the next use.
+            told = self._stale_told
+            self._keep_tools(stale[0], Stamp(share.clock(), stale[1].generation))
+            self._stale_tools, self._stale_told = stale, True
+            if not told:
+                logger.warning(
+                    "MCP server %r: listing its tools again (the last listing's lifetime ended) "
+                    "failed; the last listing is offered until it answers: %s",
+                    self.name,
+                    exc,
+                )
+            return stale[0]
+
+    async def _listed_again(self) -> list[types.Tool]:
         try:
             return await self._list_tools()
         except SessionExpired:
@@ -73,15 +107,24 @@ class Listings(Requests):
 
     async def _list_tools(self) -> list[types.Tool]:
         session = await self._session()
-        # Read once: a session on another loop's thread may drop the cache at any moment.
-        if (cached := self._tools) is not None:
+        if (cached := self._cached_tools()) is not None:
             return cached
         async with self.scope().tools_lock:
-            if (cached := self._tools) is not None:
+            if (cached := self._cached_tools()) is not None:
                 return cached
             client = session.client
             assert client is not None
+            # (Shared listings are 2026-07-28 answers: only a session of that era takes one.)
+            if self.era == MODERN and (shared := self.listing_share.take("tools")) is not None:
+                # Listed by another session of this server, and public: this session's calls
+                # derive their headers from it as from their own listing.
+                adopted: list[types.Tool] = shared[0]
+                absorb_tool_listing(client.session, types.ListToolsResult(tools=adopted), complete=True)
+                self._keep_tools(adopted, shared[1])
+                return list(adopted)
             version = self.tools_version
+            generation = self.listing_share.generation("tools")
+            hints = Hints()
             tools: list[types.Tool] = []
             cursor: str | None = None
             entries = beyond = 0
@@ -95,6 +138,7 @@ class Listings(Requests):
                                 client.session, "tools/list", {"cursor": cursor} if cursor else None
                             )
                         listed, next_cursor = self._tools_page(answer)
+                        hints.add(answer)
                         del answer
                         if len(listed) > limit - entries:
                             beyond += len(listed) - (limit - entries)
@@ -149,9 +193,28 @@ class Listings(Requests):
                     limit,
                 )
             if version == self.tools_version and session is self.scope().owner.session:
-                self._tools = tools
-                self._by_name = {t.name: t for t in reversed(tools)}
+                share = self.listing_share
+                stamp = share.stamp("tools", hints, modern=self.era == MODERN, generation=generation)
+                self._keep_tools(tools, stamp)
+                share.offer("tools", tools, stamp)
             return tools
+
+    def _cached_tools(self) -> list[types.Tool] | None:
+        """The cached tool listing, if it may still be used."""
+        # Read once: a session on another loop's thread may drop the cache at any moment.
+        tools, stamp = self._tools, self._tools_stamp
+        if tools is None:
+            return None
+        if stamp is not None and not self.listing_share.fresh("tools", stamp):
+            self._tools_changed(expired=True)
+            return None
+        return tools
+
+    def _keep_tools(self, tools: list[types.Tool], stamp: Stamp) -> None:
+        self._stale_tools, self._stale_told = None, False
+        self._tools = tools
+        self._tools_stamp = stamp
+        self._by_name = {t.name: t for t in reversed(tools)}
 
     def _vet_page(self, listed: list[Any], first: int) -> list[types.Tool]:
         """The tools of one page that can be offered (``_schema.vet_tool``); ``first`` is the
@@ -179,21 +242,31 @@ class Listings(Requests):
 
     async def listing(self, kind: Listing) -> list[Any]:
         """The server's resources, resource templates or prompts (every page), cached until the
-        server says that list changed, or a reconnect. An entry that is not valid is left out
-        with a warning; the others stay.
+        server says that list changed, a reconnect, or the end of the listing's lifetime
+        (``freshness.py``). An entry that is not valid is left out with a warning; the others
+        stay.
 
         Raises:
             MCPConnectionError, MCPTimeoutError, MCPServerError (e.g. the server has no such
             list), MCPProtocolError (an answer is not a listing at all).
         """
         await self._live()  # a new session forgets the listings: connect before reading one
+        share = self.listing_share
         if (cached := self._lists.get(kind)) is not None:
-            return cached
+            stamp = self._list_stamps.get(kind)
+            if stamp is None or share.fresh(kind, stamp):
+                return cached
+            self._lists_changed(kind)
+        if self.era == MODERN and (shared := share.take(kind)) is not None:  # another session's, public
+            self._lists[kind], self._list_stamps[kind] = shared
+            return list(shared[0])
         version = self._list_versions[kind]
+        generation = share.generation(kind)
         method, key, model = LISTINGS[kind]
 
-        async def pages(client: Client) -> list[Any]:
+        async def pages(client: Client) -> tuple[list[Any], Hints]:
             items: list[Any] = []
+            hints = Hints()
             cursor: str | None = None
             pace = Pace()
             for _ in range(_MAX_PAGES):
@@ -205,6 +278,7 @@ class Listings(Requests):
                 cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
                 if not isinstance(entries, list) or (cursor is not None and not isinstance(cursor, str)):
                     raise MCPProtocolError(self.name, f"its {method} answer is not a valid listing")
+                hints.add(answer)
                 for raw in entries:
                     await pace()
                     try:
@@ -218,12 +292,42 @@ class Listings(Requests):
                         )
                 if not cursor:
                     break
-            return items
+            return items, hints
 
-        items = await self.request(method, pages, timeout=None)
+        items, hints = await self.request(method, pages, timeout=None)
         if version == self._list_versions[kind]:
-            self._lists[kind] = items
+            stamp = share.stamp(kind, hints, modern=self.era == MODERN, generation=generation)
+            self._lists[kind], self._list_stamps[kind] = items, stamp
+            share.offer(kind, items, stamp)
         return items
+
+    async def read(
+        self, uri: str, *, timeout: float | Literal["default"] | None = "default", limited: bool = False
+    ) -> types.ReadResourceResult:
+        """``resources/read`` of ``uri`` (see :meth:`request`), reused while its freshness hints
+        allow (``freshness.py``): this connection's own ``private`` reads, or a ``public`` one of
+        any session of the server."""
+        await self._live()  # a new session forgets the reads: connect before looking
+        share = self.listing_share
+        hit = self.reads.get(uri, share)
+        if hit is None and self.era == MODERN:
+            hit = share.reads.get(uri, share)
+        if hit is not None:
+            return hit
+        own, shared = self.reads.version, share.reads.version
+        result, first = await self.request(
+            f"resources/read {uri}",
+            lambda client: read_resource_rounds(client, uri),
+            timeout=timeout,
+            limited=limited,
+        )
+        hints = Hints.of_result(result)
+        if first and (stamp := share.read_stamp(hints, modern=self.era == MODERN)) is not None:
+            if hints.public:
+                share.reads.put(uri, result, stamp, shared)
+            else:
+                self.reads.put(uri, result, stamp, own)
+        return result
 
 
 async def _drop_tail(items: list[Any], keep: int) -> None:

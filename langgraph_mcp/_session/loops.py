@@ -24,6 +24,7 @@ from jsonschema.protocols import Validator
 from mcp import Client
 
 from langgraph_mcp._session.era import Era, era_of
+from langgraph_mcp._session.freshness import ListingShare, ReadCache, Stamp
 from langgraph_mcp._session.limits import FairLimiter, Slot, queue_key
 from langgraph_mcp._session.owner import Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
@@ -57,6 +58,8 @@ class ConnectionBase:
 
     ``fallback`` answers the server's requests that belong to no call (see ``routing.py``).
     ``default_timeout`` bounds a call when neither the tool nor the configuration sets a limit.
+    ``share`` is what the server's connections in one pool share (see ``freshness.py``): the
+    shared connection makes it, its thread connections are given it.
     """
 
     def __init__(
@@ -66,14 +69,16 @@ class ConnectionBase:
         *,
         fallback: CallSink,
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        share: ListingShare | None = None,
     ) -> None:
         self.name = name
         self.config = config
         self.default_timeout = default_timeout
         self.logger = logging.getLogger(f"langgraph_mcp.server.{name}")
         """Where the server's log notifications go (its stderr: ``<this>.stderr``)."""
-        self.tools_version = 0
-        """Bumped whenever the listing may have changed (``list_changed``, reconnect)."""
+        self._tools_version = 0
+        self.listing_share = share if share is not None else ListingShare(config.listing_ttl)
+        """Listing lifetimes, and the listings the server's sessions in this pool share."""
         self.protocol_version: str | None = None
         self.redact = config.redactor()
         """Removes this server's secrets from a text (every message built here passes it)."""
@@ -84,9 +89,18 @@ class ConnectionBase:
         self._retired_connects = 0
         self._closing = False
         self._tools: list[types.Tool] | None = None
+        self._tools_stamp: Stamp | None = None
+        self._stale_tools: tuple[list[types.Tool], Stamp, Session | None] | None = None
+        """The listing whose lifetime just ended (nothing said it changed), its stamp, and the
+        session then: offered if listing again fails on that session (``Listings.list_tools``)."""
+        self._stale_told = False
+        """A warning said the stale listing is offered (once until a listing succeeds)."""
         self._by_name: dict[str, types.Tool] = {}
         self._lists: dict[Listing, list[Any]] = {}
         self._list_versions: dict[Listing, int] = dict.fromkeys(LISTINGS, 0)
+        self._list_stamps: dict[Listing, Stamp] = {}
+        self.reads = ReadCache()
+        """This connection's own (``private``) resource reads that may be reused."""
         self._validators: dict[str, tuple[types.Tool, Validator | None]] = {}
         self._plain_outputs: dict[str, tuple[types.Tool, Callable[[Any], bool] | None]] = {}
         self._warned_headers: set[str] = set()
@@ -139,16 +153,54 @@ class ConnectionBase:
             scope.router.working() for scope in list(self._scopes.values()) if not scope.loop.is_closed()
         )
 
-    def _tools_changed(self) -> None:
-        self._tools = None
-        self.tools_version += 1
+    @property
+    def tools_version(self) -> int:
+        """Moves whenever the tools offered may have changed (``list_changed``, a reconnect, the
+        end of the listing's lifetime: see ``freshness.py``). Looking at it is what notices that
+        a lifetime ended: nothing runs on a timer."""
+        share = self.listing_share
+        if share.expired("tools", self._tools_stamp if self._tools is not None else None):
+            self._tools_changed(expired=True)
+        resources = self._list_stamps.get("resources") if "resources" in self._lists else None
+        if self.config.resource_tool and share.expired("resources", resources):
+            self._lists_changed("resources")
+        return self._tools_version
 
-    def _lists_changed(self, *kinds: Listing) -> None:
+    def _tools_changed(self, *, notice: bool = False, expired: bool = False) -> None:
+        """Forget the tool listing; ``notice``: the server said it changed (or may have), so no
+        session of the server may reuse a shared one either; ``expired``: its lifetime ended
+        (nothing says it changed: it is kept aside in case listing again fails)."""
+        tools, stamp = self._tools, self._tools_stamp
+        self._stale_tools = None
+        if expired and tools is not None and stamp is not None:
+            # Kept aside, unless another session heard it changed: then never offered again.
+            changed = self.listing_share.heard_changed("tools", stamp)
+            self._stale_tools = None if changed else (tools, stamp, self._session_here())
+        self._tools = None
+        self._tools_stamp = None
+        self._tools_version += 1
+        if notice:
+            self.listing_share.changed("tools")
+
+    def _lists_changed(self, *kinds: Listing, notice: bool = False) -> None:
         for kind in kinds:
             self._lists.pop(kind, None)
+            self._list_stamps.pop(kind, None)
             self._list_versions[kind] += 1
+        if notice:
+            self.listing_share.changed(*kinds)
+            if "resources" in kinds:  # reads of resources that may be gone, or missed updates
+                self.reads.clear()
+                self.listing_share.reads.clear()
         if self.config.resource_tool and "resources" in kinds:
-            self.tools_version += 1  # the read tool's description lists the resources
+            self._tools_version += 1  # the read tool's description lists the resources
+
+    def _resource_updated(self, uri: str) -> None:
+        """The server says ``uri`` changed: no session of the server reuses a read of it, and
+        then its subscribers hear of it (so a read they make is a new one)."""
+        self.reads.updated(uri)
+        self.listing_share.reads.updated(uri)
+        self.scope().watch.updated(uri)
 
     def _slot(self) -> AbstractAsyncContextManager[Slot | None]:
         """One of the session's ``max_concurrent_calls`` slots, queued fairly by whoever the

@@ -298,7 +298,14 @@ class _ThreadConnection(ServerConnection):
         sessions: _ServerThreads,
         thread_id: str,
     ) -> None:
-        super().__init__(name, config, fallback=fallback, default_timeout=default_timeout)
+        # Public listings, and change notices, are shared with the server's other sessions.
+        super().__init__(
+            name,
+            config,
+            fallback=fallback,
+            default_timeout=default_timeout,
+            share=sessions.shared.listing_share,
+        )
         self.thread_id = thread_id
         self.uses = 0
         """Uses in progress (see :meth:`_in_use` and ``MCPPool.using``)."""

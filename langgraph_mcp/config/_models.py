@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -24,6 +25,7 @@ __all__ = [
     "ContentRoute",
     "HTTPServerConfig",
     "InProcessServerConfig",
+    "ListingTTL",
     "LoggingLevel",
     "OutputHandling",
     "ProtocolMode",
@@ -41,6 +43,9 @@ LoggingLevel: TypeAlias = Literal[
 ]
 
 ProtocolMode: TypeAlias = Literal["auto", "legacy", "2026-07-28"]
+
+ListingTTL: TypeAlias = Literal["server", "ignore"] | Annotated[float, Field(ge=0, le=86400)]
+"""How long a server's listings are reused: see ``_ServerBase.listing_ttl``."""
 
 DEFAULT_CALL_TIMEOUT = 300.0
 DEFAULT_CONNECT_TIMEOUT = 30.0
@@ -122,6 +127,15 @@ class _ServerBase(BaseModel):
     the server. It bounds the time and memory a listing takes. 1,000 is several times what a
     model can usefully choose from, and takes about a second of CPU to check (off the event
     loop: other calls go on meanwhile)."""
+    listing_ttl: ListingTTL = "server"
+    """How long the server's listings (tools, resources, resource templates, prompts) are reused
+    before they are listed again, on their next use. ``"server"``: as long as the server's
+    freshness hints say (2026-07-28 ``ttlMs``; a ``cacheScope: "public"`` listing is shared by
+    the server's ``session_scope: thread`` sessions); without a hint, until the server says the
+    list changed. ``"ignore"``: hints are not taken; until the server says the list changed. A
+    number: that many seconds (at most 86400), whatever the server says, in either protocol era
+    (``0``: listed again at every use). A change notice from the server always ends a listing at
+    once. Resource reads are reused only with ``"server"``, as long as their ``ttlMs`` says."""
     tools: tuple[str, ...] | None = None
     """Only expose these MCP tool names (``None``: all)."""
     exclude_tools: tuple[str, ...] = ()
@@ -191,6 +205,24 @@ class _ServerBase(BaseModel):
     def _model(cls, value: Any) -> Any:
         if value is not None and not isinstance(value, BaseChatModel):
             raise ValueError(f"must be a LangChain chat model (got {type(value).__name__})")
+        return value
+
+    @field_validator("listing_ttl", mode="before")
+    @classmethod
+    def _listing_ttl(cls, value: Any) -> Any:
+        if value in ("server", "ignore") and isinstance(value, str):
+            return value
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or not 0 <= value <= 86400
+        ):
+            raise ValueError(
+                "must be 'server' (reuse listings as long as the server's hints say), 'ignore' "
+                "(reuse them until the server says they changed) or a number of seconds from 0 to "
+                f"86400, not {value!r}"[:300]
+            )
         return value
 
     @field_validator("roots", mode="before")

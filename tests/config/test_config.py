@@ -290,6 +290,22 @@ def test_unset_variable_without_default(
             "'content' or 'artifact'",
         ),
         ({"url": "https://h", "sse_fallback": "maybe"}, "sse_fallback", "valid boolean"),
+        *(
+            (
+                {"command": "x", "listing_ttl": bad},
+                "listing_ttl",
+                f"or a number of seconds from 0 to 86400, not {shown}",
+            )
+            for bad, shown in [
+                (-1, "-1"),
+                (86401, "86401"),
+                (float("nan"), "nan"),
+                (True, "True"),
+                ("always", "'always'"),
+                ("60", "'60'"),
+                (None, "None"),
+            ]
+        ),
     ],
 )
 def test_invalid_config_names_server_and_field(raw: dict[str, Any], field: str, fragment: str) -> None:
@@ -355,6 +371,14 @@ def test_secrets_not_in_repr_of_loaded_config() -> None:
 def test_empty_server_name() -> None:
     err = config_error({"": {"command": "x"}})
     assert err.field == "<name>"
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"), [("server", "server"), ("ignore", "ignore"), (0, 0.0), (90.5, 90.5)]
+)
+def test_listing_ttl_takes_a_mode_or_seconds(value: Any, kept: Any) -> None:
+    assert load_connections({"s": {"command": "x", "listing_ttl": value}})["s"].listing_ttl == kept
+    assert load_connections({"s": {"command": "x"}})["s"].listing_ttl == "server"
 
 
 # --- skipped and ignored keys -------------------------------------------------------------------

@@ -63,6 +63,7 @@ PUBLIC: dict[str, list[str]] = {
         "DEFAULT_CONNECT_TIMEOUT",
         "HTTPServerConfig",
         "InProcessServerConfig",
+        "ListingTTL",
         "LoggingLevel",
         "OutputHandling",
         "ProtocolMode",
