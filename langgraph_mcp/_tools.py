@@ -42,6 +42,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
+from langgraph_mcp._apps import show_view
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
@@ -114,6 +115,14 @@ class MCPTool(StructuredTool):
     def options(self) -> ToolOptions:
         """How this tool is called from the graph (see :mod:`langgraph_mcp.options`)."""
         return self._options
+
+    @property
+    def mcp_meta(self) -> dict[str, Any] | None:
+        """The tool's ``_meta`` as the server listed it."""
+        private = self.__pydantic_private__
+        assert private is not None
+        meta: dict[str, Any] | None = private["_mcp_tool"].meta
+        return meta
 
     @property
     def needs_approval(self) -> bool:
@@ -214,14 +223,23 @@ class MCPTool(StructuredTool):
                 edited = True
                 arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
         result = await self._send(
-            {**arguments, **hidden_values} if hidden_values else arguments, runtime, tool_call_id
+            {**arguments, **hidden_values} if hidden_values else arguments,
+            runtime,
+            tool_call_id,
+            shown=arguments,
         )
         return with_edit_notice(result, arguments, private["_messages_key"]) if edited else result
 
     async def _send(
-        self, arguments: dict[str, Any], runtime: ToolRuntime | None, tool_call_id: str | None
+        self,
+        arguments: dict[str, Any],
+        runtime: ToolRuntime | None,
+        tool_call_id: str | None,
+        *,
+        shown: dict[str, Any],
     ) -> Any:
-        """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content)."""
+        """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content).
+        ``shown``: the arguments without hidden ones (what an MCP Apps view is given)."""
         private = self.__pydantic_private__
         assert private is not None
         options: ToolOptions = private["_options"]
@@ -249,6 +267,8 @@ class MCPTool(StructuredTool):
                             else None
                         ),
                     )
+                    tool = private["_mcp_tool"]
+                    await show_view(connection, tool, self.name, shown, result, runtime, tool_call_id)
         except _CALL_FAILURES as exc:
             return call_failed(self._site(tool_call_id), exc, limit=limit)
         return await call_result(

@@ -21,6 +21,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from langgraph_mcp._approval import APPROVAL_MODES, ApprovalMode, ApprovalRequest
+from langgraph_mcp._apps import model_visible
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
@@ -122,6 +123,7 @@ class ToolSet:
         self._bindings: dict[int, _Binding] = {}
         self._by_name: dict[str, MCPTool] = {}
         self._withheld: dict[str, str] = {}
+        self._app_only = False
 
     async def tools(self) -> list[MCPTool]:
         """Every MCP tool, bound; the same objects until a listing changes. A tool whose
@@ -184,6 +186,7 @@ class ToolSet:
             # Swapped whole: runs already in flight keep a consistent view.
             self._source, self._bound, self._withheld, self._bindings = source, bound, withheld, bindings
             self._by_name = {t.name: t for t in bound}
+            self._app_only = any(not model_visible(t.mcp_meta) for t in bound)
         return self._bound
 
     @property
@@ -233,8 +236,17 @@ class ToolSet:
         )
 
     def allows(self, tool: MCPTool, context: Any) -> bool:
-        """May a run with this context see and call ``tool``?"""
+        """May a run with this context see and call ``tool``? Never a tool meant only for an MCP
+        Apps view (see ``_apps.model_visible``)."""
+        if not model_visible(tool.mcp_meta):
+            return False
         return self.tool_filter is None or bool(self.tool_filter(tool, context))
+
+    @property
+    def hides_any(self) -> bool:
+        """Are some tools of the last listing kept from the model (a ``tool_filter``, or tools
+        meant only for an MCP Apps view)?"""
+        return self.tool_filter is not None or self._app_only
 
     def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
         return [t for t in tools if self.allows(t, context)]

@@ -44,6 +44,7 @@ class Callbacks(ConnectionBase):
         elif isinstance(message, types.PromptListChangedNotification):
             self._lists_changed("prompts")
         elif isinstance(message, types.ResourceUpdatedNotification):
+            self.views.updated(message.params.uri)
             self.scope().watch.updated(message.params.uri)
         elif isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %s", self.name, self.redact(repr(message)))

@@ -149,6 +149,7 @@ class Listen(ConnectionBase):
         elif isinstance(event, PromptsListChanged):
             self._lists_changed("prompts")
         elif isinstance(event, ResourceUpdated):
+            self.views.updated(event.uri)
             self.scope().watch.updated(event.uri)
 
     async def _keep_subscribed(self, client: Client, session: Session, watch: ResourceWatch) -> None:

@@ -29,6 +29,7 @@ from langgraph_mcp._session.owner import Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
 from langgraph_mcp._session.transports import TransportKind
+from langgraph_mcp._session.views import ViewCache
 from langgraph_mcp._session.watch import ResourceWatch
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import MCPConnectionError
@@ -93,6 +94,8 @@ class ConnectionBase:
         self._mode: str = config.protocol
         """``auto`` until the era is known; then what reconnects ask for (they skip the probe)."""
         self._prior_discover: types.DiscoverResult | None = None
+        self.views = ViewCache()
+        """The MCP Apps views read on this connection (``views.py``)."""
 
     # -- what a session needs from the whole connection (see connection.py) --------------------
 
