@@ -12,8 +12,9 @@ Tools:
 * ``broken_view(text)``: its view ``ui://apps/broken.html`` cannot be read (the read fails).
 * ``fail_chart(city)``: the chart's view, but the call returns ``isError``.
 * ``touch_view()``: the chart's HTML changes; resources/updated is sent for it (2026-07-28 to
-  ``subscriptions/listen`` streams that watch it, earlier eras to the calling session).
-* ``add_view()``: the chart's HTML changes; the resource list is said to have changed.
+  ``subscriptions/listen`` streams that watch it, earlier eras to the sessions that subscribed).
+* ``add_view()``: the chart's HTML changes and a resource ``ui://apps/extra-<N>.html`` is added;
+  the resource list is said to have changed.
 * ``stats()`` (app-only): ``{"reads": {uri: count}, "advertised": <the client's
   capabilities.extensions, or null>}``.
 
@@ -21,16 +22,22 @@ The chart's HTML is ``<!DOCTYPE html><html><body>chart v<N></body></html>``; ``N
 grows with ``touch_view`` and ``add_view``. ``--big`` makes it ~300,000 characters long.
 """
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
+
+import mcp_types as types
 
 if not __package__:  # run as a plain script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcp.server.apps import APP_MIME_TYPE, Apps, ResourceCsp, ResourcePermissions
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import FunctionResource
+from mcp.shared.exceptions import MCPError
 
 from tests.servers._runner import parser, run_server
 
@@ -46,7 +53,9 @@ def chart_html(version: int, big: bool = False) -> str:
     return f"<!DOCTYPE html><html><body>chart v{version}{padding}</body></html>"
 
 
-def build_server(name: str = "apps", *, big: bool = False) -> MCPServer:
+def build_server(name: str = "apps", *, big: bool = False, secret: str | None = None) -> MCPServer:
+    """``secret`` (default: ``$APPS_KEY``) is named in the error of the broken view's read."""
+    secret = secret if secret is not None else os.environ.get("APPS_KEY", "")
     apps = Apps()
     state: dict[str, Any] = {"version": 1, "reads": {}}
 
@@ -56,7 +65,7 @@ def build_server(name: str = "apps", *, big: bool = False) -> MCPServer:
 
     def read_broken() -> str:
         state["reads"][BROKEN_URI] = state["reads"].get(BROKEN_URI, 0) + 1
-        raise RuntimeError("the view is gone")
+        raise MCPError(code=types.INTERNAL_ERROR, message=f"the view is gone (key {secret})")
 
     ui_meta = {
         "ui": {
@@ -88,7 +97,7 @@ def build_server(name: str = "apps", *, big: bool = False) -> MCPServer:
 
     @apps.tool(resource_uri=CHART_URI, description="The chart's tool, failing.")
     def fail_chart(city: str) -> str:
-        raise ValueError(f"no chart for {city}")
+        raise ToolError(f"no chart for {city}")
 
     @apps.tool(resource_uri=CHART_URI, visibility=["app"], description="What the server saw.")
     def stats(ctx: Context) -> dict[str, Any]:
@@ -112,30 +121,44 @@ def build_server(name: str = "apps", *, big: bool = False) -> MCPServer:
         """A tool naming its view with the deprecated flat key."""
         return f"old {text}"
 
+    subscribers: list[Any] = []  # handshake-era sessions that subscribed to the chart
+
+    async def subscribe(ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams) -> Any:
+        if str(params.uri) == CHART_URI:
+            subscribers.append(ctx.session)
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
+        if ctx.session in subscribers:
+            subscribers.remove(ctx.session)
+        return types.EmptyResult()
+
+    low = srv._lowlevel_server
+    low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, subscribe)
+    low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, unsubscribe)
+
     @srv.tool()
     async def touch_view(ctx: Context) -> int:
         """Change the chart; tell who watches it."""
         state["version"] += 1
-        await ctx.notify_resource_updated(CHART_URI)
-        if ctx.client_capabilities is not None and not _modern(ctx):
-            await ctx.session.send_resource_updated(CHART_URI)
+        await ctx.notify_resource_updated(CHART_URI)  # 2026-07-28: subscriptions/listen streams
+        for session in list(subscribers):  # earlier: sessions that subscribed
+            await session.send_resource_updated(CHART_URI)
         return int(state["version"])
 
     @srv.tool()
-    async def add_view(ctx: Context) -> int:
-        """Change the chart; say the resource list changed."""
+    async def add_view(ctx: Context) -> str:
+        """Change the chart and add a resource; say the resource list changed."""
         state["version"] += 1
-        await ctx.notify_resources_changed()
-        if not _modern(ctx):
-            await ctx.session.send_resource_list_changed()
-        return int(state["version"])
+        uri = f"ui://apps/extra-{state['version']}.html"
+        srv.add_resource(
+            FunctionResource(uri=uri, name=uri, mime_type=APP_MIME_TYPE, fn=lambda: "<p>extra</p>")
+        )
+        await ctx.notify_resources_changed()  # 2026-07-28: subscriptions/listen streams
+        await ctx.session.send_resource_list_changed()  # earlier: the session
+        return uri
 
     return srv
-
-
-def _modern(ctx: Context) -> bool:
-    version = getattr(ctx.session, "protocol_version", None) or ""
-    return str(version) >= "2026"
 
 
 if __name__ == "__main__":
