@@ -42,7 +42,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
-from langgraph_mcp._apps import show_view
+from langgraph_mcp._apps import model_visible, show_view
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
@@ -67,7 +67,7 @@ from langgraph_mcp.errors import (
 )
 from langgraph_mcp.options import ArgumentSource, FromConfig, FromContext, FromState, FromStore, ToolOptions
 
-__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
+__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_catalog", "load_mcp_tools"]
 
 _CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
 """What the session layer raises for a call that could not complete (``_results.call_failed``)."""
@@ -430,7 +430,8 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
 
 
 async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
-    """The pool's tools as LangChain tools, in configuration and listing order.
+    """The pool's tools as LangChain tools, in configuration and listing order, without those meant
+    only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``: never for a model).
 
     Connects servers that are not connected yet (concurrently), lists their tools once per
     connection and builds the tools once per listing: repeated calls return the same objects
@@ -442,6 +443,15 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         TypeError: ``pool`` is not an :class:`MCPPool` (wrap connections in ``MCPPool(...)``).
         MCPConnectionError: per the pool's ``on_connection_error``.
     """
+    tools = await load_catalog(pool, reserved=reserved)
+    if all(model_visible(t.mcp_meta) for t in tools):
+        return tools
+    return [t for t in tools if model_visible(t.mcp_meta)]
+
+
+async def load_catalog(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
+    """Every tool of the pool, those meant only for an MCP Apps view included (see
+    :func:`load_mcp_tools`); the same list until a listing changes."""
     if not isinstance(pool, MCPPool):
         raise TypeError(
             f"load_mcp_tools() takes an MCPPool, not a {type(pool).__name__}: wrap the connections "

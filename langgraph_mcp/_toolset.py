@@ -2,7 +2,7 @@
 may use.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
-(:func:`~langgraph_mcp.load_mcp_tools`), binds each to its
+(``_tools.load_catalog``: those meant only for an MCP Apps view too), binds each to its
 :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
 MCP name, see :mod:`langgraph_mcp._toolrefs`), withholds a tool whose options cannot be bound to
 it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
@@ -25,7 +25,7 @@ from langgraph_mcp._apps import model_visible
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
-from langgraph_mcp._tools import MCPTool, load_mcp_tools
+from langgraph_mcp._tools import MCPTool, load_catalog
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
@@ -132,7 +132,7 @@ class ToolSet:
         Raises:
             MCPConnectionError: per the pool's ``on_connection_error``.
         """
-        source = await load_mcp_tools(self.pool, reserved=self.reserved)
+        source = await load_catalog(self.pool, reserved=self.reserved)
         if source is not self._source:
             names = exposed_names(self.pool.servers, self.pool.remembered)
             previous = self._bindings

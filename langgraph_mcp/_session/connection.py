@@ -9,6 +9,7 @@ one part per concern:
 * ``requests.py``, ``listings.py``, ``calls.py``: requests, listings, ``tools/call``;
 * ``failures.py``: the one translation of what the SDK and the transport raise (``errors.py``);
 * ``listen.py``: list changes and resource subscriptions; ``callbacks.py``: what the SDK calls.
+* ``views.py``: the MCP Apps views its tools name, read once per session (:meth:`read_view`).
 
 This module connects them to the session's life: how a session's ``Client`` is made, what is
 learned when it connects, what runs beside it, and closing.

@@ -17,7 +17,7 @@ from langgraph.graph.ui import AnyUIMessage, ui_message_reducer
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 from typing_extensions import TypedDict
 
-from langgraph_mcp import MCPMiddleware, MCPPool, MCPToolNode, create_mcp_agent
+from langgraph_mcp import MCPMiddleware, MCPPool, MCPToolNode, create_mcp_agent, load_mcp_tools
 from langgraph_mcp.options import ToolOptions
 from langgraph_mcp.schemas import json_schema
 from langgraph_mcp.types import APP_UI_NAME
@@ -103,6 +103,7 @@ async def test_tools_meant_only_for_a_view_are_never_offered_to_the_model(
         assert pool.connection("apps").era == ERA[apps_config["protocol"]]
         middleware = MCPMiddleware(pool)
         assert {t.name for t in await middleware.get_tools()} == MODEL_TOOLS
+        assert [t.name for t in await load_mcp_tools(pool)] == OFFERED
         # The pool's catalog keeps them (a view may call them).
         listed = {t.name for t in await pool.connection("apps").list_tools()}
         assert {"refresh_chart", "stats", "odd_visibility"} <= listed
