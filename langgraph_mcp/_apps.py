@@ -99,23 +99,24 @@ async def show_view(
         return
     try:
         view = await connection.read_view(uri)
-    except MCPError as exc:
+    except Exception as exc:  # the call's result stands whatever happened to its view
+        reason = str(exc) if isinstance(exc, MCPError) else f"{type(exc).__name__}: {exc}"
         logger.warning(
             "MCP server %r: the view %s of tool %r could not be read, so it is not shown: %s",
             connection.name,
             connection.redact(uri),
             tool.name,
-            connection.redact(str(exc)),
+            connection.redact(reason),
         )
         return
-    props = _props(connection, view, tool=tool, name=name, arguments=arguments, result=result)
-    props["tool_call_id"] = tool_call_id
     state = runtime.state
     metadata: dict[str, Any] = {"tool_call_id": tool_call_id}
     message_id = calling_message_id(state, tool_call_id)
     if message_id is not None:
         metadata["message_id"] = message_id
     try:
+        props = _props(connection, view, tool=tool, name=name, arguments=arguments, result=result)
+        props["tool_call_id"] = tool_call_id
         push_ui_message(
             APP_UI_NAME,
             dict(props),

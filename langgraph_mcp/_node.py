@@ -196,7 +196,8 @@ class MCPToolNode(PoolHolder, ToolNode):
 
     async def get_tools(self, context: Any = None) -> list[BaseTool]:
         """Local and MCP tools, ready for ``model.bind_tools(...)``; with a ``tool_filter``,
-        only the MCP tools a run with this ``context`` may use.
+        only the MCP tools a run with this ``context`` may use. Never a tool meant only for an
+        MCP Apps view (``_meta.ui.visibility`` without ``"model"``).
 
         Connects the servers on first use. Raises per ``on_connection_error``.
         """

@@ -185,6 +185,22 @@ async def test_a_view_travels_with_the_result_of_its_tool(apps_config: dict[str,
     assert stats["reads"] == {apps.CHART_URI: 1}
 
 
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_an_agent_streams_the_view_of_its_tools_result(protocol: str) -> None:
+    model = ScriptModel(turns=[[("show_chart", {"city": "Oslo"}, "c1")], "done"])
+    async with (
+        serve_in_loop(apps.build_server()) as url,
+        MCPPool({"apps": {"url": url, "protocol": protocol, "apps": True}}) as pool,
+    ):
+        agent = create_mcp_agent(model, pool, checkpointer=InMemorySaver())
+        events, state = await _run(agent, {"messages": [("user", "chart")]}, "t1")
+    [event] = events
+    assert event["name"] == APP_UI_NAME and event["metadata"]["tool_call_id"] == "c1"
+    assert event["metadata"]["message_id"] == state["messages"][1].id
+    assert event["props"]["html"] == apps.chart_html(1) and event["props"]["arguments"] == {"city": "Oslo"}
+    assert _results(state)["c1"].artifact["structured_content"]["city"] == "Oslo"
+
+
 async def test_the_view_is_read_once_per_session_until_it_changes(apps_config: dict[str, Any]) -> None:
     async with MCPPool({"apps": {**apps_config, "apps": True}}) as pool:
         graph = _graph(MCPToolNode(pool))
