@@ -77,9 +77,7 @@ class ServerConnection(Calls, Listen, Callbacks):
             sampling_callback=self._on_sample,
             list_roots_callback=self._on_roots,
             cache=None,
-            extensions=[advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})]
-            if self.config.apps
-            else None,
+            extensions=[_APPS] if self.config.apps else None,
         )
 
     async def _connected(self, session: Session) -> None:
