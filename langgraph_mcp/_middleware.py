@@ -129,7 +129,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         return self._name
 
     async def get_tools(self, context: Any = None) -> list[MCPTool]:
-        """The MCP tools a run with this ``context`` may use (connects on first use)."""
+        """The MCP tools a run with this ``context`` may use (connects on first use); never a tool
+        meant only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``)."""
         return self.toolset.allowed(await self.toolset.tools(), context)
 
     async def start(self) -> None:

@@ -196,7 +196,8 @@ class MCPToolNode(PoolHolder, ToolNode):
 
     async def get_tools(self, context: Any = None) -> list[BaseTool]:
         """Local and MCP tools, ready for ``model.bind_tools(...)``; with a ``tool_filter``,
-        only the MCP tools a run with this ``context`` may use.
+        only the MCP tools a run with this ``context`` may use. Never a tool meant only for an
+        MCP Apps view (``_meta.ui.visibility`` without ``"model"``).
 
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
@@ -254,18 +255,19 @@ class MCPToolNode(PoolHolder, ToolNode):
             _BATCH.reset(token)
 
     def _refused(self, call: ToolCall, tool_runtime: ToolRuntime) -> ToolMessage | None:
-        """``ToolNode``'s invalid-tool message for an MCP tool this run may not use, or (with a
-        ``tool_filter``) for an unknown tool, listing only the tools this run may use; for an
+        """``ToolNode``'s invalid-tool message for an MCP tool this run may not use (see
+        ``ToolSet.allows``: the ``tool_filter``, MCP Apps visibility), or, while some tools are
+        kept from the model, for an unknown tool, listing only the tools this run may use; for an
         unknown tool while a server is unreachable, an error saying that instead."""
         tool = self._tools_by_name.get(call["name"])
         if tool is None and (outage := self.toolset.unavailable(call["name"], call["id"])) is not None:
             return outage
-        if self.toolset.tool_filter is None:
-            return None
         if tool is not None and (
             not isinstance(tool, MCPTool) or self.toolset.allows(tool, tool_runtime.context)
         ):
             return None
+        if tool is None and not self.toolset.hides_any:
+            return None  # ToolNode's own message, listing every tool
         names = [
             n
             for n, t in self._tools_by_name.items()

@@ -57,7 +57,7 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp.types import PROGRESS_UI_NAME, MCPLogEvent, MCPProgressEvent, MCPProgressUIProps
 
-__all__ = ["UI_STATE_KEY", "CallObserver"]
+__all__ = ["UI_STATE_KEY", "CallObserver", "calling_message_id", "has_key"]
 
 logger = logging.getLogger("langgraph_mcp.progress")
 
@@ -201,7 +201,7 @@ class CallObserver:
         metadata = self._ui_metadata
         if metadata is None:
             metadata = {"tool_call_id": self.tool_call_id}
-            message_id = _calling_message_id(state, self.tool_call_id)
+            message_id = calling_message_id(state, self.tool_call_id)
             if message_id is not None:
                 metadata["message_id"] = message_id
             self._ui_metadata = metadata
@@ -212,7 +212,7 @@ class CallObserver:
                 dict(props),
                 id=f"{PROGRESS_UI_NAME}:{self.tool_call_id}",
                 metadata=dict(metadata),
-                state_key=UI_STATE_KEY if keep and _has_key(state, UI_STATE_KEY) else None,
+                state_key=UI_STATE_KEY if keep and has_key(state, UI_STATE_KEY) else None,
                 merge=True,
             )
         except Exception as exc:  # outside a graph, after the node ended, a state that refuses it
@@ -221,11 +221,11 @@ class CallObserver:
         self._ui = props
 
 
-def _has_key(state: Any, key: str) -> bool:
+def has_key(state: Any, key: str) -> bool:
     return isinstance(state, Mapping) and key in state
 
 
-def _calling_message_id(state: Any, tool_call_id: str) -> str | None:
+def calling_message_id(state: Any, tool_call_id: str) -> str | None:
     """The id of the AI message among the latest in ``state`` that made call ``tool_call_id``."""
     messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
     if not isinstance(messages, list):

@@ -42,6 +42,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
+from langgraph_mcp._apps import model_visible, show_view
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
@@ -66,7 +67,7 @@ from langgraph_mcp.errors import (
 )
 from langgraph_mcp.options import ArgumentSource, FromConfig, FromContext, FromState, FromStore, ToolOptions
 
-__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_mcp_tools"]
+__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_catalog", "load_mcp_tools"]
 
 _CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
 """What the session layer raises for a call that could not complete (``_results.call_failed``)."""
@@ -114,6 +115,14 @@ class MCPTool(StructuredTool):
     def options(self) -> ToolOptions:
         """How this tool is called from the graph (see :mod:`langgraph_mcp.options`)."""
         return self._options
+
+    @property
+    def mcp_meta(self) -> dict[str, Any] | None:
+        """The tool's ``_meta`` as the server listed it."""
+        private = self.__pydantic_private__
+        assert private is not None
+        meta: dict[str, Any] | None = private["_mcp_tool"].meta
+        return meta
 
     @property
     def needs_approval(self) -> bool:
@@ -214,14 +223,23 @@ class MCPTool(StructuredTool):
                 edited = True
                 arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
         result = await self._send(
-            {**arguments, **hidden_values} if hidden_values else arguments, runtime, tool_call_id
+            {**arguments, **hidden_values} if hidden_values else arguments,
+            runtime,
+            tool_call_id,
+            shown=arguments,
         )
         return with_edit_notice(result, arguments, private["_messages_key"]) if edited else result
 
     async def _send(
-        self, arguments: dict[str, Any], runtime: ToolRuntime | None, tool_call_id: str | None
+        self,
+        arguments: dict[str, Any],
+        runtime: ToolRuntime | None,
+        tool_call_id: str | None,
+        *,
+        shown: dict[str, Any],
     ) -> Any:
-        """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content)."""
+        """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content).
+        ``shown``: the arguments without hidden ones (what an MCP Apps view is given)."""
         private = self.__pydantic_private__
         assert private is not None
         options: ToolOptions = private["_options"]
@@ -249,6 +267,8 @@ class MCPTool(StructuredTool):
                             else None
                         ),
                     )
+                    tool = private["_mcp_tool"]
+                    await show_view(connection, tool, self.name, shown, result, runtime, tool_call_id)
         except _CALL_FAILURES as exc:
             return call_failed(self._site(tool_call_id), exc, limit=limit)
         return await call_result(
@@ -410,7 +430,8 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
 
 
 async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
-    """The pool's tools as LangChain tools, in configuration and listing order.
+    """The pool's tools as LangChain tools, in configuration and listing order, without those meant
+    only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``: never for a model).
 
     Connects servers that are not connected yet (concurrently), lists their tools once per
     connection and builds the tools once per listing: repeated calls return the same objects
@@ -423,6 +444,15 @@ async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> li
         TypeError: ``pool`` is not an :class:`MCPPool` (wrap connections in ``MCPPool(...)``).
         MCPConnectionError: per the pool's ``on_connection_error``.
     """
+    tools = await load_catalog(pool, reserved=reserved)
+    if all(model_visible(t.mcp_meta) for t in tools):
+        return tools
+    return [t for t in tools if model_visible(t.mcp_meta)]
+
+
+async def load_catalog(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
+    """Every tool of the pool, those meant only for an MCP Apps view included (see
+    :func:`load_mcp_tools`); the same list until a listing changes."""
     if not isinstance(pool, MCPPool):
         raise TypeError(
             f"load_mcp_tools() takes an MCPPool, not a {type(pool).__name__}: wrap the connections "

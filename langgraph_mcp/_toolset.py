@@ -2,7 +2,7 @@
 may use.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
-(:func:`~langgraph_mcp.load_mcp_tools`), binds each to its
+(``_tools.load_catalog``: those meant only for an MCP Apps view too), binds each to its
 :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
 MCP name, see :mod:`langgraph_mcp._toolrefs`), withholds a tool whose options cannot be bound to
 it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
@@ -21,10 +21,11 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from langgraph_mcp._approval import APPROVAL_MODES, ApprovalMode, ApprovalRequest
+from langgraph_mcp._apps import model_visible
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
-from langgraph_mcp._tools import MCPTool, load_mcp_tools
+from langgraph_mcp._tools import MCPTool, load_catalog
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
@@ -122,6 +123,7 @@ class ToolSet:
         self._bindings: dict[int, _Binding] = {}
         self._by_name: dict[str, MCPTool] = {}
         self._withheld: dict[str, str] = {}
+        self._app_only = False
 
     async def tools(self) -> list[MCPTool]:
         """Every MCP tool, bound; the same objects until a listing changes. A tool whose
@@ -130,7 +132,7 @@ class ToolSet:
         Raises:
             MCPConnectionError: per the pool's ``on_connection_error``.
         """
-        source = await load_mcp_tools(self.pool, reserved=self.reserved)
+        source = await load_catalog(self.pool, reserved=self.reserved)
         if source is not self._source:
             names = exposed_names(self.pool.servers, self.pool.remembered)
             previous = self._bindings
@@ -184,6 +186,7 @@ class ToolSet:
             # Swapped whole: runs already in flight keep a consistent view.
             self._source, self._bound, self._withheld, self._bindings = source, bound, withheld, bindings
             self._by_name = {t.name: t for t in bound}
+            self._app_only = any(not model_visible(t.mcp_meta) for t in bound)
         return self._bound
 
     @property
@@ -233,8 +236,17 @@ class ToolSet:
         )
 
     def allows(self, tool: MCPTool, context: Any) -> bool:
-        """May a run with this context see and call ``tool``?"""
+        """May a run with this context see and call ``tool``? Never a tool meant only for an MCP
+        Apps view (see ``_apps.model_visible``)."""
+        if not model_visible(tool.mcp_meta):
+            return False
         return self.tool_filter is None or bool(self.tool_filter(tool, context))
+
+    @property
+    def hides_any(self) -> bool:
+        """Are some tools of the last listing kept from the model (a ``tool_filter``, or tools
+        meant only for an MCP Apps view)?"""
+        return self.tool_filter is not None or self._app_only
 
     def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
         return [t for t in tools if self.allows(t, context)]

@@ -38,6 +38,8 @@ from langgraph_mcp.types import (
     MCPApprovalsInterrupt,
     MCPApprovalsResponses,
     MCPApprovalsResume,
+    MCPAppToolResult,
+    MCPAppUIProps,
     MCPElicitationAccept,
     MCPElicitationActionRequest,
     MCPElicitationCancel,
@@ -131,6 +133,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP progress UI message props",
         'The props of the generative-UI message ("name": "mcp-progress") that shows a running tool '
         "call's progress; updated in place until the call ends.",
+    ),
+    "app-ui-props": (
+        MCPAppUIProps,
+        "MCP Apps view UI message props",
+        'The props of the generative-UI message ("name": "mcp-app") that carries the ui:// view of '
+        "a successful MCP Apps tool call, with the call's arguments and result.",
     ),
     "log-event": (
         MCPLogEvent,
@@ -253,6 +261,8 @@ _DOCUMENTED: tuple[type, ...] = (
     MCPApprovalsResponses,
     MCPProgressEvent,
     MCPProgressUIProps,
+    MCPAppUIProps,
+    MCPAppToolResult,
     MCPLogEvent,
     MCPResourceUpdatedEvent,
     MCPToolArtifact,

@@ -53,14 +53,18 @@ from langgraph_mcp._types_approval import (
     MCPApprovalsResponses,
     MCPApprovalsResume,
 )
+from langgraph_mcp._types_apps import APP_UI_NAME, MCPAppToolResult, MCPAppUIProps
 
 __all__ = [
     "APPROVALS_INTERRUPT_TYPE",
+    "APP_UI_NAME",
     "APPROVAL_INTERRUPT_TYPE",
     "ELICITATION_INTERRUPT_TYPE",
     "PROGRESS_UI_NAME",
     "SAMPLING_INTERRUPT_TYPE",
     "ElicitationHandler",
+    "MCPAppToolResult",
+    "MCPAppUIProps",
     "MCPApprovalActionRequest",
     "MCPApprovalDecision",
     "MCPApprovalDecisions",

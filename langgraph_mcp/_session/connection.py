@@ -9,6 +9,7 @@ one part per concern:
 * ``requests.py``, ``listings.py``, ``calls.py``: requests, listings, ``tools/call``;
 * ``failures.py``: the one translation of what the SDK and the transport raise (``errors.py``);
 * ``listen.py``: list changes and resource subscriptions; ``callbacks.py``: what the SDK calls.
+* ``views.py``: the MCP Apps views its tools name, read once per session (:meth:`read_view`).
 
 This module connects them to the session's life: how a session's ``Client`` is made, what is
 learned when it connects, what runs beside it, and closing.
@@ -25,6 +26,7 @@ from typing import Any, cast
 
 import anyio
 from mcp import Client
+from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.exceptions import MCPError as SDKError
 
@@ -37,10 +39,15 @@ from langgraph_mcp._session.loops import CLOSE_GRACE, LISTINGS, LoopScope
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import describe
+from langgraph_mcp._session.views import APP_MIME_TYPE, APPS_EXTENSION, View, parse_view
+from langgraph_mcp.errors import MCPProtocolError
 
 __all__ = ["ServerConnection"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
+
+_APPS = advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})
+"""What a client hosting MCP Apps views advertises (servers with ``apps: true``)."""
 
 
 class ServerConnection(Calls, Listen, Callbacks):
@@ -71,6 +78,7 @@ class ServerConnection(Calls, Listen, Callbacks):
             sampling_callback=self._on_sample,
             list_roots_callback=self._on_roots,
             cache=None,
+            extensions=[_APPS] if self.config.apps else None,
         )
 
     async def _connected(self, session: Session) -> None:
@@ -124,6 +132,34 @@ class ServerConnection(Calls, Listen, Callbacks):
             logger.debug(
                 "MCP server %r: logging/setLevel %s refused: %s", self.name, level, self.redact(describe(exc))
             )
+
+    # -- MCP Apps ------------------------------------------------------------------------------
+
+    async def read_view(self, uri: str) -> View:
+        """The ``ui://`` view at ``uri``, read with ``resources/read`` once per session and kept
+        until the server says it (or its resource list) changed (see ``views.py``).
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError: as for any
+            request; MCPProtocolError also when the answer holds no view for ``uri``.
+        """
+        session = await self._session()
+        version, epoch = self._list_versions["resources"], self.views.epoch
+        cached = self.views.get(uri, session, version)
+        if cached is not None:
+            return cached
+        result = await self.request(f"resources/read {uri}", lambda client: client.read_resource(uri))
+        try:
+            view = parse_view(uri, result)
+        except ValueError as exc:
+            raise MCPProtocolError(self.name, self.redact(f"the view {uri} cannot be shown: {exc}")) from None
+        if (
+            version == self._list_versions["resources"]
+            and epoch == self.views.epoch
+            and session is self.scope().owner.session
+        ):
+            self.views.put(view, session, version)
+        return view
 
     # -- closing -------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from langgraph_mcp._session.owner import Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
 from langgraph_mcp._session.transports import TransportKind
+from langgraph_mcp._session.views import ViewCache
 from langgraph_mcp._session.watch import ResourceWatch
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
 from langgraph_mcp.errors import MCPConnectionError
@@ -107,6 +108,8 @@ class ConnectionBase:
         self._mode: str = config.protocol
         """``auto`` until the era is known; then what reconnects ask for (they skip the probe)."""
         self._prior_discover: types.DiscoverResult | None = None
+        self.views = ViewCache()
+        """The MCP Apps views read on this connection (``views.py``)."""
 
     # -- what a session needs from the whole connection (see connection.py) --------------------
 
@@ -200,6 +203,7 @@ class ConnectionBase:
         then its subscribers hear of it (so a read they make is a new one)."""
         self.reads.updated(uri)
         self.listing_share.reads.updated(uri)
+        self.views.updated(uri)
         self.scope().watch.updated(uri)
 
     def _slot(self) -> AbstractAsyncContextManager[Slot | None]:

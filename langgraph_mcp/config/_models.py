@@ -161,6 +161,12 @@ class _ServerBase(BaseModel):
     2026-07-28 servers then send none)."""
     log_events: bool = False
     """Also emit the server's log messages as ``{"type": "mcp_log"}`` custom stream events."""
+    apps: bool = False
+    """Host this server's MCP Apps views (``io.modelcontextprotocol/ui``): advertise the extension
+    to the server, and when a tool with a ``ui://`` view returns a result, read the view and emit
+    it with the result as an ``mcp-app`` generative-UI message
+    (:class:`~langgraph_mcp.types.MCPAppUIProps`). Tools meant only for a view (``visibility``
+    without ``"model"``) are never offered to the model, with or without this option."""
     elicitation: Literal["interrupt", "decline"] | Callable[..., Any] = "interrupt"
     """How questions from the server are answered: ``interrupt`` the graph for a person,
     ``decline`` them all, or an async ``handler(request, call_info) -> response``."""

@@ -116,8 +116,11 @@ PUBLIC: dict[str, list[str]] = {
     "langgraph_mcp.types": [
         "APPROVALS_INTERRUPT_TYPE",
         "APPROVAL_INTERRUPT_TYPE",
+        "APP_UI_NAME",
         "ELICITATION_INTERRUPT_TYPE",
         "ElicitationHandler",
+        "MCPAppToolResult",
+        "MCPAppUIProps",
         "MCPApprovalActionRequest",
         "MCPApprovalDecision",
         "MCPApprovalDecisions",
