@@ -80,6 +80,7 @@ async def run_call(
         tool_call_id=runtime.tool_call_id if runtime is not None else tool_call_id,
         runtime=runtime,
         log_events=connection.config.log_events,
+        progress_ui=connection.config.progress_ui,
     )
     answers = Answerer(
         connection.name,

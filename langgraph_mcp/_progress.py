@@ -13,8 +13,8 @@ During a tool call, every ``notifications/progress`` from the server becomes:
 * an ``on_custom_event`` named ``mcp_progress`` in ``astream_events``;
 * a heartbeat for the running node, so a ``TimeoutPolicy(idle_timeout=...)``
   does not kill a call that is making progress;
-* a generative-UI message (``push_ui_message``, component ``mcp-progress``, props
-  :class:`~langgraph_mcp.types.MCPProgressUIProps`), one per call, id
+* unless the server's ``progress_ui`` is off, a generative-UI message (``push_ui_message``,
+  component ``mcp-progress``, props :class:`~langgraph_mcp.types.MCPProgressUIProps`), one per call, id
   ``mcp-progress:<tool_call_id>``, updated in place (``merge=True``) at each notification and
   marked ``done`` or ``failed`` by :meth:`CallObserver.track` when the call ends. Its metadata
   names the ``tool_call_id`` and the ``message_id`` of the AI message that made the call (what
@@ -84,8 +84,10 @@ class CallObserver:
         tool_call_id: str | None,
         runtime: ToolRuntime | None,
         log_events: bool = False,
+        progress_ui: bool = True,
     ) -> None:
         self.server = server
+        self.progress_ui = progress_ui
         self.tool_name = tool_name
         self.runtime = runtime
         self.tool_call_id = tool_call_id
@@ -172,7 +174,7 @@ class CallObserver:
     # -- the progress UI message --------------------------------------------------------------
 
     def _show_progress(self, progress: float, total: float | None, message: str | None) -> None:
-        if self.runtime is None or self.tool_call_id is None:
+        if not self.progress_ui or self.runtime is None or self.tool_call_id is None:
             return
         if self._ui is not None and self._ui["status"] != "running":
             return  # a notification that arrived after the call ended: the bar stays finished

@@ -161,6 +161,9 @@ class _ServerBase(BaseModel):
     2026-07-28 servers then send none)."""
     log_events: bool = False
     """Also emit the server's log messages as ``{"type": "mcp_log"}`` custom stream events."""
+    progress_ui: bool = True
+    """Also show a call's progress as a generative-UI message (component ``mcp-progress``, a
+    progress bar in Agent Chat UI); off: progress is only the ``mcp_progress`` stream events."""
     apps: bool = False
     """Host this server's MCP Apps views (``io.modelcontextprotocol/ui``): advertise the extension
     to the server, and when a tool with a ``ui://`` view returns a result, read the view and emit

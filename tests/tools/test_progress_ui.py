@@ -133,3 +133,15 @@ def test_the_props_schema_matches_what_is_pushed() -> None:
         "server", "tool_name", "tool_call_id", "progress", "total", "message", "status"
     }  # fmt: skip
     assert schema["properties"]["status"]["enum"] == ["running", "done", "failed"]
+
+
+async def test_progress_ui_off_keeps_the_progress_events_and_sends_no_ui_message() -> None:
+    async with MCPToolNode(_demo("auto", progress_ui=False)) as node:
+        graph = _graph(node, UIState)
+        config = {"configurable": {"thread_id": "off"}}
+        request = _request(("sleep", {"seconds": 0.15}, "slow"))
+        chunks = [c async for c in graph.astream(request, config, stream_mode="custom")]
+        state = await graph.aget_state(config)
+    assert [c["progress"] for c in chunks if c["type"] == "mcp_progress"] == [1, 2, 3]
+    assert [c for c in chunks if c["type"] == "ui"] == []
+    assert state.values.get("ui", []) == []
