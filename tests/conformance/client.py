@@ -53,6 +53,11 @@ log = logging.getLogger("conformance-client")
 SERVER = "conformance"
 """The name the scenario's server has in the pool's configuration."""
 
+CONNECT_TIMEOUT = 50.0
+"""Seconds to connect, OAuth flow included. The suites start every scenario at once and give
+each 60 s: on two busy cores an authorization flow's dozen requests can take longer than the
+package's default 30 s."""
+
 REDIRECT_URI = "http://localhost:3000/callback"
 """Where the authorization server sends the browser back to; nothing listens there: the
 stand-in browser reads the code off the redirect instead of following it."""
@@ -230,7 +235,7 @@ async def call_tool(tool: MCPTool, args: dict[str, Any]) -> str:
 
 async def list_and_call(url: str, auth: Any = None, calls: dict[str, dict[str, Any]] | None = None) -> None:
     """Connect, list the tools, and call each named tool the server offers with its arguments."""
-    server: dict[str, Any] = {"url": url, "sse_fallback": False}
+    server: dict[str, Any] = {"url": url, "sse_fallback": False, "connect_timeout": CONNECT_TIMEOUT}
     if auth is not None:
         server["auth"] = auth
     async with MCPPool({SERVER: server}) as pool:
@@ -274,7 +279,7 @@ def tool_graph(node: MCPToolNode) -> Any:
 async def elicitation_defaults(url: str) -> None:
     """The person accepts the server's question without filling anything in, so the schema's
     defaults are what the server gets."""
-    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False}})
+    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False, "connect_timeout": CONNECT_TIMEOUT}})
     async with node:
         result = await answer_in_graph(
             node, tool_graph(node), "defaults", "test_client_elicitation_defaults", {}
@@ -285,7 +290,9 @@ async def elicitation_defaults(url: str) -> None:
 async def echo_schema(url: str) -> None:
     """Send the focal tool's input schema, as the package gives it to a model, back through the
     server's echo tool: the server checks which JSON Schema keywords survived."""
-    async with MCPPool({SERVER: {"url": url, "sse_fallback": False}}) as pool:
+    async with MCPPool(
+        {SERVER: {"url": url, "sse_fallback": False, "connect_timeout": CONNECT_TIMEOUT}}
+    ) as pool:
         tools = {tool.name: tool for tool in await load_mcp_tools(pool)}
         schema = tools["json_schema_2020_12_tool"].args_schema
         log.info("echo -> %s", await call_tool(tools["json_schema_echo"], {"schema": schema}))
@@ -295,7 +302,7 @@ async def request_state(url: str) -> None:
     """Multi-round tool calls (2026-07-28): a round's ``requestState`` goes back unchanged, none
     is invented when the server sent none, another call made while one waits for its answer
     carries nothing of it, and a result without ``resultType`` is complete."""
-    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False}})
+    node = MCPToolNode({SERVER: {"url": url, "sse_fallback": False, "connect_timeout": CONNECT_TIMEOUT}})
     graph = tool_graph(node)
     async with node:
         tools = {tool.name: tool for tool in await load_mcp_tools(node.pool)}
