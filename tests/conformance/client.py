@@ -46,6 +46,7 @@ from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuth
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from langgraph_mcp import MCPPool, MCPTool, MCPToolNode, load_mcp_tools
+from langgraph_mcp.auth import JWTBearerOAuthProvider
 from langgraph_mcp.elicitation import accept, resume_elicitations
 
 log = logging.getLogger("conformance-client")
@@ -337,6 +338,12 @@ def auth_flow(make: Callable[[str], Any]) -> Callable[[str], Coroutine[Any, Any,
     return run
 
 
+def jwt_bearer_provider(url: str) -> Any:
+    """Workload identity: the scenario's signed workload JWT traded for a token (RFC 7523)."""
+    ctx = context()
+    return JWTBearerOAuthProvider(url, MemoryTokens(), ctx["client_id"], ctx["valid_jwt"])
+
+
 async def cross_app_access(url: str) -> None:
     await list_and_call(url, await cross_app_access_provider(url), {"test-tool": {}})
 
@@ -355,6 +362,7 @@ SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "auth/pre-registration": auth_flow(pre_registered_provider),
     "auth/client-credentials-basic": auth_flow(client_credentials_basic_provider),
     "auth/client-credentials-jwt": auth_flow(client_credentials_jwt_provider),
+    "auth/wif-jwt-bearer": auth_flow(jwt_bearer_provider),
     "auth/cross-app-access-complete-flow": cross_app_access,
     "auth/enterprise-managed-authorization": cross_app_access,
     "request-metadata": lambda url: list_and_call(url),
