@@ -1,12 +1,16 @@
-"""OAuth providers for headless agents, to pass as a server's ``auth``.
+"""OAuth additions to pass as a server's ``auth``.
 
 The MCP SDK's providers cover the authorization code flow (a person signs in), client
 credentials, private-key JWT client authentication and enterprise identity assertions. This
-module adds the **JWT-bearer grant** of RFC 7523 for workload identity federation (the MCP
-``io.modelcontextprotocol/auth/wif`` extension): a workload that already holds a signed JWT
-from its platform (a Kubernetes service account token, a cloud identity token, a CI job's OIDC
-token) trades it for an access token at the MCP server's authorization server, with no secret
-of its own.
+module adds:
+
+* :class:`JWTBearerOAuthProvider`, the **JWT-bearer grant** of RFC 7523 for workload identity
+  federation (the MCP ``io.modelcontextprotocol/auth/wif`` extension): a workload that already
+  holds a signed JWT from its platform (a Kubernetes service account token, a cloud identity
+  token, a CI job's OIDC token) trades it for an access token, with no secret of its own;
+* :class:`DPoPAuth`, **DPoP** (RFC 9449, the MCP ``io.modelcontextprotocol/auth/dpop``
+  extension) around any of the SDK's OAuth providers: tokens bound to a key the client holds,
+  presented with a fresh signed proof on every request, so a stolen token alone is useless.
 
 .. code-block:: python
 
@@ -30,17 +34,23 @@ other grant is tried.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from base64 import urlsafe_b64decode
-from collections.abc import Awaitable, Callable
+import time
+import uuid
+from base64 import urlsafe_b64decode, urlsafe_b64encode
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
+import jwt
+from cryptography.hazmat.primitives.asymmetric import ec
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError, TokenStorage
 from mcp.client.auth.utils import issuers_match
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-__all__ = ["JWT_BEARER_GRANT", "JWTBearerOAuthProvider"]
+__all__ = ["JWT_BEARER_GRANT", "DPoPAuth", "JWTBearerOAuthProvider"]
 
 JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 """The ``grant_type`` of RFC 7523 section 2.1."""
@@ -153,3 +163,167 @@ class JWTBearerOAuthProvider(OAuthClientProvider):
             data["scope"] = self.context.client_metadata.scope
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         return httpx2.Request("POST", self._get_token_endpoint(), data=data, headers=headers)
+
+
+# -- DPoP -------------------------------------------------------------------------------------
+
+
+def _b64url(data: bytes) -> str:
+    return urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+class DPoPAuth(httpx2.Auth):
+    """DPoP (RFC 9449) around one of the MCP SDK's OAuth providers.
+
+    The provider runs its flow as ever (discovery, registration, authorization, refresh); this
+    wrapper adds a DPoP proof, signed with ``key``, to each token request and to each request to
+    the MCP server, and presents the access token with the ``DPoP`` scheme instead of
+    ``Bearer``. A server's ``use_dpop_nonce`` challenge (the authorization server's 400 or the
+    MCP server's 401, with a ``DPoP-Nonce`` header) is answered once, with a new proof carrying
+    the nonce; nonces a server sends are used from then on.
+
+    Fails closed: an authorization server that answers with a token not bound to the key (a
+    ``Bearer`` token) stops the flow with an error instead of sending that token.
+
+    Args:
+        provider: The SDK provider whose tokens are to be DPoP-bound (an
+            ``OAuthClientProvider`` or one of its subclasses).
+        key: The P-256 private key proofs are signed with (ES256). Tokens are bound to it, so
+            tokens kept in the provider's storage across processes need the same key: pass it.
+            Default: a new key for this object.
+    """
+
+    requires_response_body = True
+
+    def __init__(
+        self, provider: OAuthClientProvider, *, key: ec.EllipticCurvePrivateKey | None = None
+    ) -> None:
+        if key is not None and not isinstance(key.curve, ec.SECP256R1):
+            raise ValueError("the DPoP key must be a P-256 (ES256) key")
+        self.provider = provider
+        self._key = key if key is not None else ec.generate_private_key(ec.SECP256R1())
+        numbers = self._key.public_key().public_numbers()
+        self._jwk = {
+            "kty": "EC",
+            "crv": "P-256",
+            "x": _b64url(numbers.x.to_bytes(32, "big")),
+            "y": _b64url(numbers.y.to_bytes(32, "big")),
+        }
+        self._nonces: dict[str, str] = {}
+        """Origin -> the last nonce that server sent."""
+
+    def __repr__(self) -> str:
+        return f"DPoPAuth({self.provider!r})"
+
+    @property
+    def thumbprint(self) -> str:
+        """The key's JWK SHA-256 thumbprint (RFC 7638): what a bound token's ``cnf.jkt`` holds."""
+        canonical = json.dumps(self._jwk, separators=(",", ":"), sort_keys=True).encode()
+        return _b64url(hashlib.sha256(canonical).digest())
+
+    def proof(
+        self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None
+    ) -> str:
+        """A DPoP proof JWT for one request (``htu`` without query or fragment)."""
+        parts = urlsplit(url)
+        claims: dict[str, Any] = {
+            "jti": uuid.uuid4().hex,
+            "htm": method,
+            "htu": urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")),
+            "iat": int(time.time()),
+        }
+        if access_token is not None:
+            claims["ath"] = _b64url(hashlib.sha256(access_token.encode("ascii")).digest())
+        if nonce is not None:
+            claims["nonce"] = nonce
+        return jwt.encode(claims, self._key, algorithm="ES256", headers={"typ": "dpop+jwt", "jwk": self._jwk})
+
+    def _is_token_request(self, request: httpx2.Request) -> bool:
+        metadata = self.provider.context.oauth_metadata
+        if metadata is not None and metadata.token_endpoint is not None:
+            return str(request.url.copy_with(query=None, fragment=None)) == str(metadata.token_endpoint)
+        return request.method == "POST" and b"grant_type=" in request.content
+
+    def _sign(self, request: httpx2.Request) -> str | None:
+        """Put a proof on ``request`` if it needs one; the kind (``token``, ``resource``) or ``None``."""
+        origin = f"{request.url.scheme}://{request.url.netloc.decode('ascii')}"
+        nonce = self._nonces.get(origin)
+        authorization = request.headers.get("Authorization", "")
+        if authorization.startswith("Bearer ") or authorization.startswith("DPoP "):
+            token = authorization.split(" ", 1)[1]
+            request.headers["Authorization"] = f"DPoP {token}"
+            request.headers["DPoP"] = self.proof(
+                request.method, str(request.url), access_token=token, nonce=nonce
+            )
+            return "resource"
+        if self._is_token_request(request):
+            request.headers["DPoP"] = self.proof(request.method, str(request.url), nonce=nonce)
+            return "token"
+        return None
+
+    def _challenged(self, kind: str | None, request: httpx2.Request, response: httpx2.Response) -> bool:
+        """Note a nonce the response carries; was it a ``use_dpop_nonce`` challenge?"""
+        nonce = response.headers.get("DPoP-Nonce")
+        if kind is None or nonce is None or len(nonce) > 1024:
+            return False
+        self._nonces[f"{request.url.scheme}://{request.url.netloc.decode('ascii')}"] = nonce
+        if kind == "resource":
+            return response.status_code == 401 and "use_dpop_nonce" in response.headers.get(
+                "WWW-Authenticate", ""
+            )
+        if response.status_code != 400:
+            return False
+        try:
+            return bool(json.loads(response.content).get("error") == "use_dpop_nonce")
+        except (ValueError, AttributeError):
+            return False
+
+    @staticmethod
+    def _bound(response: httpx2.Response) -> httpx2.Response:
+        """A token response as the SDK's model takes it (``token_type`` Bearer), once it is known
+        to be a DPoP-bound token; an error otherwise."""
+        if response.status_code not in (200, 201):
+            return response
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            return response  # the provider reports what it cannot read
+        kind = body.get("token_type") if isinstance(body, dict) else None
+        if not isinstance(kind, str) or kind.lower() != "dpop":
+            raise OAuthFlowError(
+                f"the authorization server answered with a {kind!r} token, not one bound to the DPoP key"
+            )
+        content = json.dumps({**body, "token_type": "Bearer"}).encode()
+        headers = {
+            k: v
+            for k, v in response.headers.items()
+            if k.lower() not in ("content-length", "content-encoding")
+        }
+        return httpx2.Response(
+            response.status_code, headers=headers, content=content, request=response.request
+        )
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = self.provider.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                kind = self._sign(outgoing)
+                response = yield outgoing
+                if kind == "token":
+                    await response.aread()  # small: the token answer (MCP answers may stream)
+                if self._challenged(kind, outgoing, response):
+                    self._sign(outgoing)  # once, with the nonce: a second challenge goes to the flow
+                    response = yield outgoing
+                    if kind == "token":
+                        await response.aread()
+                    self._challenged(kind, outgoing, response)
+                if kind == "token":
+                    response = self._bound(response)
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()

@@ -46,7 +46,7 @@ from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuth
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from langgraph_mcp import MCPPool, MCPTool, MCPToolNode, load_mcp_tools
-from langgraph_mcp.auth import JWTBearerOAuthProvider
+from langgraph_mcp.auth import DPoPAuth, JWTBearerOAuthProvider
 from langgraph_mcp.elicitation import accept, resume_elicitations
 
 log = logging.getLogger("conformance-client")
@@ -363,6 +363,8 @@ SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "auth/client-credentials-basic": auth_flow(client_credentials_basic_provider),
     "auth/client-credentials-jwt": auth_flow(client_credentials_jwt_provider),
     "auth/wif-jwt-bearer": auth_flow(jwt_bearer_provider),
+    "auth/dpop": auth_flow(lambda url: DPoPAuth(authorization_code_provider(url))),
+    "auth/dpop-nonce": auth_flow(lambda url: DPoPAuth(authorization_code_provider(url))),
     "auth/cross-app-access-complete-flow": cross_app_access,
     "auth/enterprise-managed-authorization": cross_app_access,
     "request-metadata": lambda url: list_and_call(url),

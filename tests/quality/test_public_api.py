@@ -104,7 +104,7 @@ PUBLIC: dict[str, list[str]] = {
         "ToolOptions",
         "is_destructive",
     ],
-    "langgraph_mcp.auth": ["JWT_BEARER_GRANT", "JWTBearerOAuthProvider"],
+    "langgraph_mcp.auth": ["DPoPAuth", "JWT_BEARER_GRANT", "JWTBearerOAuthProvider"],
     "langgraph_mcp.schemas": ["SCHEMA_NAMES", "json_schema", "json_schemas"],
     "langgraph_mcp.testing": [
         "ModelCall",

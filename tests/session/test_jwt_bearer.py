@@ -4,9 +4,11 @@ with its platform's public key, and bearer tokens on every MCP request."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
+from base64 import urlsafe_b64encode
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -20,7 +22,7 @@ from mcp.client.auth import TokenStorage
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from langgraph_mcp import MCPPool
-from langgraph_mcp.auth import JWT_BEARER_GRANT, JWTBearerOAuthProvider
+from langgraph_mcp.auth import JWT_BEARER_GRANT, DPoPAuth, JWTBearerOAuthProvider
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import call, tools_by_name
 from tests.servers import demo
@@ -70,6 +72,14 @@ class Gate:
     """The path of the authorization server the resource metadata names."""
     token_requests: list[dict[str, list[str]]] = field(default_factory=list)
     issued: set[str] = field(default_factory=set)
+    dpop: bool = False
+    """Bind tokens to the DPoP key of the token request's proof (token_type DPoP), and take them
+    only with a proof of that key; otherwise plain bearer tokens."""
+    presented: list[str] = field(default_factory=list)
+    """The Authorization headers the MCP server was given."""
+    bound: dict[str, str] = field(default_factory=dict)
+    """Token -> the thumbprint of the key it is bound to."""
+    token_headers: dict[str, str] = field(default_factory=dict)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -93,14 +103,27 @@ class Gate:
                 "token_endpoint_auth_methods_supported": ["none"],
             })  # fmt: skip
         elif path.endswith("/token"):
+            self.token_headers = {k.decode(): v.decode() for k, v in scope["headers"]}
             await self._token(path.removesuffix("/token"), receive, send)
-        elif (
-            dict(scope["headers"]).get(b"authorization", b"").decode().removeprefix("Bearer ") in self.issued
-        ):
+        elif self._authorized(scope):
             await self.app(scope, receive, send)
         else:
             challenge = f'Bearer resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"'
             await _json(send, 401, {"error": "invalid_token"}, [(b"www-authenticate", challenge.encode())])
+
+    def _authorized(self, scope: Any) -> bool:
+        headers = dict(scope["headers"])
+        given = headers.get(b"authorization", b"").decode()
+        if given:
+            self.presented.append(given)
+        if not self.dpop:
+            return given.removeprefix("Bearer ") in self.issued
+        token = given.removeprefix("DPoP ")
+        if not given.startswith("DPoP ") or token not in self.issued:
+            return False
+        proof = _verified_proof(headers.get(b"dpop", b"").decode())
+        ath = urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+        return proof is not None and proof[1].get("ath") == ath and proof[0] == self.bound[token]
 
     async def _token(self, issuer_path: str, receive: Any, send: Any) -> None:
         body = b""
@@ -123,11 +146,30 @@ class Gate:
             return
         token = uuid.uuid4().hex
         self.issued.add(token)
+        if self.dpop:
+            proof = _verified_proof(self.token_headers.get("dpop", ""))
+            if proof is None:
+                await _json(send, 400, {"error": "invalid_dpop_proof"})
+                return
+            self.bound[token] = proof[0]
+            await _json(send, 200, {"access_token": token, "token_type": "DPoP", "expires_in": 3600})
+            return
         await _json(send, 200, {"access_token": token, "token_type": "Bearer", "expires_in": 3600})
 
 
-def _bearer(scope: Any) -> str:
-    return str(dict(scope["headers"]).get(b"authorization", b"").decode().removeprefix("Bearer "))
+def _verified_proof(proof: str) -> tuple[str, dict[str, Any]] | None:
+    """A DPoP proof checked as a server checks it: its key's thumbprint and its claims."""
+    try:
+        header = jwt.get_unverified_header(proof)
+        if header.get("typ") != "dpop+jwt" or "d" in header["jwk"]:
+            return None
+        key = jwt.PyJWK(header["jwk"], algorithm="ES256")
+        claims = jwt.decode(proof, key, algorithms=["ES256"])
+    except (jwt.InvalidTokenError, KeyError, ValueError):
+        return None
+    members = {k: header["jwk"][k] for k in ("crv", "kty", "x", "y")}
+    canonical = json.dumps(members, separators=(",", ":"), sort_keys=True).encode()
+    return urlsafe_b64encode(hashlib.sha256(canonical).digest()).rstrip(b"=").decode(), claims
 
 
 async def _json(send: Any, status: int, body: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
@@ -140,11 +182,11 @@ async def _json(send: Any, status: int, body: Any, headers: list[tuple[bytes, by
 
 
 @asynccontextmanager
-async def protected(advertised: str = "/as") -> AsyncIterator[tuple[str, Gate]]:
+async def protected(advertised: str = "/as", dpop: bool = False) -> AsyncIterator[tuple[str, Gate]]:
     gates: list[Gate] = []
 
     def wrap(app: Any) -> Gate:
-        gates.append(Gate(app, advertised=advertised))
+        gates.append(Gate(app, advertised=advertised, dpop=dpop))
         return gates[-1]
 
     async with serve_in_loop(demo.build_server(counters=demo.Counters()), wrap=wrap) as url:
@@ -213,3 +255,47 @@ def test_a_provider_that_cannot_tell_where_its_assertion_may_go_is_refused() -> 
     with pytest.raises(ValueError, match="needs issuer"):
         JWTBearerOAuthProvider(url, Tokens(), "c", assertion)
     assert "as.test" in repr(JWTBearerOAuthProvider(url, Tokens(), "c", workload_jwt("https://as.test")))
+
+
+# -- DPoP around the JWT-bearer grant: a headless workload with sender-constrained tokens -------
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_dpop_bound_tokens_go_out_with_a_fresh_proof_each_time(protocol: str) -> None:
+    async with protected(dpop=True) as (url, gate):
+        inner = JWTBearerOAuthProvider(url, Tokens(), "workload-client", workload_jwt(gate.base + "/as"))
+        auth = DPoPAuth(inner)
+        async with MCPPool({"api": {"url": url, "auth": auth, "protocol": protocol}}) as pool:
+            tools = await tools_by_name(pool)
+            assert (await call(tools["add"], {"a": 1, "b": 1})).content == "2"
+            assert (await call(tools["echo"], {"text": "x"})).content == "x"
+    [token] = gate.bound
+    assert gate.bound[token] == auth.thumbprint
+    assert gate.presented and all(h == f"DPoP {token}" for h in gate.presented)
+
+
+async def test_a_token_not_bound_to_the_key_is_never_presented() -> None:
+    async with protected(dpop=False) as (url, gate):  # this server hands out plain bearer tokens
+        inner = JWTBearerOAuthProvider(url, Tokens(), "workload-client", workload_jwt(gate.base + "/as"))
+        async with MCPPool(
+            {"api": {"url": url, "auth": DPoPAuth(inner)}}, on_connection_error="warn"
+        ) as pool:
+            assert await tools_by_name(pool) == {}
+    assert len(gate.token_requests) == 1
+    assert gate.presented == []  # the unbound token never reached the MCP server
+
+
+def test_a_proof_names_the_request_the_token_and_the_key() -> None:
+    auth = DPoPAuth(
+        JWTBearerOAuthProvider("http://127.0.0.1:9/mcp", Tokens(), "c", workload_jwt("https://as.test"))
+    )
+    proof = auth.proof("POST", "https://mcp.test/mcp?x=1#f", access_token="tok", nonce="n-1")
+    checked = _verified_proof(proof)
+    assert checked is not None
+    thumbprint, claims = checked
+    assert thumbprint == auth.thumbprint
+    assert (claims["htm"], claims["htu"], claims["nonce"]) == ("POST", "https://mcp.test/mcp", "n-1")
+    assert claims["ath"] == urlsafe_b64encode(hashlib.sha256(b"tok").digest()).rstrip(b"=").decode()
+    assert _verified_proof(auth.proof("POST", "https://mcp.test/mcp"))[1]["jti"] != claims["jti"]  # type: ignore[index]
+    with pytest.raises(ValueError, match="P-256"):
+        DPoPAuth(auth.provider, key=ec.generate_private_key(ec.SECP384R1()))
