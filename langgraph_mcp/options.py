@@ -47,12 +47,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
+from typing_extensions import TypedDict
 
 from langgraph_mcp.errors import MCPConfigError, MissingValue
 
