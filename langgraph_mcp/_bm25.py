@@ -2,19 +2,20 @@
 
 Okapi BM25 (``k1=1.2``, ``b=0.75``, the non-negative idf ``log(1 + (N - df + 0.5) / (df + 0.5))``)
 over words: lower-cased, split at anything not a letter or digit and at ``camelCase`` humps,
-with a light suffix folding (``files`` and ``file``, ``directories`` and ``directory``, ``listing``
-and ``list``) applied alike to documents and queries, and a short list of English function words
-left out. Every document is a list of weighted fields, so a word in a tool's name counts more than
+with a light suffix folding (``files`` and ``file``, ``directories`` and ``directory``, ``staging``
+and ``stage``) applied alike to documents and queries, a short list of English function words left
+out, and a few common synonyms added to a query (``folder`` also finds ``directory``). Every document is a list of weighted fields, so a word in a tool's name counts more than
 one in its description.
 
 The work of one query is bounded: at most :data:`MAX_QUERY_CHARS` characters are read and at most
 :data:`MAX_QUERY_TERMS` distinct words scored, each against its own posting list; nothing here
-is a regular expression over untrusted text that could backtrack.
+is a regular expression that could backtrack (two linear character-class patterns).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 
 __all__ = ["MAX_QUERY_CHARS", "MAX_QUERY_TERMS", "BM25Index", "words"]
@@ -86,44 +87,73 @@ STOPWORDS = frozenset(
 )
 
 
+# Query words that also stand for another word of tool descriptions (added, never replaced).
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "folder": ("directory",),
+    "directory": ("folder",),
+    "find": ("search",),
+    "look": ("search",),
+    "lookup": ("search",),
+    "make": ("create",),
+    "new": ("create",),
+    "add": ("create",),
+    "remove": ("delete",),
+    "erase": ("delete",),
+    "forget": ("delete",),
+    "rename": ("move",),
+    "remember": ("memory", "create"),
+    "many": ("count",),
+    "number": ("count",),
+    "change": ("update", "edit"),
+    "modify": ("update", "edit"),
+    "open": ("read", "get"),
+    "fetch": ("get", "read"),
+    "show": ("get", "list"),
+    "send": ("create",),
+    "post": ("create",),
+    "schedule": ("create",),
+}
+
+_WORD = re.compile(r"[^\W_]+")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+
+
 def _fold(word: str) -> str:
     """A light, consistent suffix folding (not a stemmer: only the same form matters)."""
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3]
-    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        return word[:-2]
-    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
+        word = word[:-3] + "y"
+    elif len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        word = word[:-2]
+    elif len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]  # "stage", "staged", "staging" alike
     return word
 
 
 def words(text: str, limit: int = MAX_DOCUMENT_CHARS) -> list[str]:
     """The folded words of ``text[:limit]``, in order (function words left out)."""
     out: list[str] = []
-    current: list[str] = []
-
-    def flush() -> None:
-        if current:
-            word = "".join(current)
-            current.clear()
+    for token in _WORD.findall(text[:limit]):
+        parts = [token] if token.islower() and token.isalpha() else _PART.findall(token)
+        for part in parts:
+            word = part.lower()
             if word not in STOPWORDS:
                 out.append(_fold(word))
+    return out
 
-    previous = ""
-    for ch in text[:limit]:
-        if ch.isalnum():
-            # A hump (``readFile``) or a change between letters and digits starts a new word.
-            if current and ((ch.isupper() and previous.islower()) or (ch.isdigit() != previous.isdigit())):
-                flush()
-            current.append(ch.lower())
-        else:
-            flush()
-        previous = ch
-    flush()
+
+def query_words(text: str) -> list[str]:
+    """The words of a query with their synonyms (bounded like a query)."""
+    out: list[str] = []
+    for token in _WORD.findall(text[:MAX_QUERY_CHARS]):
+        word = token.lower()
+        out.extend(words(token, MAX_QUERY_CHARS))
+        out.extend(_fold(s) for s in SYNONYMS.get(word, ()))
     return out
 
 
@@ -154,7 +184,7 @@ class BM25Index:
 
     def query_terms(self, query: str) -> list[str]:
         """The distinct words of ``query`` that are scored, in order (bounded)."""
-        return list(dict.fromkeys(words(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
+        return list(dict.fromkeys(query_words(query)))[:MAX_QUERY_TERMS]
 
     def scores(self, query: str) -> dict[int, float]:
         """Document number -> BM25 score, for the documents sharing a word with ``query``."""

@@ -52,16 +52,11 @@ def servers(protocol: str = "auto") -> dict[str, Any]:
 
 
 def test_words_split_names_and_fold_plural_forms() -> None:
-    assert words("readFile list_directory getCurrentTime git-diff") == [
-        "read",
-        "file",
-        "list",
-        "directory",
-        "current",
-        "time",
-        "git",
-        "diff",
-    ]
+    assert words("readFile list_directory getCurrentTime git-diff") == words(
+        "read file list directory current time git diff"
+    )
+    assert len(words("readFile list_directory getCurrentTime git-diff")) == 8
+    assert words("staged staging") == words("stage stage")
     assert words("directories files") == words("directory file")
 
 
