@@ -31,15 +31,15 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _common import quiet  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 
-from _common import quiet  # noqa: E402
 from langgraph_mcp import MCPPool, create_mcp_agent  # noqa: E402
 from langgraph_mcp._search import ToolSearcher  # noqa: E402
 from langgraph_mcp._toolset import ToolSet  # noqa: E402
@@ -48,26 +48,127 @@ from langgraph_mcp.testing import ScriptedChatModel  # noqa: E402
 
 HERE = Path(__file__).parent
 DOMAINS: dict[str, list[str]] = {
-    "crm": ["contact", "lead", "account", "opportunity", "deal", "note", "task", "campaign", "segment", "pipeline"],
-    "billing": ["invoice", "payment", "subscription", "refund", "customer", "coupon", "price", "tax_rate",
-                "credit_note", "payout"],
-    "calendar": ["event", "calendar", "attendee", "reminder", "room", "availability", "invitation", "recurrence",
-                 "timezone_rule", "booking"],
-    "storage": ["bucket", "object", "folder", "snapshot", "volume", "share_link", "lifecycle_rule", "replica",
-                "quota", "upload"],
-    "tickets": ["ticket", "comment", "assignee", "label", "sla", "queue", "macro", "escalation", "attachment",
-                "survey"],
-    "inventory": ["product", "stock_level", "warehouse", "supplier", "purchase_order", "shipment", "sku", "batch",
-                  "transfer", "stocktake"],
-    "analytics": ["dashboard", "report", "metric", "saved_query", "chart", "funnel", "cohort", "alert", "dataset",
-                  "export_job"],
-    "hr": ["employee", "leave_request", "payslip", "position", "candidate", "interview", "review", "benefit",
-           "timesheet", "department"],
-    "messaging": ["channel", "message", "thread", "reaction", "direct_message", "user_group", "webhook", "emoji",
-                  "pin", "status"],
-    "devops": ["deployment", "pipeline_run", "container", "cluster", "secret", "log_stream", "incident", "build",
-               "environment", "release"],
-}  # fmt: skip
+    "crm": [
+        "contact",
+        "lead",
+        "account",
+        "opportunity",
+        "deal",
+        "note",
+        "task",
+        "campaign",
+        "segment",
+        "pipeline",
+    ],
+    "billing": [
+        "invoice",
+        "payment",
+        "subscription",
+        "refund",
+        "customer",
+        "coupon",
+        "price",
+        "tax_rate",
+        "credit_note",
+        "payout",
+    ],
+    "calendar": [
+        "event",
+        "calendar",
+        "attendee",
+        "reminder",
+        "room",
+        "availability",
+        "invitation",
+        "recurrence",
+        "timezone_rule",
+        "booking",
+    ],
+    "storage": [
+        "bucket",
+        "object",
+        "folder",
+        "snapshot",
+        "volume",
+        "share_link",
+        "lifecycle_rule",
+        "replica",
+        "quota",
+        "upload",
+    ],
+    "tickets": [
+        "ticket",
+        "comment",
+        "assignee",
+        "label",
+        "sla",
+        "queue",
+        "macro",
+        "escalation",
+        "attachment",
+        "survey",
+    ],
+    "inventory": [
+        "product",
+        "stock_level",
+        "warehouse",
+        "supplier",
+        "purchase_order",
+        "shipment",
+        "sku",
+        "batch",
+        "transfer",
+        "stocktake",
+    ],
+    "analytics": [
+        "dashboard",
+        "report",
+        "metric",
+        "saved_query",
+        "chart",
+        "funnel",
+        "cohort",
+        "alert",
+        "dataset",
+        "export_job",
+    ],
+    "hr": [
+        "employee",
+        "leave_request",
+        "payslip",
+        "position",
+        "candidate",
+        "interview",
+        "review",
+        "benefit",
+        "timesheet",
+        "department",
+    ],
+    "messaging": [
+        "channel",
+        "message",
+        "thread",
+        "reaction",
+        "direct_message",
+        "user_group",
+        "webhook",
+        "emoji",
+        "pin",
+        "status",
+    ],
+    "devops": [
+        "deployment",
+        "pipeline_run",
+        "container",
+        "cluster",
+        "secret",
+        "log_stream",
+        "incident",
+        "build",
+        "environment",
+        "release",
+    ],
+}
 ACTIONS: list[tuple[str, str, list[str]]] = [
     ("list", "List the {o}s of the {d} system, with optional filters.", ["filter", "limit"]),
     ("get", "Get one {o} of the {d} system by its id.", ["{k}_id"]),
@@ -132,7 +233,7 @@ def reference() -> dict[str, MCPServer]:
 class Measured(ScriptedChatModel):
     """Records, per model call, the characters of the tool definitions it was bound with."""
 
-    sizes: list[int] = []
+    sizes: ClassVar[list[int]] = []
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         size = len(json.dumps([convert_to_openai_tool(t) for t in tools]))
@@ -188,7 +289,9 @@ async def main() -> None:
                 found = await searcher.search(request["query"], 5, None)
                 times.append(time.perf_counter() - started)
                 if round_ == 0:
-                    ranks.append((request, rank_of([f"{t.server}/{t.mcp_name}" for t in found], request["tools"])))
+                    ranks.append(
+                        (request, rank_of([f"{t.server}/{t.mcp_name}" for t in found], request["tools"]))
+                    )
 
     print(f"catalog: {len(tools)} tools on {len(servers)} servers")
     print("\n## Tool definitions the model receives per turn (characters of JSON)\n")

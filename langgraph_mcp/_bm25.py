@@ -4,8 +4,9 @@ Okapi BM25 (``k1=1.2``, ``b=0.75``, the non-negative idf ``log(1 + (N - df + 0.5
 over words: lower-cased, split at anything not a letter or digit and at ``camelCase`` humps,
 with a light suffix folding (``files`` and ``file``, ``directories`` and ``directory``, ``staging``
 and ``stage``) applied alike to documents and queries, a short list of English function words left
-out, and a few common synonyms added to a query (``folder`` also finds ``directory``). Every document is a list of weighted fields, so a word in a tool's name counts more than
-one in its description.
+out, and a few common synonyms added to a query (``folder`` also finds ``directory``). Every
+document is a list of weighted fields, so a word in a tool's name counts more than one in its
+description.
 
 The work of one query is bounded: at most :data:`MAX_QUERY_CHARS` characters are read and at most
 :data:`MAX_QUERY_TERMS` distinct words scored, each against its own posting list; nothing here
@@ -124,9 +125,9 @@ def _fold(word: str) -> str:
         word = word[:-3] + "y"
     elif len(word) > 5 and word.endswith("ing"):
         word = word[:-3]
-    elif len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
-        word = word[:-2]
-    elif len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
+    elif len(word) > 4 and (
+        (word.endswith("ed") and not word.endswith("eed")) or word.endswith(("sses", "xes", "ches", "shes"))
+    ):
         word = word[:-2]
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
