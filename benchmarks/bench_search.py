@@ -238,7 +238,7 @@ class Measured(ScriptedChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         size = len(json.dumps([convert_to_openai_tool(t) for t in tools]))
         bound = super().bind_tools(tools, **kwargs)
-        self.sizes.append(size)
+        Measured.sizes.append(size)
         return bound
 
 
@@ -248,13 +248,13 @@ async def per_turn(servers: dict[str, MCPServer], search: bool) -> list[int]:
     if search:
         turns = [[("search_tools", {"query": "commit the staged changes"}, "s1")], [commit]]
     model = Measured(turns=[*turns, "done"])
-    model.sizes = []
+    Measured.sizes.clear()
     agent = create_mcp_agent(model, servers, tool_search=search)
     try:
         await agent.ainvoke({"messages": [("user", "what changed?")]})
     finally:
         await agent.mcp.aclose()
-    return list(model.sizes)
+    return list(Measured.sizes)
 
 
 def rank_of(found: list[str], wanted: list[str]) -> int | None:
