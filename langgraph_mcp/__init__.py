@@ -50,6 +50,7 @@ from langgraph_mcp.options import (
     FromStore,
     ResultToState,
     ToolOptions,
+    ToolSearch,
 )
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "ServerConfig",
     "StdioServerConfig",
     "ToolOptions",
+    "ToolSearch",
     "__version__",
     "create_mcp_agent",
     "expand_uri_template",

@@ -8,7 +8,8 @@ agent's own tool node, which hands each call the full ``ToolRuntime``. Everythin
 task in ``create_agent``, so parallel questions surface together), progress and log events,
 timeouts and error messages, hidden arguments, per-call headers and ``_meta``, results into
 state, approval, and the per-run ``tool_filter`` (applied to the model's tool list and again
-when a call arrives).
+when a call arrives). With ``tool_search`` on, the model is offered a search tool and only the MCP
+tools revealed in the thread (see :mod:`langgraph_mcp._search`).
 
 It composes with langchain's own middleware: ``HumanInTheLoopMiddleware`` sees the MCP tool
 calls by name; ``ToolCallLimitMiddleware`` counts them; ``ToolRetryMiddleware`` (before or after
@@ -33,12 +34,13 @@ from langgraph_mcp._approval import GIVEN, ApprovalMode, ApprovalRequest, ask_to
 from langgraph_mcp._output import reader_tools
 from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._results import RAISE_KINDS
+from langgraph_mcp._search import ToolSearcher, revealed_in, search_settings, tool_ref
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp._tools import MCPTool
 from langgraph_mcp._toolset import DEFAULT_DECISIONS, PoolHolder, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError, MCPConnectionError
-from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
 
 __all__ = ["MCPMiddleware"]
 
@@ -59,6 +61,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             ``after_model`` hook, as ``HumanInTheLoopMiddleware`` does), and keeps the decisions
             in the agent state (``mcp_approval_decisions``, private) until the calls run.
         tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
+        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: instead of every
+            MCP tool, the model is offered a search tool and the MCP tools a search revealed in
+            this thread (kept in the agent state under ``mcp_revealed_tools``, still subject to
+            ``tool_filter``); a call to an MCP tool not revealed gets ``ToolNode``'s invalid-tool
+            message. Off by default.
         raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
             ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
             returned as error ``ToolMessage`` s, for a ``ToolRetryMiddleware``
@@ -83,6 +90,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
         approval_mode: ApprovalMode = "per_call",
         tool_filter: ToolFilter | None = None,
+        tool_search: bool | ToolSearch = False,
         raise_errors: Collection[FailureKind] = (),
         state_schema: type[Any] | None = None,
         name: str | None = None,
@@ -95,6 +103,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             raise MCPConfigError(
                 None, None, f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(FAILURE_KINDS)}"
             )
+        settings = search_settings(tool_search)
         self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
         self.toolset = ToolSet(
             self.pool,
@@ -105,14 +114,23 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             approval_mode=approval_mode,
             tool_filter=tool_filter,
             messages_key="messages",
+            reserved=(settings.name,) if settings is not None else (),
         )
-        self.tools: Sequence[BaseTool] = reader_tools(self.pool.servers)
-        """``read_tool_output`` when a server keeps cut outputs in the store (else none)."""
+        self.search: ToolSearcher | None = ToolSearcher(self.toolset, settings) if settings else None
+        """The tool search (``None`` when ``tool_search`` is off)."""
+        self.tools: Sequence[BaseTool] = [
+            *reader_tools(self.pool.servers),
+            *([self.search.tool] if self.search is not None else []),
+        ]
+        """``read_tool_output`` when a server keeps cut outputs in the store, and the search
+        tool when ``tool_search`` is on (else none)."""
         self.raise_errors: frozenset[FailureKind] = frozenset(raise_errors)
         if state_schema is not None:
             self.state_schema = state_schema
         if approval_mode == "batched":
             self.state_schema = _with_decisions(state_schema or AgentState)
+        if self.search is not None:
+            self.state_schema = _with_revealed(self.state_schema)
         self._name = name or type(self).__name__
         self._others: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools, as last offered to the model."""
@@ -150,7 +168,12 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     def _with_tools(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
         taken = {t.name if isinstance(t, BaseTool) else None for t in request.tools}
         self._others = frozenset(n for n in taken if n is not None)
-        allowed = [t for t in self.toolset.allowed(tools, request.runtime.context) if t.name not in taken]
+        context = request.runtime.context
+        if self.search is not None:
+            allowed = self.search.shown(tools, request.state, context)
+        else:
+            allowed = self.toolset.allowed(tools, context)
+        allowed = [t for t in allowed if t.name not in taken]
         return request.override(tools=[*request.tools, *allowed])
 
     async def awrap_model_call(
@@ -164,6 +187,14 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     ) -> ModelResponse:
         """Synchronous agents: the tools are listed on the package's own event loop."""
         return handler(self._with_tools(request, run_sync(self._current, pool=self.pool)))
+
+    def _not_asked(self, state: Any) -> frozenset[str]:
+        """Names whose calls ask no approval question in a batch: the agent's own tools and,
+        with tool search, the MCP tools not revealed in ``state`` (their calls are refused)."""
+        if self.search is None:
+            return self._others
+        revealed = revealed_in(state)
+        return self._others | {t.name for t in self.toolset.known if tool_ref(t) not in revealed}
 
     # -- the tools' side ---------------------------------------------------------------------
 
@@ -179,6 +210,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         context = request.runtime.context
         if not self.toolset.allows(tool, context):
             names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]
+            return self.toolset.invalid(name, request.tool_call["id"], names)
+        if self.search is not None and not self.search.revealed(tool, request.state):
+            # Fail closed: the model calls only tools whose schema a search showed it.
+            shown = self.search.shown(self.toolset.known, request.state, context)
+            names = sorted(self._others | {self.search.settings.name}) + [t.name for t in shown]
             return self.toolset.invalid(name, request.tool_call["id"], names)
         return request.override(tool=tool)
 
@@ -241,6 +277,17 @@ def _with_decisions(schema: type[Any]) -> type[Any]:
     return WithDecisions
 
 
+def _with_revealed(base: type[Any]) -> type[Any]:
+    """``base`` plus the revealed tools' key (public: a parent graph with the key keeps the
+    reveals of an agent run as its subgraph)."""
+
+    class WithRevealed(base, ToolSearchState):  # type: ignore[misc]  # TypedDicts, given at run time
+        pass
+
+    WithRevealed.__name__ = WithRevealed.__qualname__ = f"{base.__name__}WithMCPSearch"
+    return WithRevealed
+
+
 def _batched(cls: type[MCPMiddleware]) -> type[MCPMiddleware]:
     """``cls`` with the batched mode's ``after_model`` hook (same name, so the agent's node for
     the hook is named after the middleware as usual); one per class."""
@@ -276,7 +323,7 @@ class _BatchedApprovals(MCPMiddleware):
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
         await self._current()
-        requests = await self.toolset.approvals_of_turn(calls, runtime.context, self._others)
+        requests = await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
         return self._decided(state, requests)
 
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -287,6 +334,6 @@ class _BatchedApprovals(MCPMiddleware):
 
         async def requests() -> list[ApprovalRequest]:
             await self._current()
-            return await self.toolset.approvals_of_turn(calls, runtime.context, self._others)
+            return await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
 
         return self._decided(state, run_sync(requests, pool=self.pool))

@@ -16,6 +16,9 @@ callbacks, tracing and ``stream_mode="tools"`` work). What this class adds:
 * graph-side options (:mod:`langgraph_mcp.options`): hidden arguments, per-call
   headers and ``_meta``, results into state, approval, and a per-run ``tool_filter``
   (a call to a tool the run may not use gets ``ToolNode``'s invalid-tool message);
+* tool search (``tool_search=True``): a search tool among the node's tools, and
+  :meth:`~MCPToolNode.get_tools` given the graph state offers only the MCP tools revealed in it;
+  a call to an MCP tool not revealed gets the invalid-tool message;
 * synchronous use (``graph.invoke``): the calls run on the package's own event loop.
 """
 
@@ -47,12 +50,13 @@ from langgraph_mcp._approval import GIVEN, ApprovalMode, ask_together
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
 from langgraph_mcp._output import reader_tools
 from langgraph_mcp._pool import OnConnectionError
+from langgraph_mcp._search import ToolSearcher, revealed_in, search_settings, tool_ref
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp._tools import MCPTool
 from langgraph_mcp._toolset import DEFAULT_DECISIONS, PoolHolder, ToolSet
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import MCPConnectionError
-from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
 
 __all__ = ["MCPToolNode"]
 
@@ -136,6 +140,12 @@ class MCPToolNode(PoolHolder, ToolNode):
             of them runs, as UIs that resume without an interrupt id (Agent Chat UI) need.
         tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call;
             see :meth:`get_tools` for the model's side.
+        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: the node also
+            serves a search tool (``search_tools``) whose results are revealed in the graph state
+            (``mcp_revealed_tools``: give the state schema
+            :class:`~langgraph_mcp.options.ToolSearchState`'s key); :meth:`get_tools` given
+            that state offers only the revealed MCP tools, and a call to an MCP tool not
+            revealed in the state gets the invalid-tool message. Off by default.
 
     The remaining arguments are ``ToolNode``'s and mean exactly the same.
 
@@ -164,7 +174,9 @@ class MCPToolNode(PoolHolder, ToolNode):
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
         approval_mode: ApprovalMode = "per_call",
         tool_filter: ToolFilter | None = None,
+        tool_search: bool | ToolSearch = False,
     ) -> None:
+        settings = search_settings(tool_search)
         super().__init__(
             list(tools),
             name=name,
@@ -191,17 +203,41 @@ class MCPToolNode(PoolHolder, ToolNode):
             approval_mode=approval_mode,
             tool_filter=tool_filter,
             messages_key=messages_key,
-            reserved=self._local_tools,
+            reserved=[*self._local_tools, *([settings.name] if settings is not None else [])],
         )
+        self.search: ToolSearcher | None = None
+        """The tool search (``None`` when ``tool_search`` is off)."""
+        if settings is not None and settings.name not in self._local_tools:
+            self.search = ToolSearcher(self.toolset, settings)
+            self._tools_by_name[settings.name] = self.search.tool
+            self._injected_args[settings.name] = injected_args(self.search.tool)
+            self._local_tools = dict(self._tools_by_name)
+            self._local_injected = dict(self._injected_args)
+        elif settings is not None:
+            raise MCPConfigError(
+                None,
+                None,
+                f"tool_search: a local tool is named {settings.name!r}; give ToolSearch another name",
+            )
 
-    async def get_tools(self, context: Any = None) -> list[BaseTool]:
+    async def get_tools(self, context: Any = None, *, state: Any = None) -> list[BaseTool]:
         """Local and MCP tools, ready for ``model.bind_tools(...)``; with a ``tool_filter``,
         only the MCP tools a run with this ``context`` may use. Never a tool meant only for an
         MCP Apps view (``_meta.ui.visibility`` without ``"model"``).
 
+        With ``tool_search`` on: the local tools (the search tool among them) and, of the MCP
+        tools, only those revealed in the graph ``state`` (none without it)::
+
+            async def call_model(state: State, runtime: Runtime) -> dict:
+                tools = await node.get_tools(runtime.context, state=state)
+                return {"messages": [await model.bind_tools(tools).ainvoke(state["messages"])]}
+
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
         await self._sync_tools()
+        if self.search is not None:
+            shown = self.search.shown(self._mcp_tools, state, context)
+            return [*(t for t in self._tools_by_name.values() if not isinstance(t, MCPTool)), *shown]
         return [
             t
             for t in self._tools_by_name.values()
@@ -246,13 +282,23 @@ class MCPToolNode(PoolHolder, ToolNode):
         batch = None
         tool_calls = self._parse_input(input)[0]
         if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
-            requests = await self.toolset.approvals_of_turn(tool_calls, runtime.context, self._local_tools)
+            requests = await self.toolset.approvals_of_turn(
+                tool_calls, runtime.context, self._not_asked(input)
+            )
             batch = _Batch(ask_together(requests) if len(requests) > 1 else None)
         token = _BATCH.set(batch)
         try:
             return await super()._afunc(input, config, runtime)
         finally:
             _BATCH.reset(token)
+
+    def _not_asked(self, state: Any) -> set[str]:
+        """Names whose calls ask no approval question in a batch: the local tools and, with tool
+        search, the MCP tools not revealed in ``state`` (their calls are refused)."""
+        if self.search is None:
+            return set(self._local_tools)
+        revealed = revealed_in(state)
+        return {*self._local_tools, *(t.name for t in self._mcp_tools if tool_ref(t) not in revealed)}
 
     def _refused(self, call: ToolCall, tool_runtime: ToolRuntime) -> ToolMessage | None:
         """``ToolNode``'s invalid-tool message for an MCP tool this run may not use (see
@@ -263,11 +309,19 @@ class MCPToolNode(PoolHolder, ToolNode):
         if tool is None and (outage := self.toolset.unavailable(call["name"], call["id"])) is not None:
             return outage
         if tool is not None and (
-            not isinstance(tool, MCPTool) or self.toolset.allows(tool, tool_runtime.context)
+            not isinstance(tool, MCPTool)
+            or (
+                self.toolset.allows(tool, tool_runtime.context)
+                and (self.search is None or self.search.revealed(tool, tool_runtime.state))
+            )
         ):
             return None
         if tool is None and not self.toolset.hides_any:
             return None  # ToolNode's own message, listing every tool
+        if self.search is not None:  # fail closed: only tools whose schema a search showed
+            shown = self.search.shown(self._mcp_tools, tool_runtime.state, tool_runtime.context)
+            names = [n for n, t in self._tools_by_name.items() if not isinstance(t, MCPTool)]
+            return self.toolset.invalid(call["name"], call["id"], [*names, *(t.name for t in shown)])
         names = [
             n
             for n, t in self._tools_by_name.items()
@@ -345,7 +399,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
             return super()._func(input, config, runtime)
         requests = run_sync(
-            lambda: self.toolset.approvals_of_turn(tool_calls, runtime.context, self._local_tools),
+            lambda: self.toolset.approvals_of_turn(tool_calls, runtime.context, self._not_asked(input)),
             pool=self.pool,
         )
         given = ask_together(requests) if len(requests) > 1 else None

@@ -32,7 +32,7 @@ from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._toolset import DEFAULT_DECISIONS
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FailureKind
-from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
 
 __all__ = ["create_mcp_agent", "route_tool_calls"]
 
@@ -50,6 +50,7 @@ def create_mcp_agent(
     approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
     approval_mode: ApprovalMode = "per_call",
     tool_filter: ToolFilter | None = None,
+    tool_search: bool | ToolSearch = False,
     raise_errors: Collection[FailureKind] = (),
     on_connection_error: OnConnectionError = "raise",
     default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
@@ -65,7 +66,9 @@ def create_mcp_agent(
     ``raise_errors``).
     ``agent_kwargs`` go to ``create_agent`` (``checkpointer``, ``store``, ``context_schema``,
     ``state_schema``, ``response_format``, ``name``, ...). Nothing connects until the first model
-    call. The MCP middleware is ``agent.mcp`` (close an owned pool with ``agent.mcp.aclose()``).
+    call. With ``tool_search`` on, the model finds MCP tools with a search tool instead of being
+    given them all (see :class:`~langgraph_mcp.MCPMiddleware`). The MCP middleware is
+    ``agent.mcp`` (close an owned pool with ``agent.mcp.aclose()``).
     """
     mcp = MCPMiddleware(
         connections,
@@ -75,6 +78,7 @@ def create_mcp_agent(
         approval_decisions=approval_decisions,
         approval_mode=approval_mode,
         tool_filter=tool_filter,
+        tool_search=tool_search,
         raise_errors=raise_errors,
         on_connection_error=on_connection_error,
         default_timeout=default_timeout,

@@ -28,6 +28,11 @@ Results into state
     "messages": [<the ToolMessage>]}, goto="checkout")``. An error result stays a plain error
     ``ToolMessage``.
 
+Tool search
+    ``tool_search=True`` (or a :class:`ToolSearch`) offers the model a search tool and, of the
+    MCP tools, only those a search revealed in this thread (kept in the graph state under
+    :data:`REVEALED_KEY`; see :class:`ToolSearchState`).
+
 Approval
     ``approval="destructive"`` on a node or middleware asks a person before every tool that
     may be destructive by its MCP annotations; a collection of names asks before those
@@ -42,14 +47,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
+from typing_extensions import TypedDict
 
-from langgraph_mcp.errors import MissingValue
+from langgraph_mcp.errors import MCPConfigError, MissingValue
 
 __all__ = [
     "ApprovalPolicy",
@@ -59,11 +65,15 @@ __all__ = [
     "FromState",
     "FromStore",
     "MissingValue",
+    "REVEALED_KEY",
     "ResultMapping",
     "ResultToState",
     "ToolFilter",
     "ToolOptions",
+    "ToolSearch",
+    "ToolSearchState",
     "is_destructive",
+    "merge_revealed",
 ]
 
 
@@ -253,3 +263,68 @@ def is_destructive(tool: BaseTool) -> bool:
     if annotations.get("readOnlyHint") is True:
         return False
     return annotations.get("destructiveHint") is not False
+
+
+REVEALED_KEY = "mcp_revealed_tools"
+"""Graph state key of the MCP tools a tool search revealed in this thread: ``"server/tool"``
+entries (the configured server name and the tool's MCP name), merged by :func:`merge_revealed`."""
+
+MAX_REVEALED = 10_000
+"""Entries :func:`merge_revealed` keeps at most (the oldest are kept)."""
+
+
+def merge_revealed(left: Sequence[str] | None, right: Sequence[str] | str | None) -> list[str]:
+    """The reducer of :data:`REVEALED_KEY`: ``left`` and then the entries of ``right`` it lacks,
+    in order; an entry, once revealed, is never dropped. Entries that are not strings are
+    ignored; at most :data:`MAX_REVEALED` are kept."""
+    merged = [e for e in (left or ()) if isinstance(e, str)]
+    seen = set(merged)
+    for entry in [right] if isinstance(right, str) else (right or ()):
+        if isinstance(entry, str) and entry not in seen and len(merged) < MAX_REVEALED:
+            seen.add(entry)
+            merged.append(entry)
+    return merged
+
+
+class ToolSearchState(TypedDict):
+    """The state key tool search needs, for a graph of your own: mix it into the state schema
+    (``class State(MessagesState, ToolSearchState): ...``). :func:`~langgraph_mcp.create_mcp_agent`
+    and :class:`~langgraph_mcp.MCPMiddleware` add it to the agent's state themselves; a parent
+    graph that runs such an agent as a subgraph keeps the reveals from one turn to the next when
+    its own state has this key too."""
+
+    mcp_revealed_tools: NotRequired[Annotated[list[str], merge_revealed]]
+
+
+@dataclass(frozen=True)
+class ToolSearch:
+    """Settings of tool search (``tool_search=ToolSearch(...)``; ``tool_search=True`` takes these
+    defaults).
+
+    Attributes:
+        name: The search tool's name (an MCP tool of that name is exposed under another).
+        limit: How many tools one search returns when the model does not say.
+        max_limit: The most tools one search may return, whatever the model asks.
+        description: The search tool's description for the model (``None``: the default one).
+    """
+
+    name: str = "search_tools"
+    limit: int = 5
+    max_limit: int = 20
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (
+            isinstance(self.name, str)
+            and 0 < len(self.name) <= 64
+            and all(c.isascii() and (c.isalnum() or c in "_-") for c in self.name)
+        ):
+            raise MCPConfigError(
+                None, None, f"ToolSearch.name must be 1-64 letters, digits, '_' or '-'; got {self.name!r}"
+            )
+        if not (isinstance(self.max_limit, int) and 1 <= self.max_limit <= 100):
+            raise MCPConfigError(None, None, f"ToolSearch.max_limit must be 1 to 100; got {self.max_limit!r}")
+        if not (isinstance(self.limit, int) and 1 <= self.limit <= self.max_limit):
+            raise MCPConfigError(
+                None, None, f"ToolSearch.limit must be 1 to max_limit ({self.max_limit}); got {self.limit!r}"
+            )
