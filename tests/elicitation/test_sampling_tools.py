@@ -68,9 +68,15 @@ async def http(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, Any]]:
         yield {"url": url, "protocol": request.param}
 
 
-async def _call(config: dict[str, Any], tool: str, args: dict[str, Any]) -> ToolMessage:
-    async with MCPToolNode({"asker": config}) as node:
-        out = await tool_graph(node).ainvoke({"messages": [ai((tool, args, "c1"))]}, thread())
+async def _call(
+    config: dict[str, Any] | MCPToolNode, tool: str, args: dict[str, Any], name: str = "t1"
+) -> ToolMessage:
+    """One call through a graph, on a node of its own (or on ``config`` when it is a node)."""
+    if isinstance(config, MCPToolNode):
+        out = await tool_graph(config).ainvoke({"messages": [ai((tool, args, "c1"))]}, thread(name))
+    else:
+        async with MCPToolNode({"asker": config}) as node:
+            return await _call(node, tool, args, name)
     (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     return message
 
@@ -195,14 +201,28 @@ async def test_a_malformed_sampling_request_is_refused_clearly(
     http: dict[str, Any], kind: str, why: str
 ) -> None:
     model = ScriptedChatModel(["never asked"])
-    message = await _call({**http, "sampling_model": model}, "sample_badly", {"kind": kind})
-    assert message.status == "error" and why in str(message.content)
-    assert model.calls == []
-    # The connection lives on: the next call samples as before.
-    received = _forecast(
-        await _call({**http, "sampling_model": model}, "forecast", {"city": "Oslo", "choice": "none"})
-    )
+    async with MCPToolNode({"asker": {**http, "sampling_model": model}}) as node:
+        message = await _call(node, "sample_badly", {"kind": kind})
+        assert message.status == "error" and why in str(message.content)
+        assert model.calls == []
+        # The connection lives on: its next call samples as before.
+        received = _forecast(await _call(node, "forecast", {"city": "Oslo", "choice": "none"}, "t2"))
     assert received["final"]["content"]["text"] == "never asked"
+
+
+async def test_answered_in_code_on_a_live_connection_too() -> None:
+    """2025-11-25 with no person ever needed: each request is answered on the spot."""
+    model = ScriptedChatModel([[("weather", {"city": "Kyiv"})]])
+    async with serve_in_loop(asker.build_server(counters=asker.Counters())) as url:
+        config = {"url": url, "protocol": "legacy", "elicitation": "decline", "sampling_model": model}
+        async with MCPToolNode({"asker": config}) as node:
+            received = _forecast(await _call(node, "forecast", {"city": "Kyiv", "choice": "required"}))
+            refused = await _call(node, "sample_badly", {"kind": "name"}, "t2")
+    assert received["first"]["stopReason"] == "toolUse"
+    assert received["final"]["content"]["text"] == "weather: sunny, 21 C in Kyiv"
+    assert refused.status == "error" and "sampling request refused: tool name 'no spaces allowed'" in str(
+        refused.content
+    )
 
 
 # -- a person's approval ------------------------------------------------------------------------
