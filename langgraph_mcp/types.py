@@ -263,7 +263,9 @@ class MCPSamplingInterrupt(TypedDict):
     key: str
     """Names this request: the key of its answer in a ``{"responses": {<key>: ...}}`` resume value."""
     request: dict[str, Any]
-    """``sampling/createMessage`` params (``messages``, ``systemPrompt``, ``maxTokens``, ...)."""
+    """``sampling/createMessage`` params (``messages``, ``systemPrompt``, ``maxTokens``, ``tools``, ...)."""
+    tools: NotRequired[list[str]]
+    """The names of the tools the request offers the model (only when it offers tools)."""
 
 
 class MCPSamplingResume(TypedDict):

@@ -258,10 +258,10 @@ async def _answer(answers: Answerer, question: _Question, *, replay: bool) -> An
         if replay and answers.config.elicitation != "interrupt":
             return None
         return (await answers.elicit([request]))[request["key"]]
-    decision = answers.sampling_decision(question.request)
-    if replay:
-        return None
     try:
+        decision = answers.sampling_decision(question.request)
+        if replay:
+            return None
         return await answers.sample(question.request, decision)
     except MCPToolCallError as exc:
         return types.ErrorData(code=types.INVALID_REQUEST, message=str(exc))

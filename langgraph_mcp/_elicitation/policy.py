@@ -33,7 +33,15 @@ from langgraph_mcp._elicitation.answers import (
     sampling_resume_type,
 )
 from langgraph_mcp._elicitation.hitl import hitl_fields
-from langgraph_mcp._elicitation.sampling import run_sampling_model, text_result
+from langgraph_mcp._elicitation.sampling import (
+    SamplingResult,
+    UnfitSampling,
+    check_request,
+    offered_tools,
+    run_sampling_model,
+    text_result,
+    wants_tools,
+)
 from langgraph_mcp._session import CallSink
 from langgraph_mcp.config import ServerConfig
 from langgraph_mcp.errors import MCPProtocolError, MCPToolCallError
@@ -175,9 +183,14 @@ class Answerer:
     def sampling_decision(self, params: types.CreateMessageRequestParams) -> dict[str, Any] | None:
         """The person's decision on a sampling request (an interrupt), or ``None`` when the server
         is not configured to ask for approval. A decision stored for another request is not
-        applied to this one; a request repeated by a re-issued call reuses its decision."""
+        applied to this one; a request repeated by a re-issued call reuses its decision.
+
+        Raises:
+            MCPToolCallError: the request is refused before anyone is asked (``sampling.py``).
+        """
         if not self.config.sampling_approval:
             return None
+        self._check(params)
         key = sampling_key(params, scope=self.scope)
         if key in self._decisions:
             return self._decisions[key]
@@ -190,6 +203,8 @@ class Answerer:
             "key": key,
             "request": params.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
+        if wants_tools(params):
+            payload["tools"] = offered_tools(params)
         schema = sampling_resume_type(key, self.config.sampling_model is not None)
         while is_stale(decision := ask(payload, response_schema=schema)):
             pass
@@ -198,12 +213,14 @@ class Answerer:
 
     async def sample(
         self, params: types.CreateMessageRequestParams, decision: Mapping[str, Any] | None
-    ) -> types.CreateMessageResult:
+    ) -> SamplingResult:
         """Answer a sampling request, given the person's ``decision`` (if one was asked for).
 
         Raises:
-            MCPToolCallError: declined by the person, or nobody can answer (no model, no text).
+            MCPToolCallError: declined by the person, nobody can answer (no model, no text), or
+                the request or the model's answer is refused (``sampling.py``).
         """
+        self._check(params)
         if decision is not None:
             if decision["action"] == "decline":
                 raise self._refused("the person declined the sampling request")
@@ -215,7 +232,17 @@ class Answerer:
                 f"sampling is not enabled for MCP server {self.server!r} "
                 "(configure sampling_model, optionally with sampling_approval)"
             )
-        return await run_sampling_model(model, params)
+        try:
+            return await run_sampling_model(model, params)
+        except UnfitSampling as exc:
+            raise self._refused(str(exc)) from None
+
+    def _check(self, params: types.CreateMessageRequestParams) -> None:
+        try:
+            check_request(params, tools_declared=self.config.samples_with_tools)
+        except UnfitSampling as exc:
+            logger.warning("MCP server %r sent a sampling request that is refused: %s", self.server, exc)
+            raise self._refused(f"the request is refused: {exc}") from None
 
     def _refused(self, why: str) -> MCPToolCallError:
         return MCPToolCallError(f"MCP server {self.server!r} asked to sample a model: {why}", kind="sampling")
@@ -312,9 +339,7 @@ class CodeSink(CallSink):
                 return _error(str(exc))
         return self._refuse("an elicitation request", "it needs a person")
 
-    async def on_sample(
-        self, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
+    async def on_sample(self, params: types.CreateMessageRequestParams) -> SamplingResult | types.ErrorData:
         model = cast("BaseChatModel | None", self.config.sampling_model)
         if model is None:
             return _error(
@@ -323,7 +348,15 @@ class CodeSink(CallSink):
             )
         if self.config.sampling_approval:
             return self._refuse("a sampling request", "it needs a person's approval")
-        return await run_sampling_model(model, params)
+        try:
+            check_request(params, tools_declared=self.config.samples_with_tools)
+        except UnfitSampling as exc:
+            logger.warning("MCP server %r sent a sampling request that is refused: %s", self.server, exc)
+            return types.ErrorData(code=types.INVALID_PARAMS, message=f"sampling request refused: {exc}")
+        try:
+            return await run_sampling_model(model, params)
+        except UnfitSampling as exc:
+            return _error(f"sampling request not answered: {exc}")
 
     def _refuse(self, what: str, why: str) -> types.ErrorData:
         if self.info["tool_call_id"] is None:

@@ -72,7 +72,7 @@ class Callbacks(ConnectionBase):
 
     async def _on_sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         return await self.router.sample(params)
 
     async def _on_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:

@@ -25,6 +25,7 @@ from collections.abc import Awaitable
 from typing import Any, cast
 
 import anyio
+import mcp_types as types
 from mcp import Client
 from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -48,6 +49,8 @@ logger = logging.getLogger("langgraph_mcp.pool")
 
 _APPS = advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})
 """What a client hosting MCP Apps views advertises (servers with ``apps: true``)."""
+_SAMPLING_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
+"""``sampling.tools``: declared when the server's ``sampling_model`` can be given tools."""
 
 
 class ServerConnection(Calls, Listen, Callbacks):
@@ -76,6 +79,7 @@ class ServerConnection(Calls, Listen, Callbacks):
             logging_callback=self._on_log,
             elicitation_callback=self._on_elicit,
             sampling_callback=self._on_sample,
+            sampling_capabilities=_SAMPLING_TOOLS if self.config.samples_with_tools else None,
             list_roots_callback=self._on_roots,
             cache=None,
             extensions=[_APPS] if self.config.apps else None,

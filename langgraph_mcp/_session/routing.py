@@ -80,7 +80,7 @@ class CallSink(Protocol):
 
     async def on_sample(
         self, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData: ...
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData: ...
 
 
 @dataclass(eq=False)
@@ -225,7 +225,7 @@ class Router:
 
     async def sample(
         self, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         call = await self._owner()
         if call is _DROPPED:
             return types.ErrorData(code=types.INVALID_REQUEST, message="the call was cancelled")

@@ -180,7 +180,9 @@ class _ServerBase(BaseModel):
     (``localhost``, ``127.0.0.0/8``, ``::1``), e.g. a sign-in page of a server run locally. Other
     than that only ``https://`` URLs are shown; any other URL is refused to the server."""
     sampling_model: Any = Field(default=None, repr=False)
-    """A LangChain chat model that answers the server's sampling requests (``None``: refuse)."""
+    """A LangChain chat model that answers the server's sampling requests (``None``: refuse).
+    One that implements ``bind_tools`` is also given the tools a request offers (the client then
+    declares ``sampling.tools``)."""
     sampling_approval: bool = False
     """Ask a person (an ``mcp_sampling`` interrupt) before answering a sampling request."""
     roots: tuple[dict[str, Any], ...] = ()
@@ -204,6 +206,13 @@ class _ServerBase(BaseModel):
         if own is None:
             return self.output_handling
         return self.output_handling.model_copy(update={k: getattr(own, k) for k in own.model_fields_set})
+
+    @property
+    def samples_with_tools(self) -> bool:
+        """Can ``sampling_model`` be given the tools a sampling request offers (it implements
+        ``bind_tools``)? Then the client declares the ``sampling.tools`` capability."""
+        model = self.sampling_model
+        return isinstance(model, BaseChatModel) and type(model).bind_tools is not BaseChatModel.bind_tools
 
     def redactor(self) -> Redactor:
         """What keeps this server's secrets out of messages and logs (see ``_redact.py``)."""

@@ -40,6 +40,7 @@ from mcp.server.mcpserver import (
 from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types import (
     CreateMessageResult,
+    CreateMessageResultWithTools,
     ElicitRequest,
     ElicitRequestURLParams,
     ElicitResult,
@@ -47,6 +48,10 @@ from mcp_types import (
     ListRootsResult,
     SamplingMessage,
     TextContent,
+    Tool,
+    ToolChoice,
+    ToolResultContent,
+    ToolUseContent,
 )
 from pydantic import BaseModel, WithJsonSchema
 
@@ -165,6 +170,78 @@ async def ask_summary(text: str) -> Sample:
     return Sample([message], max_tokens=50)
 
 
+WEATHER = Tool(
+    name="weather",
+    description="The current weather in a city.",
+    input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+"""The tool the ``forecast`` tool offers the client's model while sampling."""
+ToolChoiceMode = Literal["auto", "required", "none"]
+BadSampling = Literal["schema", "name", "tool_use_from_user"]
+
+
+def weather_report(arguments: dict[str, Any]) -> str:
+    """What the server's ``weather`` tool answers."""
+    return f"sunny, 21 C in {arguments.get('city')}"
+
+
+def _forecast_question(city: str) -> SamplingMessage:
+    return SamplingMessage(
+        role="user", content=TextContent(type="text", text=f"What is the weather in {city}?")
+    )
+
+
+async def ask_forecast(city: str, choice: ToolChoiceMode) -> Sample:
+    """Sample with the ``weather`` tool offered under ``toolChoice: {mode: choice}``."""
+    return Sample(
+        [_forecast_question(city)], max_tokens=100, tools=[WEATHER], tool_choice=ToolChoice(mode=choice)
+    )
+
+
+async def ask_forecast_again(
+    city: str, first: Annotated[CreateMessageResultWithTools, Resolve(ask_forecast)]
+) -> Sample | CreateMessageResultWithTools:
+    """The server's tool loop: run the tools the model called, and sample again with their results
+    (the model's first answer as it is, when it called none)."""
+    uses = [block for block in first.content_as_list if isinstance(block, ToolUseContent)]
+    if not uses:
+        return first
+    results: list[Any] = [
+        ToolResultContent(
+            tool_use_id=use.id, content=[TextContent(type="text", text=weather_report(use.input))]
+        )
+        for use in uses
+    ]
+    messages = [
+        _forecast_question(city),
+        SamplingMessage(role="assistant", content=first.content_as_list),
+        SamplingMessage(role="user", content=results),
+    ]
+    return Sample(messages, max_tokens=100, tools=[WEATHER])
+
+
+async def ask_badly(kind: BadSampling) -> Sample:
+    """A sampling request whose tools or content are malformed."""
+    question = SamplingMessage(role="user", content=TextContent(type="text", text="Weather?"))
+    if kind == "schema":
+        schema = {"type": "object", "properties": {"city": {"$ref": "#/$defs/missing"}}}
+        return Sample([question], max_tokens=10, tools=[WEATHER.model_copy(update={"input_schema": schema})])
+    if kind == "name":
+        return Sample(
+            [question], max_tokens=10, tools=[WEATHER.model_copy(update={"name": "no spaces allowed"})]
+        )
+    use = ToolUseContent(type="tool_use", name="weather", id="t1", input={"city": "Oslo"})
+    answer = SamplingMessage(role="assistant", content=TextContent(type="text", text="Which city?"))
+    return Sample(
+        [SamplingMessage(role="user", content=[use]), answer, question], max_tokens=10, tools=[WEATHER]
+    )
+
+
+def sampled_dump(result: CreateMessageResult | CreateMessageResultWithTools) -> dict[str, Any]:
+    """A sampling answer as the server received it (wire JSON)."""
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 async def ask_roots() -> ListRoots:
     return ListRoots()
 
@@ -257,6 +334,31 @@ def build_server(
     async def summarize(text: str, sampled: Annotated[CreateMessageResult, Resolve(ask_summary)]) -> str:
         """Sample the client's LLM: ``Summarize: {text}`` (max_tokens 50)."""
         return f"summary: {_sampled_text(sampled)}"
+
+    @srv.tool()
+    async def forecast(
+        city: str,
+        choice: ToolChoiceMode,
+        first: Annotated[CreateMessageResultWithTools, Resolve(ask_forecast)],
+        final: Annotated[CreateMessageResultWithTools, Resolve(ask_forecast_again)],
+    ) -> str:
+        """Sample with a ``weather`` tool; when the model calls it, run it and sample again with its
+        result. JSON ``{"first": <answer>, "final": <answer>}`` of what the server received."""
+        return json.dumps({"first": sampled_dump(first), "final": sampled_dump(final)})
+
+    @srv.tool()
+    async def sample_badly(
+        kind: BadSampling, sampled: Annotated[CreateMessageResult, Resolve(ask_badly)]
+    ) -> str:
+        """Send a malformed sampling request (``kind``: a tool's schema, its name, or content)."""
+        return f"sampled: {_sampled_text(sampled)}"
+
+    @srv.tool()
+    def sampling_capability(ctx: Context) -> str:
+        """The client's declared ``sampling`` capability as JSON (``null``: none)."""
+        caps = ctx.client_capabilities
+        sampling = caps.sampling if caps is not None else None
+        return json.dumps(None if sampling is None else sampling.model_dump(mode="json", exclude_none=True))
 
     @srv.tool()
     async def where(roots: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
