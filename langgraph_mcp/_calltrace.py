@@ -58,7 +58,7 @@ TRACER_NAME = "langgraph_mcp"
 ATTRIBUTES = {
     "server": "langgraph_mcp.server",
     "tool": "langgraph_mcp.tool",
-    "mcp_tool": "gen_ai.tool.name",
+    "server_tool": "gen_ai.tool.name",
     "tool_call_id": "gen_ai.tool.call.id",
     "era": "langgraph_mcp.era",
     "protocol": "mcp.protocol.version",
@@ -144,7 +144,7 @@ class CallTrace:
         self, connection: ServerConnection, tool: str, mcp_tool: str, tool_call_id: str | None
     ) -> None:
         self.connection = connection
-        self.facts: dict[str, Any] = {"server": connection.name, "tool": tool, "mcp_tool": mcp_tool}
+        self.facts: dict[str, Any] = {"server": connection.name, "tool": tool, "server_tool": mcp_tool}
         if tool_call_id is not None:
             self.facts["tool_call_id"] = tool_call_id
         self.on = False
@@ -213,7 +213,7 @@ async def _start_run(callbacks: BaseCallbackManager, trace: CallTrace) -> AsyncC
     )
     facts = trace.facts
     return await manager.on_chain_start(
-        None, {"server": facts["server"], "tool": facts["mcp_tool"]}, name=f"mcp.tool_call {facts['tool']}"
+        None, {"server": facts["server"], "tool": facts["server_tool"]}, name=f"mcp.tool_call {facts['tool']}"
     )
 
 

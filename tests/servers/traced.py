@@ -2,6 +2,8 @@
 
 - ``seen_trace(token="")``: the ``traceparent`` its own request carried (``none`` without one);
   ``token`` is taken and never shown (a client may fill it as a hidden argument).
+- ``fail_trace()``: an ``isError`` result.
+- ``wait_trace(seconds)``: ``waited`` after ``seconds``.
 - ``confirm_trace()``: asks one question (``Proceed?``, era-agnostic: a live elicitation on
   2025-11-25, an ``InputRequiredResult`` round on 2026-07-28), then answers
   ``<action> <traceparent>``, the trace context of the request that carried the answer.
@@ -18,8 +20,10 @@ from typing import Annotated, Any
 if not __package__:  # run as a plain script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import AcceptedElicitation, Elicit, ElicitationResult, MCPServer, Resolve
+from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from tests.servers._runner import run_cli
@@ -52,6 +56,17 @@ def build_server(name: str = "traced") -> MCPServer:
     async def seen_trace(token: str = "") -> str:
         """The ``traceparent`` this request carried."""
         return _SEEN.get()
+
+    @srv.tool()
+    async def fail_trace() -> CallToolResult:
+        """Fail (an ``isError`` result)."""
+        return CallToolResult(content=[TextContent(type="text", text="it broke")], is_error=True)
+
+    @srv.tool()
+    async def wait_trace(seconds: float) -> str:
+        """Answer ``waited`` after ``seconds``."""
+        await anyio.sleep(seconds)
+        return "waited"
 
     @srv.tool()
     async def confirm_trace(answer: Annotated[ElicitationResult[Proceed], Resolve(ask_proceed)]) -> str:

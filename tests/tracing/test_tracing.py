@@ -20,6 +20,7 @@ from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 from opentelemetry.util._once import Once
 
 from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions
@@ -194,7 +195,9 @@ class Runs(BaseTracer):
         super()._end_trace(run)
 
 
-async def test_a_call_is_a_child_run_of_the_tool_run_with_its_facts_and_no_secret() -> None:
+async def test_a_call_is_a_child_run_of_the_tool_run_with_its_facts_and_no_secret(
+    spans: InMemorySpanExporter,
+) -> None:
     async with (
         serve_in_loop(traced.build_server()) as url,
         MCPPool({"traced": {"url": url, "headers": {"Authorization": "Bearer header-secret-91"}}}) as pool,
@@ -206,13 +209,14 @@ async def test_a_call_is_a_child_run_of_the_tool_run_with_its_facts_and_no_secre
         config = {"callbacks": [recorder, runs], "configurable": {"token": HIDDEN, "thread_id": "t1"}}
         node = ToolNode([tool])
         out = await tool_graph(node).ainvoke({"messages": [ai(("seen_trace", {}, "c1"))]}, config)
-    assert tool_results(out)["c1"] == "none"  # no tracer provider: no trace context is sent
+    (call,) = _named(spans.get_finished_spans(), "mcp.tool_call seen_trace")
+    assert _traceparent(tool_results(out)["c1"])[0] == call.context.trace_id
     (tool_run,) = [i for i, r in recorder.started.items() if r["type"] == "tool"]
     (mcp_run,) = [i for i, r in recorder.started.items() if r.get("name") == "mcp.tool_call seen_trace"]
     started = recorder.started[mcp_run]
     assert started["parent_run_id"] == tool_run
     assert started["metadata"]["mcp_server"] == "traced"
-    assert started["metadata"]["mcp_mcp_tool"] == "seen_trace"
+    assert started["metadata"]["mcp_server_tool"] == "seen_trace"
     assert started["metadata"]["mcp_era"] == "2026-07-28"
     assert started["metadata"]["mcp_transport"] == "http"
     assert "mcp" in started["tags"]
@@ -223,13 +227,31 @@ async def test_a_call_is_a_child_run_of_the_tool_run_with_its_facts_and_no_secre
         "rounds": 0,
         "client_wait_s": 0.0,
         "resends": 0,
-        "result_bytes": 4,
+        "result_bytes": 55,  # the traceparent
     }
     (traced_run,) = [r for r in runs.runs if r.name == "mcp.tool_call seen_trace"]
     assert traced_run.extra["metadata"]["mcp_outcome"] == "ok"  # sent with the run's end
     assert traced_run.extra["metadata"]["mcp_rounds"] == 0
     seen = repr(recorder.started) + repr(recorder.ended) + repr(traced_run.model_dump())
+    seen += repr([(s.name, dict(s.attributes or {}), s.events) for s in spans.get_finished_spans()])
     assert HIDDEN not in seen and "header-secret-91" not in seen
+
+
+async def test_a_failed_call_says_how_it_failed(spans: InMemorySpanExporter) -> None:
+    async with (
+        serve_in_loop(traced.build_server()) as url,
+        MCPPool({"traced": {"url": url, "tool_timeouts": {"wait_trace": 0.2}}}) as pool,
+    ):
+        tools = await tools_by_name(pool)
+        failed = await tools["fail_trace"].ainvoke(tool_call("fail_trace", {}, "c1"))
+        late = await tools["wait_trace"].ainvoke(tool_call("wait_trace", {"seconds": 30}, "c2"))
+    assert (failed.status, late.status) == ("error", "error")
+    finished = spans.get_finished_spans()
+    for name, outcome in (("fail_trace", "tool_error"), ("wait_trace", "timeout")):
+        (call,) = _named(finished, f"mcp.tool_call {name}")
+        attributes = dict(call.attributes or {})
+        assert attributes["langgraph_mcp.outcome"] == attributes["error.type"] == outcome
+        assert call.status.status_code is StatusCode.ERROR
 
 
 async def test_tracing_off_costs_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
