@@ -282,3 +282,23 @@ async def test_tracing_off_costs_nothing(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert "MCP send tools/call seen_trace" in started  # the SDK's own span, through the API's no-op
     assert not [name for name in started if name.startswith("mcp.tool_call")]
     assert not [name for name in runs if name.startswith("mcp.tool_call")]
+
+
+def test_a_synchronous_run_is_traced_the_same(spans: InMemorySpanExporter) -> None:
+    recorder = Recorder()
+    node = MCPToolNode({"traced": {"server": traced.build_server()}})
+    try:
+        with otel_trace.get_tracer("tests").start_as_current_span("caller") as caller:
+            out = tool_graph(node).invoke(
+                {"messages": [ai(("seen_trace", {}, "c1"))]}, {**thread(), "callbacks": [recorder]}
+            )
+    finally:
+        node.pool.close()
+    (call,) = _named(spans.get_finished_spans(), "mcp.tool_call seen_trace")
+    assert _parent_id(call) == caller.get_span_context().span_id
+    # In process on 2026-07-28 the SDK sends no trace context: this call's span is sent instead.
+    assert _traceparent(tool_results(out)["c1"]) == (call.context.trace_id, call.context.span_id)
+    (tool_run,) = [i for i, r in recorder.started.items() if r["type"] == "tool"]
+    (mcp_run,) = [i for i, r in recorder.started.items() if r.get("name") == "mcp.tool_call seen_trace"]
+    assert recorder.started[mcp_run]["parent_run_id"] == tool_run
+    assert recorder.ended[mcp_run]["outcome"] == "ok"
