@@ -11,8 +11,9 @@ its policies, and runs it to its result:
   by code (``decline``, a handler, the sampling model).
 
 Every mode is wrapped in the ``-32042`` URL-required retry, runs against one :class:`CallClock`
-(the call's timeout, stopped while the client answers the server), and is cancelled when the
-graph run is asked to drain.
+(the call's timeout, stopped while the client answers the server), is cancelled when the
+graph run is asked to drain, and is traced (an OpenTelemetry span and a LangChain child run,
+when either is on: ``_calltrace.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolRuntime
 from langgraph.runtime import Runtime
 
+from langgraph_mcp._calltrace import traced
 from langgraph_mcp._compat.langgraph import graph_configurable, in_graph
 from langgraph_mcp._elicitation.held import run_held
 from langgraph_mcp._elicitation.policy import Answerer, CodeSink, needs_person
@@ -99,45 +101,56 @@ async def run_call(
         on_log=observer.on_log,
     )
 
-    await connection.connect()
-    mode = _mode(connection)
-    wire: dict[str, Any] = {"meta": meta, "headers": headers}
+    async with traced(
+        connection, tool=tool_name, mcp_tool=mcp_name, tool_call_id=observer.tool_call_id
+    ) as trace:
+        trace.stats = clock.stats
+        await connection.connect()
+        trace.connected()
+        mode = _mode(connection)
+        wire: dict[str, Any] = {"meta": trace.carry(meta), "headers": headers}
+        attempts = 0
 
-    async def attempt() -> types.CallToolResult:
-        if mode == "rounds":
-            return await run_rounds(
-                connection,
-                mcp_name,
-                arguments,
-                clock=clock,
-                answers=answers,
-                sink=sink,
-                progress=observer.on_progress,
-                journal_key=answers.scope,
-                wire=wire,
+        async def attempt() -> types.CallToolResult:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:  # sent again after the URLs the server asked for were visited
+                clock.stats.resends += 1
+            if mode == "rounds":
+                return await run_rounds(
+                    connection,
+                    mcp_name,
+                    arguments,
+                    clock=clock,
+                    answers=answers,
+                    sink=sink,
+                    progress=observer.on_progress,
+                    journal_key=answers.scope,
+                    wire=wire,
+                )
+            if mode == "held":
+                return await run_held(
+                    connection,
+                    mcp_name,
+                    arguments,
+                    clock=clock,
+                    answers=answers,
+                    observer=observer,
+                    runtime=runtime,
+                    wire=wire,
+                )
+            result = await connection.send_call(
+                mcp_name, arguments, clock=clock, sink=sink, progress=observer.on_progress, **wire
             )
-        if mode == "held":
-            return await run_held(
-                connection,
-                mcp_name,
-                arguments,
-                clock=clock,
-                answers=answers,
-                observer=observer,
-                runtime=runtime,
-                wire=wire,
-            )
-        result = await connection.send_call(
-            mcp_name, arguments, clock=clock, sink=sink, progress=observer.on_progress, **wire
-        )
-        if not isinstance(result, types.CallToolResult):
-            raise MCPProtocolError(
-                connection.name, f"a 2025-11-25 server asked for input rounds in {mcp_name!r}"
-            )
-        return result
+            if not isinstance(result, types.CallToolResult):
+                raise MCPProtocolError(
+                    connection.name, f"a 2025-11-25 server asked for input rounds in {mcp_name!r}"
+                )
+            return result
 
-    call = _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
-    return await observer.track(call)  # marks the call's progress UI message done or failed
+        call = _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
+        trace.result = await observer.track(call)  # marks the call's progress UI message done or failed
+        return trace.result
 
 
 class _Watched:

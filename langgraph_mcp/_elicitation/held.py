@@ -231,6 +231,7 @@ async def run_held(
             held.task.add_done_callback(functools.partial(_forget, calls, key, held))
     held.observer = observer
     held.answers = answers
+    held.clock.stats = clock.stats  # what the held request does from now on counts for this run
     index = 0
     try:
         while True:

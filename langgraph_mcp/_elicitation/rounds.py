@@ -123,6 +123,7 @@ async def run_rounds(
             name,
             exc.reason,
         )
+        clock.stats.resends += 1
         return await stored(lambda: send(None, None))
 
     if journal is not None and journal.resuming:
@@ -155,7 +156,9 @@ async def run_rounds(
         state = result.request_state
 
         async def answer_and_send(respond: Any = respond, state: str | None = state) -> Round:
-            return await send(await respond() or None, state)
+            with clock.answering():
+                responses = await respond()
+            return await send(responses or None, state)
 
         try:
             result = await stored(answer_and_send)

@@ -6,10 +6,19 @@ import contract in the tests enforces it). The layers above reach it through
 """
 
 from langgraph_mcp._session.calls import Round
-from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp._session.clock import CallClock, CallStats
 from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.era import Era
 from langgraph_mcp._session.loops import LoopScope
 from langgraph_mcp._session.routing import ABANDON_GRACE, CallSink
 
-__all__ = ["ABANDON_GRACE", "CallClock", "CallSink", "Era", "LoopScope", "Round", "ServerConnection"]
+__all__ = [
+    "ABANDON_GRACE",
+    "CallClock",
+    "CallSink",
+    "CallStats",
+    "Era",
+    "LoopScope",
+    "Round",
+    "ServerConnection",
+]

@@ -143,6 +143,7 @@ class Calls(Listings):
                         raise MCPConnectionError(
                             self.name, "the session kept ending before the call could be sent"
                         ) from None
+                    clock.stats.resends += 1
                     session, client = await self._live()
                     continue
                 except SessionExpired as exc:
@@ -150,12 +151,14 @@ class Calls(Listings):
                         raise MCPServerError(self.name, exc.code, exc.message) from None
                     # The server rejected the request unread: send it once more, on a new session.
                     renewed = True
+                    clock.stats.resends += 1
                     session, client = await self._live()
                     continue
                 except MCPServerError as exc:
                     if exc.code != types.HEADER_MISMATCH or self.era != MODERN or resent:
                         raise
                     resent = True
+                    clock.stats.resends += 1
                     await self.refresh_tools()
                     continue
                 if isinstance(result, types.CallToolResult):
@@ -247,6 +250,7 @@ class Calls(Listings):
                 if call.resend:
                     # Abandoned so that its question can be tied to it (routing.py): what the
                     # server answered is dropped; send it again, in turn.
+                    clock.stats.resends += 1
                     continue
                 if not call.scope.cancelled_caught:
                     return result

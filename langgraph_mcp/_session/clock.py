@@ -11,12 +11,25 @@ request runs as long as its limit allows, however long that is (``None``: no lim
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from langgraph_mcp.errors import MCPTimeoutError
 
-__all__ = ["CallClock"]
+__all__ = ["CallClock", "CallStats"]
+
+
+class CallStats:
+    """What one call did besides its request, for tracing: the rounds of input the client
+    answered (each question of a 2025-11-25 server, each ``InputRequiredResult`` round that
+    asks), the seconds it spent answering them, and the requests sent again."""
+
+    __slots__ = ("client_seconds", "resends", "rounds")
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self.client_seconds = 0.0
+        self.resends = 0
 
 
 class CallClock:
@@ -35,6 +48,9 @@ class CallClock:
         self._timeout: asyncio.Timeout | None = None
         self._since: float | None = None
         self._pauses = 0
+        self.stats = CallStats()
+        """Where this call's rounds, answering time and re-sends are counted (a held call's
+        clock is pointed at the stats of the run now following it)."""
 
     @property
     def remaining(self) -> float | None:
@@ -78,6 +94,21 @@ class CallClock:
         if self._pauses == 1:
             self._stop()
             self._reschedule()
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """The block answers the server (one round of input): the clock is stopped meanwhile,
+        and the round and its time are counted in :attr:`stats`."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        self.pause()
+        try:
+            yield
+        finally:
+            self.resume()
+            stats = self.stats
+            stats.rounds += 1
+            stats.client_seconds += loop.time() - started
 
     def resume(self) -> None:
         self._pauses -= 1

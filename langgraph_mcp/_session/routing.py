@@ -256,11 +256,8 @@ class Router:
         self._answering += 1
         self._notify()
         try:
-            call.clock.pause()
-            try:
+            with call.clock.answering():
                 return await answer()
-            finally:
-                call.clock.resume()
         finally:
             self._answering -= 1
             self._notify()
