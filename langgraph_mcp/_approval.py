@@ -372,6 +372,14 @@ def _together_type(key: str, requests: Sequence[ApprovalRequest]) -> Any:
                 raise ValueError(f"decision {index + 1} ({request.name}): {exc}") from None
             if is_stale(checked):
                 raise ValueError(f"decision {index + 1} carries another call's key, not {request.name!r}'s")
+            if request.key in taken and _essence(taken[request.key]) != _essence(checked):
+                # Two calls of the turn that are the same call (same tool, id and arguments): each
+                # applies the decision found under their one key, so they must be given the same.
+                first = keys.index(request.key) + 1
+                raise ValueError(
+                    f"decisions {first} and {index + 1} differ, but they are for the same call "
+                    f"({request.name!r}, same id and arguments): give both the same decision"
+                )
             taken[request.key] = checked
         if bind:
             # LangGraph stores this very object as the answer: each decision now names its call,
@@ -407,6 +415,11 @@ def _together_type(key: str, requests: Sequence[ApprovalRequest]) -> Any:
         ]
     }
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+
+
+def _essence(decision: Mapping[str, Any]) -> dict[str, Any]:
+    """A decision without the ``key`` it may carry."""
+    return {k: v for k, v in decision.items() if k != "key"}
 
 
 def ask_together(requests: Sequence[ApprovalRequest]) -> dict[str, dict[str, Any]]:

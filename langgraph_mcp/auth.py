@@ -168,6 +168,12 @@ class JWTBearerOAuthProvider(OAuthClientProvider):
 # -- DPoP -------------------------------------------------------------------------------------
 
 
+def _json_answer(response: httpx2.Response) -> bool:
+    return 200 <= response.status_code < 300 and response.headers.get("Content-Type", "").startswith(
+        "application/json"
+    )
+
+
 def _b64url(data: bytes) -> str:
     return urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
@@ -238,11 +244,14 @@ class DPoPAuth(httpx2.Auth):
             claims["nonce"] = nonce
         return jwt.encode(claims, self._key, algorithm="ES256", headers={"typ": "dpop+jwt", "jwk": self._jwk})
 
-    def _is_token_request(self, request: httpx2.Request) -> bool:
-        metadata = self.provider.context.oauth_metadata
-        if metadata is not None and metadata.token_endpoint is not None:
-            return str(request.url.copy_with(query=None, fragment=None)) == str(metadata.token_endpoint)
-        return request.method == "POST" and b"grant_type=" in request.content
+    @staticmethod
+    def _is_token_request(request: httpx2.Request) -> bool:
+        """Told by the request itself (a form POST with a ``grant_type``), not by its URL: a
+        token endpoint with a query, or a redirect of the token request, is still one."""
+        if request.method != "POST":
+            return False
+        kind = request.headers.get("Content-Type", "")
+        return kind.startswith("application/x-www-form-urlencoded") and b"grant_type=" in request.content
 
     def _sign(self, request: httpx2.Request) -> str | None:
         """Put a proof on ``request`` if it needs one; the kind (``token``, ``resource``) or ``None``."""
@@ -288,7 +297,9 @@ class DPoPAuth(httpx2.Auth):
             body = json.loads(response.content)
         except ValueError:
             return response  # the provider reports what it cannot read
-        kind = body.get("token_type") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or "access_token" not in body:
+            return response
+        kind = body.get("token_type")
         if not isinstance(kind, str) or kind.lower() != "dpop":
             raise OAuthFlowError(
                 f"the authorization server answered with a {kind!r} token, not one bound to the DPoP key"
@@ -320,7 +331,9 @@ class DPoPAuth(httpx2.Auth):
                     if kind == "token":
                         await response.aread()
                     self._challenged(kind, outgoing, response)
-                if kind == "token":
+                if kind == "token" or (kind is None and _json_answer(response)):
+                    # Any token the flow is handed is checked, whatever request it came from.
+                    await response.aread()
                     response = self._bound(response)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:

@@ -216,3 +216,22 @@ async def test_decisions_are_not_replayed_onto_another_set_of_calls() -> None:
         [pending] = out["__interrupt__"]
     assert pending.value["type"] == "tool_approvals"
     assert [a["tool_call_id"] for a in pending.value["approvals"]] == ["c2", "c3"]
+
+
+async def test_two_calls_that_are_the_same_call_cannot_be_given_different_decisions() -> None:
+    """A model that repeats a call with the same id and arguments: both ask under one key, so a
+    reject for one and an approve for the other is refused rather than applied to both."""
+    counters = demo.Counters()
+    async with MCPToolNode(servers(counters), approval=["add"], approval_mode="batched") as node:
+        graph = tool_graph(node)
+        turn = (("add", {"a": 1, "b": 2}, "c1"), ("add", {"a": 1, "b": 2}, "c1"))
+        out = await graph.ainvoke({"messages": [ai(*turn)]}, thread())
+        assert out["__interrupt__"][0].value["type"] == "tool_approvals"
+        with pytest.raises(Exception, match="decisions 1 and 2 differ, but they are for the same call"):
+            mixed = {"decisions": [{"type": "reject"}, {"type": "approve"}]}
+            await graph.ainvoke(Command(resume=mixed), thread())
+        assert counters.calls == 0
+        both = {"decisions": [{"type": "reject"}, {"type": "reject"}]}
+        out = await graph.ainvoke(Command(resume=both), thread())
+    assert counters.calls == 0
+    assert "__interrupt__" not in out

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
+import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
-from mcp.client.auth import TokenStorage
+from mcp.client.auth import OAuthFlowError, TokenStorage
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from langgraph_mcp import MCPPool
@@ -299,3 +300,28 @@ def test_a_proof_names_the_request_the_token_and_the_key() -> None:
     assert _verified_proof(auth.proof("POST", "https://mcp.test/mcp"))[1]["jti"] != claims["jti"]  # type: ignore[index]
     with pytest.raises(ValueError, match="P-256"):
         DPoPAuth(auth.provider, key=ec.generate_private_key(ec.SECP384R1()))
+
+
+class _OneTokenFlow:
+    """A provider stand-in: one token request to ``token_endpoint``, then the request itself."""
+
+    def __init__(self, token_endpoint: str) -> None:
+        self.token_endpoint = token_endpoint
+        self.context = None  # DPoPAuth tells token requests by the request, not the metadata
+
+    async def async_auth_flow(self, request: httpx2.Request) -> Any:
+        answer = yield httpx2.Request("POST", self.token_endpoint, data={"grant_type": "client_credentials"})
+        body = json.loads(await answer.aread())
+        request.headers["Authorization"] = f"Bearer {body['access_token']}"
+        yield request
+
+
+@pytest.mark.parametrize("endpoint", ["https://as.test/token", "https://as.test/token?tenant=a"])
+async def test_every_token_request_has_a_proof_and_an_unbound_answer_is_refused(endpoint: str) -> None:
+    auth = DPoPAuth(_OneTokenFlow(endpoint))  # type: ignore[arg-type]
+    flow = auth.async_auth_flow(httpx2.Request("POST", "https://mcp.test/mcp", content=b"{}"))
+    token_request = await flow.__anext__()
+    assert _verified_proof(token_request.headers["DPoP"]) is not None
+    answer = httpx2.Response(200, json={"access_token": "t", "token_type": "Bearer"}, request=token_request)
+    with pytest.raises(OAuthFlowError, match="not one bound to the DPoP key"):
+        await flow.asend(answer)
