@@ -20,6 +20,7 @@ logged (without the server's secrets).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +42,8 @@ logger = logging.getLogger("langgraph_mcp.apps")
 
 _MAX_URI = 2048
 _PROTOCOL_META = "io.modelcontextprotocol/"
+MAX_VIEW_RESULT = 256_000
+"""Characters of JSON of a result sent to a view; a longer one is sent without its content."""
 _UI_FIELDS: tuple[tuple[str, str, type[Any]], ...] = (
     ("csp", "csp", dict),
     ("permissions", "permissions", dict),
@@ -165,15 +168,25 @@ def _props(
 
 
 def _result(result: types.CallToolResult, redact: Any) -> MCPAppToolResult:
-    shown: MCPAppToolResult = {
-        "content": [
-            mask_all(block.model_dump(mode="json", by_alias=True, exclude_none=True), redact)
-            for block in result.content
-        ],
-        "isError": False,
-    }
-    if result.structured_content is not None:
-        shown["structuredContent"] = mask_all(result.structured_content, redact)
+    """The result as the view is sent it; its content left out past :data:`MAX_VIEW_RESULT`
+    characters of JSON (the UI message is kept in the ``ui`` state, so in every checkpoint)."""
+    blocks: list[dict[str, Any]] = []
+    size = 0
+    for block in result.content:
+        dumped = mask_all(block.model_dump(mode="json", by_alias=True, exclude_none=True), redact)
+        size += len(json.dumps(dumped, default=str))
+        if size > MAX_VIEW_RESULT:
+            break
+        blocks.append(dumped)
+    structured = None
+    if size <= MAX_VIEW_RESULT and result.structured_content is not None:
+        structured = mask_all(result.structured_content, redact)
+        size += len(json.dumps(structured, default=str))
+    shown: MCPAppToolResult = {"content": blocks, "isError": False}
+    if size > MAX_VIEW_RESULT:
+        shown = {"content": [], "isError": False, "truncated": True}
+    elif structured is not None:
+        shown["structuredContent"] = structured
     meta = {k: v for k, v in (result.meta or {}).items() if not k.startswith(_PROTOCOL_META)}
     if meta:
         shown["_meta"] = mask_all(meta, redact)

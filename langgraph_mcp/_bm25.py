@@ -165,6 +165,7 @@ class BM25Index:
     def __init__(self) -> None:
         self._postings: dict[str, list[tuple[int, float]]] = {}
         self._lengths: list[float] = []
+        self._total = 0.0
         self._average = 0.0
 
     def __len__(self) -> int:
@@ -177,10 +178,12 @@ class BM25Index:
             for word in words(text):
                 frequencies[word] = frequencies.get(word, 0.0) + weight
         doc = len(self._lengths)
-        self._lengths.append(float(sum(frequencies.values())))
+        length = float(sum(frequencies.values()))
+        self._lengths.append(length)
         for word, frequency in frequencies.items():
             self._postings.setdefault(word, []).append((doc, frequency))
-        self._average = sum(self._lengths) / len(self._lengths)
+        self._total += length
+        self._average = self._total / len(self._lengths)
         return doc
 
     def query_terms(self, query: str) -> list[str]:

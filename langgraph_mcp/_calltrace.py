@@ -45,10 +45,20 @@ from langgraph_mcp.errors import (
 
 try:  # the SDK depends on the API, but nothing here may fail without it
     from opentelemetry import trace as otel_trace
-    from opentelemetry.propagate import inject as otel_inject
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 except ImportError:  # pragma: no cover - the mcp SDK requires opentelemetry-api
     otel_trace = None  # type: ignore[assignment]
-    otel_inject = None  # type: ignore[assignment]
+    otel_inject = None
+else:
+    # W3C trace context only: the application's baggage (user ids, tenants) is not sent to servers.
+    otel_inject = TraceContextTextMapPropagator().inject
+
+try:  # LangGraph's handler behind stream_mode="messages": not a tracer, so no run is made for it
+    from langgraph.pregel._messages import StreamMessagesHandler as _MessagesHandler
+
+    _NOT_TRACERS: tuple[type, ...] = (_MessagesHandler,)
+except ImportError:  # pragma: no cover - another langgraph layout
+    _NOT_TRACERS = ()
 
 __all__ = ["ATTRIBUTES", "TRACER_NAME", "CallTrace", "outcome_of", "traced", "tracer"]
 
@@ -197,7 +207,9 @@ def _callbacks() -> BaseCallbackManager | None:
     if not config:
         return None
     callbacks = config.get("callbacks")
-    if isinstance(callbacks, BaseCallbackManager) and callbacks.handlers:
+    if isinstance(callbacks, BaseCallbackManager) and any(
+        not isinstance(h, _NOT_TRACERS) for h in callbacks.handlers
+    ):
         return callbacks
     return None  # none, or a plain list: only seen before a run starts, so no tool run to join
 

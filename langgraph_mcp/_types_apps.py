@@ -25,6 +25,9 @@ class MCPAppToolResult(TypedDict):
     """Always ``False``: a call that failed shows no view."""
     _meta: NotRequired[dict[str, Any]]
     """The result's ``_meta``, when the server sent one (protocol keys left out)."""
+    truncated: NotRequired[Literal[True]]
+    """Present when the result was over 256,000 characters of JSON: ``content`` is then empty and
+    ``structuredContent`` left out (the tool's message still has the result)."""
 
 
 class MCPAppUIProps(TypedDict):

@@ -90,11 +90,12 @@ def check_request(params: types.CreateMessageRequestParams, *, tools_declared: b
     tools = params.tools or []
     if len(tools) > MAX_SAMPLING_TOOLS:
         raise UnfitSampling(f"it offers {len(tools)} tools, over the limit of {MAX_SAMPLING_TOOLS}")
-    if tools:
-        size = len(json.dumps([t.model_dump(mode="json", by_alias=True) for t in tools], default=str))
+    size = 0
+    for tool in tools:  # stops at the first tool past the limit
+        size += len(json.dumps(tool.model_dump(mode="json", by_alias=True), default=str))
         if size > MAX_SAMPLING_TOOLS_JSON:
             raise UnfitSampling(
-                f"its tools are {size:,} characters of JSON, over the limit of {MAX_SAMPLING_TOOLS_JSON:,}"
+                f"its tools are over {MAX_SAMPLING_TOOLS_JSON:,} characters of JSON, the limit"
             )
     seen: set[str] = set()
     for tool in tools:

@@ -283,7 +283,7 @@ RESULT = ToolResultContent(tool_use_id="u1", content=[TextContent(type="text", t
         ),
         (
             _params([ASK], [_tool("big", description="x" * MAX_SAMPLING_TOOLS_JSON)]),
-            "characters of JSON, over the limit",
+            "characters of JSON, the limit",
         ),
         (_params([ASK], [_tool("weather"), _tool("weather")]), "offers tool 'weather' twice"),
         (

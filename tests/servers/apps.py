@@ -91,6 +91,10 @@ def build_server(name: str = "apps", *, big: bool = False, secret: str | None = 
     def refresh_chart(city: str) -> dict[str, Any]:
         return {"city": city, "temps": TEMPS}
 
+    @apps.tool(resource_uri=CHART_URI, description="The chart's tool with a long result.")
+    def long_chart(size: int) -> str:
+        return "x" * size
+
     @apps.tool(resource_uri=BROKEN_URI, description="A tool whose view cannot be read.")
     def broken_view(text: str) -> str:
         return f"broken {text}"

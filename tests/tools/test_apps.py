@@ -28,7 +28,16 @@ from tests.servers import apps
 
 CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
 ERA = {"auto": "2026-07-28", "legacy": "legacy"}
-OFFERED = ["show_chart", "broken_view", "fail_chart", "plain_echo", "old_style", "touch_view", "add_view"]
+OFFERED = [
+    "show_chart",
+    "long_chart",
+    "broken_view",
+    "fail_chart",
+    "plain_echo",
+    "old_style",
+    "touch_view",
+    "add_view",
+]
 """What the model is offered, in listing order: not ``refresh_chart`` and ``stats`` (app only),
 nor ``odd_visibility`` (a visibility that is not a list)."""
 MODEL_TOOLS = set(OFFERED)
@@ -293,6 +302,22 @@ async def test_a_view_too_long_to_carry_comes_without_its_html() -> None:
     assert "html" not in event["props"]
     assert event["props"]["resource_uri"] == apps.CHART_URI and event["props"]["csp"]
     check("app-ui-props", event["props"])
+
+
+async def test_a_result_too_long_to_carry_comes_without_its_content() -> None:
+    async with (
+        serve_in_loop(apps.build_server()) as url,
+        MCPPool({"apps": {"url": url, "apps": True}}) as pool,
+    ):
+        graph = _graph(MCPToolNode(pool))
+        calls = (("long_chart", {"size": 300_000}, "c1"), ("long_chart", {"size": 1_000}, "c2"))
+        events, state = await _run(graph, _request(*calls), "t1")
+    by_call = {e["metadata"]["tool_call_id"]: e["props"]["result"] for e in events}
+    assert by_call["c1"] == {"content": [], "isError": False, "truncated": True}
+    assert by_call["c2"]["content"][0]["text"] == "x" * 1_000 and "truncated" not in by_call["c2"]
+    assert len(_results(state)["c1"].content) >= 1_000  # the tool message keeps its own result
+    for event in events:
+        check("app-ui-props", event["props"])
 
 
 def test_the_props_schema_names_what_is_always_there() -> None:

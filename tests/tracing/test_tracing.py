@@ -284,6 +284,31 @@ async def test_tracing_off_costs_nothing(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert not [name for name in runs if name.startswith("mcp.tool_call")]
 
 
+async def test_streaming_messages_makes_no_run_for_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stream_mode="messages"`` adds LangGraph's own handler, which is not a tracer: no run."""
+    runs: list[str] = []
+    chain_start = AsyncCallbackManager.on_chain_start
+
+    async def chain_spy(self: Any, serialized: Any, inputs: Any, **kwargs: Any) -> Any:
+        runs.append(str(kwargs.get("name")))
+        return await chain_start(self, serialized, inputs, **kwargs)
+
+    monkeypatch.setattr(AsyncCallbackManager, "on_chain_start", chain_spy)
+    async with (
+        serve_in_loop(traced.build_server()) as url,
+        MCPToolNode({"traced": {"url": url}}) as node,
+    ):
+        graph = tool_graph(node)
+        chunks = [
+            c
+            async for c in graph.astream(
+                {"messages": [ai(("seen_trace", {}, "c1"))]}, thread(), stream_mode="messages"
+            )
+        ]
+    assert chunks  # the tool message streamed
+    assert not [name for name in runs if name.startswith("mcp.tool_call")]
+
+
 def test_a_synchronous_run_is_traced_the_same(spans: InMemorySpanExporter) -> None:
     recorder = Recorder()
     node = MCPToolNode({"traced": {"server": traced.build_server()}})
