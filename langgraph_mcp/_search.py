@@ -18,6 +18,7 @@ invalid-tool message (fail closed): the model calls only tools whose schema it w
 
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -63,8 +64,10 @@ def search_settings(value: bool | ToolSearch | None) -> ToolSearch | None:
 
 
 def tool_ref(tool: MCPTool) -> str:
-    """The tool's entry in :data:`REVEALED_KEY`: ``"server/tool"`` (configured server, MCP name)."""
-    return f"{tool.server}/{tool.mcp_name}"
+    """The tool's entry in :data:`REVEALED_KEY`: ``"server/tool"`` (configured server, MCP name),
+    the server's name percent-encoded so that a ``/`` in either name cannot make two tools one
+    entry (``"a"`` + ``"b/c"`` and ``"a/b"`` + ``"c"``)."""
+    return f"{quote(tool.server, safe='')}/{tool.mcp_name}"
 
 
 def revealed_in(state: Any) -> frozenset[str]:
