@@ -134,6 +134,9 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         self._name = name or type(self).__name__
         self._others: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools, as last offered to the model."""
+        self.agent_tools: frozenset[str] = frozenset()
+        """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
+        sets them): a batch of approvals never asks about their calls."""
 
     def __new__(cls, *args: Any, approval_mode: ApprovalMode = "per_call", **kwargs: Any) -> Any:
         # ``create_agent`` adds a graph node for a middleware whose class defines
@@ -191,10 +194,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     def _not_asked(self, state: Any) -> frozenset[str]:
         """Names whose calls ask no approval question in a batch: the agent's own tools and,
         with tool search, the MCP tools not revealed in ``state`` (their calls are refused)."""
+        others = self._others | self.agent_tools
         if self.search is None:
-            return self._others
+            return others
         revealed = revealed_in(state)
-        return self._others | {t.name for t in self.toolset.known if tool_ref(t) not in revealed}
+        return others | {t.name for t in self.toolset.known if tool_ref(t) not in revealed}
 
     # -- the tools' side ---------------------------------------------------------------------
 

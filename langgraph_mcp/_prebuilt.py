@@ -90,6 +90,11 @@ def create_mcp_agent(
         middleware=[mcp, *middleware],
         **agent_kwargs,
     )
+    # The agent's own tools, known here once: a batch of approvals never asks about their calls,
+    # even in a process whose first step is a resume (no model call yet to list them from).
+    own = [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))]
+    names = (getattr(tool, "name", getattr(tool, "__name__", None)) for tool in own)
+    mcp.agent_tools = frozenset(name for name in names if isinstance(name, str))
     agent.mcp = mcp  # type: ignore[attr-defined]
     return agent
 

@@ -19,7 +19,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from langgraph_mcp import FromContext, MCPMiddleware, MCPPool, MCPToolCallError, ToolOptions
+from langgraph_mcp import FromContext, MCPMiddleware, MCPPool, MCPToolCallError, ToolOptions, create_mcp_agent
 from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
 from tests.helpers import thread
@@ -172,6 +172,44 @@ async def test_batched_mcp_approvals_are_one_hitl_request_after_the_model(sync: 
     assert got["c1"].content == "deleted a"
     assert got["c3"].content.endswith("deleted B") and "changed its arguments" in got["c3"].content
     assert "apple" in str(got["c2"].content)
+
+
+async def test_a_batch_resumed_by_a_new_agent_never_asks_about_the_agents_own_tools() -> None:
+    """The agent's own ``list_items`` hides the MCP tool of that name. Resumed by a new agent
+    object (as in a new process: no model call has listed the tools yet), the batch is the same
+    two MCP calls, so the person's answer is taken, not asked again with a third question."""
+
+    def list_items() -> str:
+        """The agent's own list."""
+        return "local list"
+
+    turn = [
+        ("list_items", {}, "c1"),
+        ("delete_item", {"item": "a"}, "c2"),
+        ("delete_item", {"item": "b"}, "c3"),
+    ]
+    saver = InMemorySaver()
+    async with MCPPool({"shop": {"server": shopfront.build_server()}}) as pool:
+
+        def agent() -> Any:
+            model = ScriptModel(turns=[turn, "ok"])
+            return create_mcp_agent(
+                model, pool, tools=[list_items], approval=True, approval_mode="batched", checkpointer=saver
+            )
+
+        out = await agent().ainvoke({"messages": [("user", "go")]}, thread())
+        [pending] = out["__interrupt__"]
+        assert [a["tool_call_id"] for a in pending.value["approvals"]] == ["c2", "c3"]
+        resumed = agent()
+        assert resumed.mcp.agent_tools == {"list_items"}
+        out = await resumed.ainvoke(Command(resume={"decisions": [{"type": "approve"}] * 2}), thread())
+    assert "__interrupt__" not in out
+    got = results(out)
+    assert (got["c1"].content, got["c2"].content, got["c3"].content) == (
+        "local list",
+        "deleted a",
+        "deleted b",
+    )
 
 
 async def test_batched_mode_asks_a_lone_approval_as_its_call_does() -> None:
