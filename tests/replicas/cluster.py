@@ -28,7 +28,6 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 from tests.conftest_servers import stdio_params
 from tests.helpers import free_port, pid_alive
@@ -155,6 +154,10 @@ class Replica:
     def log_text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
+    def tail(self) -> str:
+        """The end of its log, for an assertion message."""
+        return f" ({self.name}, {self.url}):\n{self.log_text()[-4000:]}"
+
     def mcp_children(self) -> set[int]:
         """Its child processes that are MCP servers (fixture or example servers)."""
         found = {pid for pid in children_of(self.pid) if "servers" in cmdline(pid)}
@@ -256,15 +259,13 @@ class Cluster:
             if not replica.running():
                 if "address already in use" in replica.log_text():
                     return False
-                raise AssertionError(
-                    f"replica {replica.name} exited with {replica.proc.returncode}:\n{replica.log_text()[-4000:]}"
-                )
+                raise AssertionError(f"replica exited with {replica.proc.returncode}{replica.tail()}")
             with suppress(OSError), urllib.request.urlopen(f"{replica.url}/ok", timeout=2) as response:
                 if response.status == 200:
                     return True
             time.sleep(0.1)
         replica.clean_up()
-        raise AssertionError(f"replica {replica.name} not ready after {READY_TIMEOUT} s:\n{replica.log_text()[-4000:]}")
+        raise AssertionError(f"replica not ready after {READY_TIMEOUT} s{replica.tail()}")
 
     def close(self) -> None:
         for replica in [*self.replicas.values(), *self.retired]:
@@ -274,7 +275,8 @@ class Cluster:
 def replica_env(database_uri: str, redis_uri: str) -> dict[str, str]:
     """The settings every replica runs with: the repository's graphs and ``http.app``, offline."""
     project = json.loads((REPO_ROOT / "langgraph.json").read_text())
-    env = {k: v for k, v in os.environ.items() if k not in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "VIRTUAL_ENV")}
+    unwanted = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "VIRTUAL_ENV")
+    env = {k: v for k, v in os.environ.items() if k not in unwanted}
     env.update(
         LANGGRAPH_RUNTIME_EDITION="pg",
         DATABASE_URI=database_uri,
@@ -293,9 +295,13 @@ def replica_env(database_uri: str, redis_uri: str) -> dict[str, str]:
     return env
 
 
-def versions(python: Path) -> dict[str, Any]:
-    """Versions of the runtime's distributions, as its environment has them."""
-    names = ["langgraph-runtime-pg", "langgraph-api", "langgraph", "mcp"]
-    script = f"import json, importlib.metadata as m; print(json.dumps({{n: m.version(n) for n in {names!r}}}))"
-    done = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60, check=True)
+def versions(python: Path, *names: str) -> dict[str, str]:
+    """The versions of the distributions ``names`` installed in ``python``'s environment."""
+    script = (
+        "import json, sys, importlib.metadata as m\n"
+        "print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
+    )
+    done = subprocess.run(
+        [str(python), "-c", script, *names], capture_output=True, text=True, timeout=60, check=True
+    )
     return dict(json.loads(done.stdout))

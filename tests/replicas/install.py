@@ -32,6 +32,9 @@ VENV = HERE / ".venv"
 _STAMP = VENV / ".replicas-installed"
 _LOCK = HERE / ".install.lock"
 _INSTALL_TIMEOUT = 900
+_INSTALL_OPTIONS = ("--quiet", "--compile-bytecode")
+"""Byte-compiled at install: each replica imports a few thousand modules at startup, and with
+``PYTHONDONTWRITEBYTECODE`` set (as CI images often have it) nothing would be cached."""
 
 SHARED = (
     "langgraph", "langgraph-checkpoint", "langgraph-prebuilt", "langgraph-sdk", "langchain",
@@ -57,7 +60,7 @@ def constraints() -> list[str]:
 
 def digest() -> str:
     h = hashlib.sha256(REQUIREMENTS.read_bytes())
-    h.update("\n".join([*constraints(), sys.version.split()[0], str(REPO_ROOT)]).encode())
+    h.update("\n".join([*constraints(), *_INSTALL_OPTIONS, sys.version.split()[0], str(REPO_ROOT)]).encode())
     return h.hexdigest()
 
 
@@ -98,10 +101,8 @@ def ensure_installed() -> Path:
             pinned = HERE / ".constraints.txt"
             pinned.write_text("\n".join(constraints()) + "\n")
             env["VIRTUAL_ENV"] = str(VENV)
-            _run(
-                _uv(), "pip", "install", "--quiet", "-r", str(REQUIREMENTS), "-c", str(pinned),
-                "-e", str(REPO_ROOT), env=env,
-            )  # fmt: skip
+            _run(_uv(), "pip", "install", *_INSTALL_OPTIONS, "-r", str(REQUIREMENTS), "-c", str(pinned),
+                 "-e", str(REPO_ROOT), env=env)  # fmt: skip
             _STAMP.write_text(wanted + "\n")
     return python_bin()
 

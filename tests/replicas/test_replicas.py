@@ -10,6 +10,7 @@ them. The MCP servers are real stdio children of the replicas.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import signal
 import time
 import uuid
@@ -23,7 +24,10 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_mcp.elicitation import accept, resume_elicitations
 from tests.helpers import check, pid_alive, until
 from tests.langgraph_server import cmdline
-from tests.replicas.cluster import Cluster, Replica
+from tests.replicas.cluster import Cluster, Replica, versions
+
+pytestmark = [pytest.mark.slow, pytest.mark.deploy, pytest.mark.timeout(300)]
+"""Several processes each (the first test also builds ``tests/replicas/.venv`` if needed)."""
 
 PREFIX = {"auto": "", "legacy": "legacy_"}
 """The tools of the servers pinned to 2025-11-25 carry this prefix (``cluster.mcp_config``)."""
@@ -79,8 +83,20 @@ async def settled(on: Replica, thread_id: str, run_id: str, timeout: float = 90)
         await asyncio.sleep(0.1)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(300)
+async def test_the_replicas_run_the_pinned_runtime_with_the_projects_libraries(cluster: Cluster) -> None:
+    """What the docs say was tested: langgraph-runtime-pg 0.11.1.post1 on langgraph-api 0.11.1,
+    with the same langgraph, langchain-core and MCP SDK as the rest of the suite."""
+    shared = ("langgraph", "langchain-core", "mcp")
+    assert versions(cluster.python, "langgraph-runtime-pg", "langgraph-api", *shared) == {
+        "langgraph-runtime-pg": "0.11.1.post1",
+        "langgraph-api": "0.11.1",
+        **{name: importlib.metadata.version(name) for name in shared},
+    }
+    for replica in (cluster["A"], cluster["B"]):
+        info = await client(replica).http.get("/info")
+        assert info["version"] == "0.11.1", info
+
+
 @pytest.mark.parametrize("era", ["auto", "legacy"])
 async def test_a_question_asked_through_one_replica_is_answered_through_the_other(
     cluster: Cluster, era: str
@@ -122,8 +138,6 @@ async def test_a_question_asked_through_one_replica_is_answered_through_the_othe
     print(f"\n[{era}] streamed from A, answered through B; the first run executed on replica {asked_on}")
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(300)
 async def test_a_run_whose_replica_is_killed_mid_call_finishes_on_the_other(cluster: Cluster) -> None:
     """SIGKILL of the replica running a call: the other replica sweeps the run back into the
     queue once its heartbeat expired, runs it again, and it succeeds (at least once)."""
@@ -157,8 +171,6 @@ async def test_a_run_whose_replica_is_killed_mid_call_finishes_on_the_other(clus
     )
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(300)
 async def test_sigterm_of_a_replica_leaves_no_mcp_server_and_its_question_is_answered_elsewhere(
     cluster: Cluster,
 ) -> None:
