@@ -64,8 +64,9 @@ def tool_results(state: Any) -> dict[str, str]:
 
 def ran_on(cluster: Cluster, tag: str) -> Replica:
     """The replica whose demo server ran the ``gauge`` call tagged ``tag``."""
-    [runner] = [r for r in (cluster["A"], cluster["B"]) if r.gauge_events(tag)]
-    return runner
+    runners = [r for r in (cluster["A"], cluster["B"]) if r.gauge_events(tag)]
+    assert len(runners) == 1, {r.name: r.gauge_events(tag) for r in (cluster["A"], cluster["B"])}
+    return runners[0]
 
 
 def other(cluster: Cluster, replica: Replica) -> Replica:
