@@ -54,6 +54,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 ONE_WORKER = {
     "tests/deploy/test_langgraph_dev.py": "one langgraph dev server, and one PostgreSQL cluster, at a time",
+    "tests/replicas/test_replicas.py": "its PostgreSQL, Redis and two replicas start once",
     "tests/interop/test_servers.py": "its shared HTTP servers start once",
     "tests/interop/test_resources.py": "its shared HTTP servers start once",
     "tests/interop/test_mcp1.py": "its shared HTTP servers start once",

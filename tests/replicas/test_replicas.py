@@ -1,0 +1,210 @@
+"""The graphs on two replicas of the stock LangGraph API server sharing PostgreSQL and Redis.
+
+The runtime is ``langgraph-runtime-pg`` (see ``tests/replicas/cluster.py``): a run is queued in
+PostgreSQL and executed by whichever replica claims it first, its stream reaches the client
+through Redis from any replica, and a run whose replica stopped heart-beating is queued again.
+Clients talk to one replica or the other with ``langgraph-sdk``, as a load balancer would send
+them. The MCP servers are real stdio children of the replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import signal
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from langgraph_mcp.elicitation import accept, resume_elicitations
+from tests.helpers import check, pid_alive, until
+from tests.langgraph_server import cmdline
+from tests.replicas.cluster import Cluster, Replica, versions
+
+pytestmark = [pytest.mark.slow, pytest.mark.deploy, pytest.mark.timeout(300)]
+"""Several processes each (the first test also builds ``tests/replicas/.venv`` if needed)."""
+
+PREFIX = {"auto": "", "legacy": "legacy_"}
+"""The tools of the servers pinned to 2025-11-25 carry this prefix (``cluster.mcp_config``)."""
+
+
+def client(replica: Replica) -> LangGraphClient:
+    return get_client(url=replica.url, timeout=120)
+
+
+async def stream(on: Replica, thread_id: str, **kwargs: Any) -> list[tuple[str, Any]]:
+    return [
+        (part.event, part.data)
+        async for part in client(on).runs.stream(
+            thread_id, "tools", stream_mode=["updates", "custom"], **kwargs
+        )
+    ]
+
+
+def interrupts_of(events: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    return [i for e, d in events if e == "updates" and "__interrupt__" in d for i in d["__interrupt__"]]
+
+
+def answer_yes(question: dict[str, Any], reason: str) -> dict[str, Any]:
+    command = resume_elicitations(
+        [question],
+        lambda payload: {r["key"]: accept({"ok": True, "reason": reason}) for r in payload["requests"]},
+    )
+    return {"resume": command.resume}
+
+
+def tool_results(state: Any) -> dict[str, str]:
+    return {m["name"]: m["content"] for m in state["values"]["messages"] if m["type"] == "tool"}
+
+
+def ran_on(cluster: Cluster, tag: str) -> Replica:
+    """The replica whose demo server ran the ``gauge`` call tagged ``tag``."""
+    runners = [r for r in (cluster["A"], cluster["B"]) if r.gauge_events(tag)]
+    assert len(runners) == 1, {r.name: r.gauge_events(tag) for r in (cluster["A"], cluster["B"])}
+    return runners[0]
+
+
+def other(cluster: Cluster, replica: Replica) -> Replica:
+    return cluster["B"] if replica is cluster["A"] else cluster["A"]
+
+
+async def settled(on: Replica, thread_id: str, run_id: str, timeout: float = 90) -> dict[str, Any]:
+    """The run, once it succeeded or failed (asked of ``on``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        run = await client(on).runs.get(thread_id, run_id)
+        if run["status"] in ("success", "error", "interrupted", "timeout"):
+            return dict(run)
+        assert time.monotonic() < deadline, f"run still {run['status']} after {timeout} s"
+        await asyncio.sleep(0.1)
+
+
+async def test_the_replicas_run_the_pinned_runtime_with_the_projects_libraries(cluster: Cluster) -> None:
+    """What the docs say was tested: langgraph-runtime-pg 0.11.1.post1 on langgraph-api 0.11.1,
+    with the same langgraph, langchain-core and MCP SDK as the rest of the suite."""
+    shared = ("langgraph", "langchain-core", "mcp")
+    assert versions(cluster.python, "langgraph-runtime-pg", "langgraph-api", *shared) == {
+        "langgraph-runtime-pg": "0.11.1.post1",
+        "langgraph-api": "0.11.1",
+        **{name: importlib.metadata.version(name) for name in shared},
+    }
+    for replica in (cluster["A"], cluster["B"]):
+        info = await client(replica).http.get("/info")
+        assert info["version"] == "0.11.1", info
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+async def test_a_question_asked_through_one_replica_is_answered_through_the_other(
+    cluster: Cluster, era: str
+) -> None:
+    """Progress streams through replica A, the question too; the answer goes to replica B."""
+    a, b = cluster["A"], cluster["B"]
+    p = PREFIX[era]
+    order, item = {"auto": ("A-1001", "2 x espresso beans"), "legacy": ("A-1002", "1 x grinder")}[era]
+    tag = f"{era}-{uuid.uuid4().hex[:8]}"
+    thread = (await client(a).threads.create())["thread_id"]
+    calls = [
+        {"name": f"{p}gauge", "args": {"tag": tag, "seconds": 0}, "id": "mark"},
+        {"name": f"{p}sleep", "args": {"seconds": 0.5}, "id": "nap"},
+        {"name": f"{p}cancel_order", "args": {"order_id": order}, "id": "cancel"},
+    ]
+    events = await stream(a, thread, input={"tool_calls": calls})
+    progress = [d for e, d in events if e == "custom" and d.get("type") == "mcp_progress"]
+    assert progress and {e["tool_call_id"] for e in progress} == {"nap"}, events
+    assert [e["progress"] for e in progress] == sorted(e["progress"] for e in progress)
+    assert progress[-1]["progress"] == progress[-1]["total"] == 10
+    for event in progress:
+        check("progress-event", event)
+    [question] = interrupts_of(events)
+    assert question["value"]["tool_call_id"] == "cancel"
+    assert question["value"]["requests"][0]["message"] == f"Cancel order {order} ({item})?"
+    assert (await client(b).threads.get(thread))["status"] == "interrupted"
+    asked_on = ran_on(cluster, tag).name
+
+    events = await stream(b, thread, command=answer_yes(question, "replicas"))
+    assert not interrupts_of(events), events
+    state = await client(b).threads.get_state(thread)
+    assert tool_results(state) == {
+        f"{p}gauge": tag,
+        f"{p}sleep": "slept 0.5",
+        f"{p}cancel_order": f"order {order} cancelled (replicas)",
+    }
+    assert state["next"] == []
+    assert (await client(a).threads.get(thread))["status"] == "idle"
+    print(f"\n[{era}] streamed from A, answered through B; the first run executed on replica {asked_on}")
+
+
+async def test_a_run_whose_replica_is_killed_mid_call_finishes_on_the_other(cluster: Cluster) -> None:
+    """SIGKILL of the replica running a call: the other replica sweeps the run back into the
+    queue once its heartbeat expired, runs it again, and it succeeds (at least once)."""
+    tag = f"kill-{uuid.uuid4().hex[:8]}"
+    thread = (await client(cluster["A"]).threads.create())["thread_id"]
+    call = {"name": "gauge", "args": {"tag": tag, "seconds": 4}, "id": "work"}
+    run = await client(cluster["A"]).runs.create(thread, "tools", input={"tool_calls": [call]})
+    await until(lambda: any(r.gauge_events(tag) for r in (cluster["A"], cluster["B"])), timeout=60)
+    runner = ran_on(cluster, tag)
+    survivor = other(cluster, runner)
+    children = runner.mcp_children()
+    assert children and runner.pid_files() <= children
+    assert runner.gauge_events(tag) == ["start"]  # mid-call
+    runner.kill()
+    killed = time.monotonic()
+
+    done = await settled(survivor, thread, run["run_id"])
+    taken_over = time.monotonic() - killed
+    assert done["status"] == "success", done
+    assert done["run_id"] == run["run_id"]
+    state = await client(survivor).threads.get_state(thread)
+    assert tool_results(state) == {"gauge": tag}
+    assert survivor.gauge_events(tag)[-1] == "done"
+    runs = runner.gauge_events(tag).count("start") + survivor.gauge_events(tag).count("start")
+    assert runs >= 2  # the killed replica started it, the survivor ran it again
+    # The killed replica's MCP servers see their stdin close and exit.
+    await until(lambda: not any(pid_alive(pid) for pid in children), timeout=30)
+    print(
+        f"\nkilled replica {runner.name} mid-call; replica {survivor.name} finished the run "
+        f"{taken_over:.1f} s later; the tool started {runs} times"
+    )
+
+
+async def test_sigterm_of_a_replica_leaves_no_mcp_server_and_its_question_is_answered_elsewhere(
+    cluster: Cluster,
+) -> None:
+    """The replica that ran a call and holds a 2025-11-25 call open for its question is stopped
+    with SIGTERM: it exits, no MCP server it started outlives it, and the question is answered
+    through the other replica (which sends the call again and replays the answer)."""
+    tag = f"term-{uuid.uuid4().hex[:8]}"
+    thread = (await client(cluster["A"]).threads.create())["thread_id"]
+    calls = [
+        {"name": "gauge", "args": {"tag": tag, "seconds": 0}, "id": "mark"},
+        {"name": "legacy_cancel_order", "args": {"order_id": "A-1003"}, "id": "cancel"},
+    ]
+    [question] = interrupts_of(await stream(cluster["A"], thread, input={"tool_calls": calls}))
+    runner = ran_on(cluster, tag)
+    survivor = other(cluster, runner)
+    children = runner.mcp_children()
+    demos = runner.pid_files()
+    assert demos and demos <= children
+    kinds = sorted(Path(cmdline(pid).split()[-1]).stem for pid in children - demos)
+    assert kinds == ["shop_server", "shop_server"], kinds  # one per era; the 2025-11-25 one holds a call
+
+    code = await asyncio.to_thread(runner.stop)
+    assert code in (0, -signal.SIGTERM), runner.log_text()[-3000:]
+    left = {pid: cmdline(pid) for pid in children if pid_alive(pid)}
+    assert not left, f"MCP servers outlived replica {runner.name}: {left}"
+
+    events = await stream(survivor, thread, command=answer_yes(question, "after stop"))
+    assert not interrupts_of(events), events
+    assert tool_results(await client(survivor).threads.get_state(thread)) == {
+        "gauge": tag,
+        "legacy_cancel_order": "order A-1003 cancelled (after stop)",
+    }
+    print(
+        f"\nSIGTERM of replica {runner.name} (exit {code}): {len(children)} MCP servers, none left; "
+        f"the question answered through replica {survivor.name}"
+    )
