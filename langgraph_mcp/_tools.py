@@ -110,6 +110,7 @@ class MCPTool(StructuredTool):
     _options: ToolOptions = PrivateAttr(default_factory=ToolOptions)
     _approval: Sequence[str] = PrivateAttr(default=())
     _messages_key: str = PrivateAttr(default="messages")
+    _model_schema: dict[str, Any] | None = PrivateAttr(default=None)  # sanitised once per listing
 
     @property
     def options(self) -> ToolOptions:
@@ -147,7 +148,7 @@ class MCPTool(StructuredTool):
             raise MCPConfigError(
                 None, None, f"unknown approval decision(s) {unknown}; choose from {list(DECISIONS)}"
             )
-        schema = model_schema(self._mcp_tool.input_schema)
+        schema = base = self._model_schema or model_schema(self._mcp_tool.input_schema)
         if options.hidden:
             properties = {k: v for k, v in schema["properties"].items() if k not in options.hidden}
             schema = {**schema, "properties": properties}
@@ -156,7 +157,7 @@ class MCPTool(StructuredTool):
         bound = self.model_copy(update={"args_schema": schema})
         bound._options = options
         bound._approval = tuple(approval)
-        bound._messages_key = messages_key
+        bound._messages_key, bound._model_schema = messages_key, base
         bound._checker = ArgumentChecker(self.server, self.name, self.mcp_name, schema)
         return bound
 
@@ -411,10 +412,11 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
     description = sanitise_text(
         tool.description or tool.title or f"{tool.name} (MCP tool on server {entry.server!r})"
     )
+    schema = model_schema(tool.input_schema)
     built = MCPTool(
         name=entry.name,
         description=description,
-        args_schema=model_schema(tool.input_schema),
+        args_schema=schema,
         func=_sync_signature,
         coroutine=_async_signature,
         response_format="content_and_artifact",
@@ -422,8 +424,7 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
         server=entry.server,
         mcp_name=tool.name,
     )
-    built._connection = connection
-    built._pool = pool
+    built._connection, built._pool, built._model_schema = connection, pool, schema
     built._mcp_tool = tool
     built._checker = ArgumentChecker(entry.server, entry.name, tool.name, tool.input_schema)
     return built
