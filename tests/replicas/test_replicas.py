@@ -84,6 +84,18 @@ async def settled(on: Replica, thread_id: str, run_id: str, timeout: float = 90)
         await asyncio.sleep(0.1)
 
 
+async def thread_status(on: Replica, thread_id: str, wanted: str, timeout: float = 30) -> str:
+    """The thread's status as ``on`` reports it, once it is ``wanted`` (or the last seen at the
+    deadline): the stream ends with the run's last event, and the thread's status is written
+    just after, by whichever replica ran it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status = str((await client(on).threads.get(thread_id))["status"])
+        if status == wanted or time.monotonic() >= deadline:
+            return status
+        await asyncio.sleep(0.1)
+
+
 async def test_the_replicas_run_the_pinned_runtime_with_the_projects_libraries(cluster: Cluster) -> None:
     """What the docs say was tested: langgraph-runtime-pg 0.11.1.post1 on langgraph-api 0.11.1,
     with the same langgraph, langchain-core and MCP SDK as the rest of the suite."""
@@ -123,7 +135,7 @@ async def test_a_question_asked_through_one_replica_is_answered_through_the_othe
     [question] = interrupts_of(events)
     assert question["value"]["tool_call_id"] == "cancel"
     assert question["value"]["requests"][0]["message"] == f"Cancel order {order} ({item})?"
-    assert (await client(b).threads.get(thread))["status"] == "interrupted"
+    assert await thread_status(b, thread, "interrupted") == "interrupted"
     asked_on = ran_on(cluster, tag).name
 
     events = await stream(b, thread, command=answer_yes(question, "replicas"))
@@ -135,7 +147,7 @@ async def test_a_question_asked_through_one_replica_is_answered_through_the_othe
         f"{p}cancel_order": f"order {order} cancelled (replicas)",
     }
     assert state["next"] == []
-    assert (await client(a).threads.get(thread))["status"] == "idle"
+    assert await thread_status(a, thread, "idle") == "idle"
     print(f"\n[{era}] streamed from A, answered through B; the first run executed on replica {asked_on}")
 
 
