@@ -40,6 +40,7 @@ context; each call copies its context when it starts and replays it here.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 from collections.abc import Awaitable, Mapping
@@ -58,6 +59,10 @@ from langgraph_mcp._sanitise import sanitise_text
 from langgraph_mcp.types import PROGRESS_UI_NAME, MCPLogEvent, MCPProgressEvent, MCPProgressUIProps
 
 __all__ = ["UI_STATE_KEY", "CallObserver", "calling_message_id", "has_key"]
+
+_STRAGGLER_TURNS = 3
+"""Event loop turns a call that reported progress yields after its result, so that progress
+notifications the server sent before the result are delivered before the call ends."""
 
 logger = logging.getLogger("langgraph_mcp.progress")
 
@@ -96,6 +101,8 @@ class CallObserver:
         self._node_runtime = _node_runtime()
         # The tool run's own config: custom callback events nest under the tool's run.
         self._config = ensure_config()
+        self._notified = 0
+        """Progress notifications received for this call."""
         self._ui: MCPProgressUIProps | None = None
         """The call's progress UI message as last shown (``None`` until its first progress)."""
         self._ui_metadata: dict[str, Any] | None = None
@@ -107,6 +114,7 @@ class CallObserver:
         return self._node_runtime
 
     async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self._notified += 1
         event: MCPProgressEvent = {
             "type": "mcp_progress",
             "server": self.server,
@@ -168,6 +176,11 @@ class CallObserver:
         except BaseException:
             self._finish("failed")
             raise
+        if self._notified:
+            # The SDK hands each progress notification to a task of its own: ones the server sent
+            # just before its result may not have reached us yet. Let them land in this call.
+            for _ in range(_STRAGGLER_TURNS):
+                await asyncio.sleep(0)
         self._finish("done")
         return result
 
