@@ -113,19 +113,25 @@ def free_port() -> int:
 GRAPH_RUNNER = Path(__file__).with_name("graph_runner.py")
 
 
-def run_phase(scenario: str, phase: str, *args: str) -> dict[str, Any]:
-    """Run one phase of a ``tests/graph_runner.py`` scenario in a new OS process; its JSON line."""
+def run_script(script: Path, *args: str) -> dict[str, Any]:
+    """Run a runner script of ``tests/`` in a new OS process (forked from the warm interpreter);
+    the JSON object on the last line it printed."""
     import subprocess
 
     done = subprocess.run(
-        command(str(GRAPH_RUNNER), scenario, phase, *args),
+        command(str(script), *args),
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=GRAPH_RUNNER.parents[1],
+        cwd=script.parents[1],
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def run_phase(scenario: str, phase: str, *args: str) -> dict[str, Any]:
+    """Run one phase of a ``tests/graph_runner.py`` scenario in a new OS process; its JSON line."""
+    return run_script(GRAPH_RUNNER, scenario, phase, *args)
 
 
 def gated_demo(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Path]:

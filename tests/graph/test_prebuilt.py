@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,8 +20,7 @@ from typing_extensions import TypedDict
 from langgraph_mcp import MCPPool, MCPToolNode, create_mcp_agent, route_tool_calls
 from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
-from tests.forkserver import command
-from tests.helpers import ai, thread
+from tests.helpers import ai, run_script, thread
 from tests.servers import shopfront
 from tests.tiers import STDIO_ERAS
 
@@ -82,15 +80,7 @@ def test_an_approval_is_answered_in_a_new_process(tmp_path: Path, mode: str) -> 
     db = str(tmp_path / "agent.sqlite")
 
     def phase(*args: str) -> dict[str, Any]:
-        done = subprocess.run(
-            command(str(RUNNER), mode, *args),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=RUNNER.parents[1],
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+        return run_script(RUNNER, mode, *args)
 
     first = phase("start", db)
     assert sorted(i["tool_call_id"] for i in first["interrupts"]) == ["c1", "c3"]
@@ -117,15 +107,7 @@ def test_batched_approvals_are_answered_in_a_new_process(tmp_path: Path, mode: s
     db = str(tmp_path / "agent.sqlite")
 
     def phase(*args: str) -> dict[str, Any]:
-        done = subprocess.run(
-            command(str(RUNNER), f"{mode}+batched", *args),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=RUNNER.parents[1],
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+        return run_script(RUNNER, f"{mode}+batched", *args)
 
     first = phase("start", db)
     [asked] = first["interrupts"]

@@ -5,7 +5,6 @@ hidden arguments and approval still apply."""
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,8 +23,7 @@ from langgraph_mcp._bm25 import MAX_QUERY_TERMS, BM25Index, words
 from langgraph_mcp.options import REVEALED_KEY, ToolSearch, ToolSearchState, merge_revealed
 from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
-from tests.forkserver import command
-from tests.helpers import thread
+from tests.helpers import run_script, thread
 from tests.tiers import STDIO_ERAS
 
 RUNNER = Path(__file__).parent.parent / "search_runner.py"
@@ -270,15 +268,7 @@ def test_reveals_survive_an_approval_answered_in_a_new_process(tmp_path: Path, m
     db = str(tmp_path / "agent.sqlite")
 
     def phase(*args: str) -> dict[str, Any]:
-        done = subprocess.run(
-            command(str(RUNNER), mode, *args),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=RUNNER.parents[1],
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+        return run_script(RUNNER, mode, *args)
 
     first = phase("start", db)
     [asked] = first["interrupts"]
