@@ -127,6 +127,7 @@ async def run_call(
                     progress=observer.on_progress,
                     journal_key=answers.scope,
                     wire=wire,
+                    keep=lambda: _draining(observer.node_runtime),
                 )
             if mode == "held":
                 return await run_held(
@@ -151,6 +152,12 @@ async def run_call(
         call = _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
         trace.result = await observer.track(call)  # marks the call's progress UI message done or failed
         return trace.result
+
+
+def _draining(runtime: Runtime[Any] | None) -> bool:
+    """The run is being handed over (a drain): what the call started on the server is kept."""
+    control = runtime.control if runtime is not None else None
+    return control is not None and bool(control.drain_requested)
 
 
 class _Watched:

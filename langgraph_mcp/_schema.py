@@ -6,7 +6,8 @@ out (with a warning naming the server, the tool and why) when a model could not 
 this package could not call it: not a JSON object, no name, no ``inputSchema`` or one whose root
 is not ``"type": "object"``, a schema that is not valid JSON schema, a ``$ref`` that does not
 resolve within the schema itself, a schema too large or too deep once LangChain inlines its
-``$ref``s (as ``bind_tools`` does on every model call), ``execution.taskSupport: "required"``,
+``$ref``s (as ``bind_tools`` does on every model call), ``execution.taskSupport: "required"``
+where calls cannot be answered with tasks (a 2025-11-25 session, or the ``tasks`` option off),
 or a ``pattern`` or ``patternProperties`` regular expression (in its ``inputSchema`` or
 ``outputSchema``) that cannot run in time linear in its input (see ``_patterns.py``: patterns
 run on RE2, never on a backtracking engine).
@@ -401,7 +402,7 @@ def schema_problem(input_schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _vetted(raw: object, modern: bool) -> types.Tool:
+def _vetted(raw: object, modern: bool, tasks: bool) -> types.Tool:
     if not isinstance(raw, dict):
         raise _LeftOut("it is not a JSON object")
     name = raw.get("name")
@@ -422,7 +423,7 @@ def _vetted(raw: object, modern: bool) -> types.Tool:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
         raise _LeftOut(short_text(f"its {where} is not valid: {first['msg']}")) from None
-    if tool.execution is not None and tool.execution.task_support == "required":
+    if tool.execution is not None and tool.execution.task_support == "required" and not tasks:
         raise _LeftOut(
             'it requires task-augmented execution (execution.taskSupport: "required"), '
             "which this client does not offer"
@@ -442,14 +443,17 @@ def _vetted(raw: object, modern: bool) -> types.Tool:
     return tool
 
 
-def vet_tool(server: str, raw: object, *, position: int, modern: bool = False) -> types.Tool | None:
+def vet_tool(
+    server: str, raw: object, *, position: int, modern: bool = False, tasks: bool = False
+) -> types.Tool | None:
     """The tool ``raw`` defines (one entry of a ``tools/list`` result, as the server sent it), or
     ``None`` with a warning naming ``server``, the tool (by name, else by its 0-based
     ``position`` in the listing) and why, when it cannot be offered to a model or called (see
     the module docstring). ``modern``: the session speaks 2026-07-28, where a tool with an
-    invalid ``x-mcp-header`` annotation must be left out too."""
+    invalid ``x-mcp-header`` annotation must be left out too. ``tasks``: calls may come back as
+    tasks, which the client follows, so a tool that requires them is kept."""
     try:
-        return _vetted(raw, modern)
+        return _vetted(raw, modern, tasks)
     except _LeftOut as exc:
         name = raw.get("name") if isinstance(raw, dict) else None
         which = (

@@ -63,6 +63,7 @@ from langgraph_mcp.types import (
     MCPSamplingResume,
     MCPSamplingResumeValue,
     MCPStreamEvent,
+    MCPTaskInterrupt,
     MCPToolArtifact,
 )
 
@@ -116,6 +117,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP sampling resume value",
         'The resume value that answers an mcp_sampling interrupt: {"action": ...} or '
         '{"responses": {<key>: {"action": ...}}}.',
+    ),
+    "task-interrupt": (
+        MCPTaskInterrupt,
+        "MCP task interrupt",
+        'The interrupt value ("type": "mcp_task") raised when a tool call parks the run on a task '
+        "still running on its MCP server (task_detach_after); any resume value looks at the task again.",
     ),
     "interrupt": (
         MCPInterrupt,
@@ -266,6 +273,7 @@ _DOCUMENTED: tuple[type, ...] = (
     MCPLogEvent,
     MCPResourceUpdatedEvent,
     MCPToolArtifact,
+    MCPTaskInterrupt,
 )
 for _documented in _DOCUMENTED:  # their field docstrings become the schemas' property descriptions
     _documented.__pydantic_config__ = {"use_attribute_docstrings": True}  # type: ignore[attr-defined]

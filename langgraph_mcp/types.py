@@ -54,6 +54,7 @@ from langgraph_mcp._types_approval import (
     MCPApprovalsResume,
 )
 from langgraph_mcp._types_apps import APP_UI_NAME, MCPAppToolResult, MCPAppUIProps
+from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = [
     "APPROVALS_INTERRUPT_TYPE",
@@ -62,6 +63,7 @@ __all__ = [
     "ELICITATION_INTERRUPT_TYPE",
     "PROGRESS_UI_NAME",
     "SAMPLING_INTERRUPT_TYPE",
+    "TASK_INTERRUPT_TYPE",
     "ElicitationHandler",
     "MCPAppToolResult",
     "MCPAppUIProps",
@@ -103,6 +105,7 @@ __all__ = [
     "MCPSamplingResume",
     "MCPSamplingResumeValue",
     "MCPStreamEvent",
+    "MCPTaskInterrupt",
     "MCPToolArtifact",
 ]
 
@@ -396,7 +399,11 @@ class MCPToolArtifact(TypedDict):
 # -- any interrupt, any event -----------------------------------------------------------------
 
 MCPInterrupt: TypeAlias = (
-    MCPElicitationInterrupt | MCPApprovalInterrupt | MCPApprovalsInterrupt | MCPSamplingInterrupt
+    MCPElicitationInterrupt
+    | MCPApprovalInterrupt
+    | MCPApprovalsInterrupt
+    | MCPSamplingInterrupt
+    | MCPTaskInterrupt
 )
 """Any ``interrupt()`` value this package raises; ``type`` tells which."""
 

@@ -8,9 +8,12 @@ The call is sent; while the server answers with an ``InputRequiredResult``:
 * a round that only carries ``request_state`` ("not done yet") is polled with the SDK driver's
   back-off (50 ms doubling to 250 ms), for as long as the call's clock allows.
 
+A call answered with a task (the tasks extension) is followed to its result (``tasks.py``).
+
 In a checkpointed run each round that asks, and the answer that follows it, is stored (see
-``durable.py``): a resumed run sends only the round that was answered, and what needs no person
-(the sampling model, a handler) is not run again for a stored round. If the server no longer
+``durable.py``), and so is a task handle: a resumed run sends only the round that was
+answered, and what needs no person (the sampling model, a handler) is not run again for a stored
+round. If the server no longer
 accepts a stored ``request_state`` (it expired, or the server restarted with a new key), the
 call is re-issued, and questions it repeats are answered from the answers already given. (A
 node re-run without a resume value, after a crash or a drain, sends the call's first request
@@ -29,7 +32,9 @@ import mcp_types as types
 from langgraph_mcp._compat.mcp import INPUT_ROUNDS_MAX, STATE_ONLY_BACKOFF
 from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal, decode_error, encode_error
 from langgraph_mcp._elicitation.policy import Answerer
+from langgraph_mcp._elicitation.tasks import follow
 from langgraph_mcp._session import CallClock, CallSink, Round, ServerConnection
+from langgraph_mcp._session.taskwire import TaskHandle
 from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPToolCallError
 
 __all__ = ["run_rounds"]
@@ -37,8 +42,15 @@ __all__ = ["run_rounds"]
 logger = logging.getLogger("langgraph_mcp.elicitation")
 
 
+_INLINE = {"kind": "inline"}
+"""Stored for a first request answered at once: a marker only (the result is not stored)."""
+
+
 def _encode(result: Round) -> dict[str, Any]:
-    kind = "input_required" if isinstance(result, types.InputRequiredResult) else "result"
+    if isinstance(result, TaskHandle):
+        kind = "task"
+    else:
+        kind = "input_required" if isinstance(result, types.InputRequiredResult) else "result"
     return {"kind": kind, "data": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
 
 
@@ -47,10 +59,16 @@ def _decode(stored: dict[str, Any]) -> Round:
         raise decode_error(stored)
     if stored["kind"] == "input_required":
         return types.InputRequiredResult.model_validate(stored["data"])
+    if stored["kind"] == "task":
+        return TaskHandle.model_validate(stored["data"])
     return types.CallToolResult.model_validate(stored["data"])
 
 
-def _asks(result: Round) -> bool:
+def _kept(result: Round) -> bool:
+    """Is ``result`` stored as soon as it arrives: a round that asks, or a task handle (a replay
+    must find it, not send the request that made it again)."""
+    if isinstance(result, TaskHandle):
+        return True
     return isinstance(result, types.InputRequiredResult) and bool(result.input_requests)
 
 
@@ -74,14 +92,17 @@ async def run_rounds(
     progress: Any,
     journal_key: str,
     wire: Mapping[str, Any] | None = None,
+    keep: Callable[[], bool] | None = None,
 ) -> types.CallToolResult:
     """Run one 2026-07-28 call to its result (see the module docstring).
 
     Raises:
         the errors of :meth:`ServerConnection.send_call`; ``MCPToolCallError`` when the server
-        asks too many times or a request is refused; ``GraphInterrupt`` while a person answers.
+        asks too many times or a request is refused; ``GraphInterrupt`` while a person answers;
+        what following a task raises (``tasks.py``). ``keep()``: the run is only being handed
+        over (a drain), so a task is left running on the server when the call is cancelled.
     """
-    journal = Journal.open(journal_key)
+    journal = Journal.open(journal_key, tasks=connection.offers_tasks and connection.follows_tasks())
 
     async def send(responses: dict[str, Any] | None, state: str | None) -> Round:
         return await connection.send_call(
@@ -105,13 +126,43 @@ async def run_rounds(
             except STORED_ERRORS as exc:
                 return encode_error(exc)
 
-        return _decode(await journal.record(encoded))
+        value = await journal.record(encoded)
+        if value == _INLINE:  # a first request answered at once, before a replay: send it again
+            return await thunk()
+        return _decode(value)
 
     async def asked(result: Round) -> Round:
-        """A round that asks is stored before anyone answers it (a replay finds it)."""
-        if journal is None or not _asks(result):
+        """A round that asks, or a task handle, is stored before anything else happens (a replay
+        finds it)."""
+        if journal is None or not _kept(result):
             return result
         return await stored(lambda: _ready(result))
+
+    async def first() -> Round:
+        """The call's first request. With a server that may answer with a task, its answer is
+        looked for in the journal first even when the run was not resumed (a run picked up after
+        a crash): sending it again would start a second task. Only a marker is stored for an
+        answer that is neither a task nor a round that asks."""
+        if journal is not None and journal.resuming:
+            return await stored(lambda: send(None, None))
+        if journal is None or not connection.offers_tasks:
+            return await asked(await send(None, None))
+        fresh: list[Round] = []
+
+        async def marked() -> dict[str, Any]:
+            try:
+                result = await send(None, None)
+            except STORED_ERRORS as exc:
+                return encode_error(exc)
+            if _kept(result):
+                return _encode(result)
+            fresh.append(result)
+            return _INLINE
+
+        value = await journal.record(marked)
+        if value == _INLINE:
+            return fresh[0] if fresh else await send(None, None)
+        return _decode(value)
 
     async def reissued(exc: MCPServerError) -> Round:
         """The server no longer accepts the state it handed out: send the call afresh."""
@@ -126,10 +177,7 @@ async def run_rounds(
         clock.stats.resends += 1
         return await stored(lambda: send(None, None))
 
-    if journal is not None and journal.resuming:
-        result = await stored(lambda: send(None, None))
-    else:
-        result = await asked(await send(None, None))
+    result = await first()
     rounds = 0
     first_delay, max_delay = STATE_ONLY_BACKOFF
     delay = first_delay
@@ -164,6 +212,17 @@ async def run_rounds(
             result = await stored(answer_and_send)
         except MCPServerError as exc:
             result = await reissued(exc)
+    if isinstance(result, TaskHandle) and connection.follows_tasks():
+        return await follow(
+            connection,
+            name,
+            result,
+            clock=clock,
+            answers=answers,
+            progress=progress,
+            journal=journal,
+            keep=keep,
+        )
     if not isinstance(result, types.CallToolResult):
         raise MCPProtocolError(connection.name, f"unsupported result for {name!r}: {type(result).__name__}")
     return result

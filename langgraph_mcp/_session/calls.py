@@ -7,14 +7,14 @@ from __future__ import annotations
 import logging
 import operator
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 import mcp_types as types
 from jsonschema.exceptions import SchemaError, best_match
 from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
-from pydantic import TypeAdapter
+from pydantic import Discriminator, Tag, TypeAdapter
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._compat.mcp import call_headers
@@ -29,6 +29,7 @@ from langgraph_mcp._session.listings import Listings
 from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp._session.routing import CallSink, InFlight
+from langgraph_mcp._session.taskwire import TaskHandle
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
     MCPConnectionError,
@@ -37,14 +38,30 @@ from langgraph_mcp.errors import (
     MCPToolCallError,
 )
 
-__all__ = ["Calls", "Round"]
+__all__ = ["Calls", "Round", "masked_result"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
-Round = types.CallToolResult | types.InputRequiredResult
-"""What one ``tools/call`` request returns: the result, or a request for input (2026-07-28)."""
+Round = types.CallToolResult | types.InputRequiredResult | TaskHandle
+"""What one ``tools/call`` request returns: the result, a request for input, or a task to
+follow (2026-07-28)."""
 
-_ROUND: TypeAdapter[Round] = TypeAdapter(types.CallToolResult | types.InputRequiredResult)
+
+def _round_kind(value: Any) -> str:
+    kind = value.get("resultType") if isinstance(value, dict) else getattr(value, "result_type", None)
+    return "task" if kind == "task" else "input" if kind == "input_required" else "result"
+
+
+_ROUND: TypeAdapter[Round] = TypeAdapter(
+    Annotated[
+        Annotated[types.CallToolResult, Tag("result")]
+        | Annotated[types.InputRequiredResult, Tag("input")]
+        | Annotated[TaskHandle, Tag("task")],
+        Discriminator(_round_kind),
+    ]
+)
+"""A ``tools/call`` answer, read as the shape its ``resultType`` names (so that what is wrong
+with it is said about that shape only)."""
 _MAX_UNSENT = 3
 _LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 _TRANSPORT_HEADERS = frozenset(
@@ -163,7 +180,7 @@ class Calls(Listings):
                     continue
                 if isinstance(result, types.CallToolResult):
                     if result.is_error:  # the server's own words, which may echo a secret
-                        return _masked_result(result, self.redact)
+                        return masked_result(result, self.redact)
                     self._check_output(name, result)
                 return result
 
@@ -313,7 +330,7 @@ class Calls(Listings):
             )
 
 
-def _masked_result(result: types.CallToolResult, redact: Redactor) -> types.CallToolResult:
+def masked_result(result: types.CallToolResult, redact: Redactor) -> types.CallToolResult:
     """An ``isError`` result without the secrets its text (text blocks, text resources) and
     structured content show; the same result when they show none."""
     content = [_masked_block(block, redact) for block in result.content]

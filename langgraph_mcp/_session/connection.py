@@ -33,12 +33,13 @@ from mcp.shared.exceptions import MCPError as SDKError
 
 from langgraph_mcp._compat.mcp import complete_by_default
 from langgraph_mcp._session.callbacks import Callbacks
-from langgraph_mcp._session.calls import Calls
 from langgraph_mcp._session.era import MODERN, client_info, is_handshake_version
 from langgraph_mcp._session.listen import Listen
 from langgraph_mcp._session.loops import CLOSE_GRACE, LISTINGS, LoopScope
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session
 from langgraph_mcp._session.process import ServerProcess
+from langgraph_mcp._session.tasks import TaskRequests
+from langgraph_mcp._session.taskwire import TASKS_EXTENSION
 from langgraph_mcp._session.transports import describe
 from langgraph_mcp._session.views import APP_MIME_TYPE, APPS_EXTENSION, View, parse_view
 from langgraph_mcp.errors import MCPProtocolError
@@ -49,11 +50,13 @@ logger = logging.getLogger("langgraph_mcp.pool")
 
 _APPS = advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})
 """What a client hosting MCP Apps views advertises (servers with ``apps: true``)."""
+_TASKS = advertise(TASKS_EXTENSION)
+"""The tasks extension (servers with ``tasks: true``, the default): calls may come back as tasks."""
 _SAMPLING_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
 """``sampling.tools``: declared when the server's ``sampling_model`` can be given tools."""
 
 
-class ServerConnection(Calls, Listen, Callbacks):
+class ServerConnection(TaskRequests, Listen, Callbacks):
     """One server's long-lived session, its listings, and the requests sent over it.
 
     ``fallback`` answers the server's requests that belong to no call (see ``routing.py``).
@@ -82,13 +85,19 @@ class ServerConnection(Calls, Listen, Callbacks):
             sampling_capabilities=_SAMPLING_TOOLS if self.config.samples_with_tools else None,
             list_roots_callback=self._on_roots,
             cache=None,
-            extensions=[_APPS] if self.config.apps else None,
+            extensions=[
+                *([_APPS] if self.config.apps else []),
+                *([_TASKS] if self.config.tasks else []),
+            ]
+            or None,
         )
 
     async def _connected(self, session: Session) -> None:
         client = session.client
         assert client is not None
         self.protocol_version = client.protocol_version
+        extensions = client.server_capabilities.extensions
+        self.offers_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
         if not is_handshake_version(client.protocol_version):
             complete_by_default(client.session)
         self._tools_changed()

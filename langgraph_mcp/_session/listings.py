@@ -220,10 +220,11 @@ class Listings(Requests):
         """The tools of one page that can be offered (``_schema.vet_tool``); ``first`` is the
         position of the page's first entry in the whole listing. Runs in a worker thread."""
         modern = self.era == MODERN
+        tasks = modern and bool(self.config.tasks)
         return [
             tool
             for i, raw in enumerate(listed)
-            if (tool := vet_tool(self.name, raw, position=first + i, modern=modern)) is not None
+            if (tool := vet_tool(self.name, raw, position=first + i, modern=modern, tasks=tasks)) is not None
         ]
 
     def _tools_page(self, answer: Any) -> tuple[list[Any], str | None]:

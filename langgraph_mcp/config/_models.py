@@ -170,6 +170,16 @@ class _ServerBase(BaseModel):
     it with the result as an ``mcp-app`` generative-UI message
     (:class:`~langgraph_mcp.types.MCPAppUIProps`). Tools meant only for a view (``visibility``
     without ``"model"``) are never offered to the model, with or without this option."""
+    tasks: bool = True
+    """Follow tasks (``io.modelcontextprotocol/tasks``, 2026-07-28): advertise the extension, so
+    the server may answer a call with a task, which is polled to its result at the server's
+    interval; its handle is kept in the checkpoint, its questions are asked like any others, and
+    cancelling the run or its timeout cancels it on the server. Off: the extension is not
+    advertised (a server that needs it then refuses such calls)."""
+    task_detach_after: float | None = Field(default=None, ge=0)
+    """Seconds a call follows its task before the run parks with an ``mcp_task`` interrupt
+    instead of holding a worker (``None``: never; ``0``: as soon as the task is created); a
+    resume picks the task up where it is (see the tasks guide)."""
     elicitation: Literal["interrupt", "decline"] | Callable[..., Any] = "interrupt"
     """How questions from the server are answered: ``interrupt`` the graph for a person,
     ``decline`` them all, or an async ``handler(request, call_info) -> response``."""

@@ -165,9 +165,11 @@ PUBLIC: dict[str, list[str]] = {
         "MCPSamplingResume",
         "MCPSamplingResumeValue",
         "MCPStreamEvent",
+        "MCPTaskInterrupt",
         "MCPToolArtifact",
         "PROGRESS_UI_NAME",
         "SAMPLING_INTERRUPT_TYPE",
+        "TASK_INTERRUPT_TYPE",
     ],
 }
 

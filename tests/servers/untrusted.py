@@ -47,10 +47,11 @@ LEFT_OUT = {
     "no_type": "type",
     "required_string": "required",
     "no_input_schema": "inputSchema",
-    "needs_task": "task",
 }
 # Left out on 2026-07-28 sessions only (x-mcp-header means nothing before), kept on older ones.
 LEFT_OUT_MODERN = {"bad_header": "x-mcp-header"}
+# Left out on older sessions only: 2026-07-28 sessions follow tasks (the tasks extension).
+LEFT_OUT_LEGACY = {"needs_task": "task"}
 KEPT = ("echo", "zip_code", "optional_task", SNEAKY_NAME, "long_description")
 
 

@@ -70,8 +70,11 @@ async def test_bad_definitions_are_left_out_and_the_rest_stay(
         tools = await load_mcp_tools(pool)
         modern = pool.connection("untrusted").era == "2026-07-28"
         assert modern == (untrusted_config["protocol"] == "auto")
-        left_out = {**untrusted.LEFT_OUT, **(untrusted.LEFT_OUT_MODERN if modern else {})}
-        kept = [*untrusted.KEPT, *([] if modern else untrusted.LEFT_OUT_MODERN)]
+        left_out = {
+            **untrusted.LEFT_OUT,
+            **(untrusted.LEFT_OUT_MODERN if modern else untrusted.LEFT_OUT_LEGACY),
+        }
+        kept = [*untrusted.KEPT, *(untrusted.LEFT_OUT_LEGACY if modern else untrusted.LEFT_OUT_MODERN)]
         assert sorted(t.mcp_name for t in tools) == sorted(kept)
         warned = warnings_about(caplog, "untrusted")
         for name, why in left_out.items():

@@ -1,0 +1,96 @@
+"""A call answered with a task (2026-07-28 tasks extension): what is kept in the checkpoint, how
+its questions are asked, and parking the run on it.
+
+The session layer polls the task (``_session/tasks.py``). Here:
+
+* the task's handle is stored in the call's journal (``durable.py``) as soon as it arrives, so a
+  resumed run, a run picked up after a crash, or another worker follows the same task instead
+  of creating a new one (see ``rounds.py`` for the first request);
+* its questions (``inputRequests``) are asked exactly like an ``InputRequiredResult`` round's
+  (``Answerer.plan_round``: an interrupt for a person, a handler, the sampling model), and each
+  ``tasks/update`` that answered them is stored, so a replay never answers a question twice;
+* with ``task_detach_after``, the run parks on the task with an ``mcp_task`` interrupt
+  (:class:`~langgraph_mcp.types.MCPTaskInterrupt`) instead of holding a worker. Parking needs the
+  journal: without one a resumed run could not find its task again, so the call keeps polling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from langgraph.types import interrupt
+
+from langgraph_mcp._elicitation.durable import Journal
+from langgraph_mcp._elicitation.policy import Answerer
+from langgraph_mcp._session import CallClock, ServerConnection
+from langgraph_mcp._session.tasks import Asker, Parker
+from langgraph_mcp._session.taskwire import TaskHandle, TaskState
+from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
+
+__all__ = ["follow"]
+
+
+async def follow(
+    connection: ServerConnection,
+    name: str,
+    handle: TaskHandle,
+    *,
+    clock: CallClock,
+    answers: Answerer,
+    progress: Any,
+    journal: Journal | None,
+    keep: Callable[[], bool] | None,
+) -> types.CallToolResult:
+    """Follow the task ``handle`` of the call of ``name`` to its result (see the module
+    docstring). Raises what :meth:`ServerConnection.follow_task` raises, and ``GraphInterrupt``
+    while a person answers or the run is parked."""
+    return await connection.follow_task(
+        name,
+        handle,
+        clock=clock,
+        progress=progress,
+        asker=_asker(connection, handle.task_id, clock, answers, journal),
+        parker=_parker(connection, answers) if journal is not None and answers.in_graph else None,
+        keep=keep,
+    )
+
+
+def _asker(
+    connection: ServerConnection, task_id: str, clock: CallClock, answers: Answerer, journal: Journal | None
+) -> Asker:
+    async def ask(requests: dict[str, types.InputRequest]) -> set[str]:
+        respond = await answers.plan_round(requests)  # a person is asked here (an interrupt)
+        keys = sorted(requests)
+
+        async def answer_and_update() -> dict[str, Any]:
+            with clock.answering():
+                responses = await respond()
+            await connection.update_task(task_id, dict(responses), timeout=connection.request_timeout())
+            return {"kind": "updated", "keys": keys}
+
+        done = await (answer_and_update() if journal is None else journal.record(answer_and_update))
+        # A replayed update may be an earlier one (the task asked something else since): its keys
+        # are answered; what is still outstanding is asked on the next poll.
+        answered = done.get("keys") if isinstance(done, dict) else None
+        return {key for key in answered if isinstance(key, str)} if isinstance(answered, list) else set()
+
+    return ask
+
+
+def _parker(connection: ServerConnection, answers: Answerer) -> Parker:
+    async def park(state: TaskState) -> None:
+        payload: MCPTaskInterrupt = {
+            "type": TASK_INTERRUPT_TYPE,
+            "server": connection.name,
+            "tool_name": answers.tool_name,
+            "tool_call_id": answers.tool_call_id,
+            "task_id": state.task_id,
+            "status": "input_required" if state.status == "input_required" else "working",
+            "status_message": connection.redact(state.status_message) if state.status_message else None,
+            "poll_interval_ms": round(state.poll_interval() * 1000),
+        }
+        interrupt(payload)  # returns once the run was resumed: the caller looks at the task again
+
+    return park

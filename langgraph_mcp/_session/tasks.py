@@ -1,0 +1,240 @@
+"""The tasks extension on the wire (``io.modelcontextprotocol/tasks``, 2026-07-28).
+
+A server that negotiated the extension may answer a ``tools/call`` with a task handle
+(``resultType: "task"``) instead of its result; the client then polls ``tasks/get`` until the
+task is done, answers what it asks with ``tasks/update`` and may ``tasks/cancel`` it. This module
+sends the three requests and follows a task to its result; what is stored in the checkpoint and
+how a person is asked is the layer above's (``_elicitation/tasks.py``). The wire shapes, and the
+bounds put on what a server sends, are in ``taskwire.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
+from pydantic import TypeAdapter, ValidationError
+
+from langgraph_mcp._session.calls import Calls, masked_result
+from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp._session.era import MODERN
+from langgraph_mcp._session.taskwire import (
+    ACK,
+    STATE,
+    TERMINAL,
+    TaskHandle,
+    TaskParams,
+    TaskRequest,
+    TaskState,
+)
+from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPTimeoutError, MCPToolCallError
+
+__all__ = ["Asker", "Parker", "TaskRequests"]
+
+logger = logging.getLogger("langgraph_mcp.pool")
+
+_CANCEL_TIMEOUT = 5.0
+_INPUTS: TypeAdapter[dict[str, types.InputRequest]] = TypeAdapter(dict[str, types.InputRequest])
+
+Asker = Callable[[dict[str, types.InputRequest]], Awaitable[set[str]]]
+"""Answers a task's outstanding questions (``tasks/update`` included) and returns the keys it
+answered (they are not asked again)."""
+Parker = Callable[[TaskState], Awaitable[None]]
+"""Called at each poll once a call has followed its task for ``task_detach_after`` seconds: parks
+the run (raises), or returns when the run was resumed since."""
+
+
+class TaskRequests(Calls):
+    """``tasks/get``, ``tasks/update`` and ``tasks/cancel`` over the live session, and following a
+    task to its result."""
+
+    offers_tasks: bool = False
+    """The server declared the tasks extension (2026-07-28); set when a session connects."""
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> types.CallToolResult:
+        """Call ``name`` directly, outside any graph, within its configured limit (see
+        :meth:`Calls.call_tool`); a call answered with a task is followed to its result, and a
+        question from the task is an error.
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError,
+            MCPToolCallError (the task asked for input, or was cancelled by the server).
+        """
+        clock = CallClock(self.timeout_for(name)[0], server=self.name, what=f"tool {name!r}")
+        result = await self.send_call(name, arguments or {}, clock=clock, sink=self._fallback)
+        if isinstance(result, TaskHandle) and self.follows_tasks():
+            return await self.follow_task(name, result, clock=clock)
+        if not isinstance(result, types.CallToolResult):
+            raise MCPProtocolError(self.name, f"{name!r} asked for input; call it through a tool in a graph")
+        return result
+
+    def follows_tasks(self) -> bool:
+        """Are calls on this session sent able to come back as tasks: the client advertises the
+        extension (the server's ``tasks`` option) and the session speaks 2026-07-28."""
+        return bool(self.config.tasks) and self.era == MODERN
+
+    async def follow_task(
+        self,
+        name: str,
+        handle: TaskHandle | TaskState,
+        *,
+        clock: CallClock,
+        progress: ProgressFnT | None = None,
+        asker: Asker | None = None,
+        parker: Parker | None = None,
+        keep: Callable[[], bool] | None = None,
+    ) -> types.CallToolResult:
+        """Poll the task ``handle`` of a call of ``name`` to its result.
+
+        Each new status message goes to ``progress``. Outstanding questions go to ``asker`` once
+        each (without one, a question is an error). ``clock`` bounds the time the server takes
+        (not the time spent answering); when it runs out, or the caller is cancelled, the task is
+        cancelled on the server unless ``keep()`` says the run is only handed over (a drain).
+
+        Raises:
+            MCPTimeoutError: the call's limit ran out (the task was cancelled).
+            MCPServerError: the task failed with a JSON-RPC error.
+            MCPToolCallError: the task was cancelled by the server, or asked without an asker.
+            MCPConnectionError, MCPProtocolError: polling failed; the task may still run.
+        """
+        task_id = handle.task_id
+        state: TaskState | TaskHandle = handle
+        answered: set[str] = set()
+        shown: str | None = None
+        shown_count = 0
+        detach = self.config.task_detach_after
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            while True:
+                message = state.status_message
+                if message is not None and message != shown and progress is not None:
+                    shown, shown_count = message, shown_count + 1
+                    await progress(float(shown_count), None, self.redact(message))
+                if state.status in TERMINAL:
+                    if not isinstance(state, TaskState) and state.status != "cancelled":
+                        state = await self._poll(task_id, clock)  # a handle carries no result
+                        continue
+                    return self._finished(name, state)
+                if state.status == "input_required" and isinstance(state, TaskState):
+                    pending = {k: v for k, v in (state.input_requests or {}).items() if k not in answered}
+                    if pending:
+                        answered |= await self._ask_task(name, pending, asker)
+                        state = await self._poll(task_id, clock)
+                        continue
+                if parker is not None and detach is not None and loop.time() - started >= detach:
+                    if isinstance(state, TaskState):
+                        await parker(state)
+                    state = await self._poll(task_id, clock)
+                    continue
+                await clock.sleep(state.poll_interval())
+                state = await self._poll(task_id, clock)
+        except (asyncio.CancelledError, MCPTimeoutError):
+            if keep is None or not keep():
+                await self._cancel_quietly(name, task_id)
+            raise
+
+    async def _poll(self, task_id: str, clock: CallClock) -> TaskState:
+        async with clock.running():
+            return await self.get_task(task_id, timeout=None)
+
+    async def _ask_task(self, name: str, pending: dict[str, Any], asker: Asker | None) -> set[str]:
+        try:
+            requests = _INPUTS.validate_python(pending, by_name=False)
+        except ValidationError as exc:
+            raise MCPProtocolError(
+                self.name,
+                f"the task of {name!r} asked for input in a shape the protocol does not have: "
+                + self.redact(str(exc.errors()[0].get("msg", "invalid"))),
+            ) from None
+        if asker is None:
+            raise MCPToolCallError(
+                f"MCP tool {name!r} on server {self.name!r} asked for input; call it through a tool "
+                "in a graph",
+                kind="elicitation",
+            )
+        return await asker(requests)
+
+    def _finished(self, name: str, state: TaskState | TaskHandle) -> types.CallToolResult:
+        if state.status == "cancelled":
+            why = f": {self.redact(state.status_message)}" if state.status_message else ""
+            raise MCPToolCallError(
+                f"MCP tool {name!r} on server {self.name!r}: its task was cancelled{why}", kind="protocol"
+            )
+        assert isinstance(state, TaskState)
+        if state.status == "failed":
+            error = state.error or {}
+            code = error.get("code")
+            message = error.get("message")
+            raise MCPServerError(
+                self.name,
+                code if isinstance(code, int) else types.INTERNAL_ERROR,
+                self.redact(message if isinstance(message, str) else "the task failed"),
+            )
+        if state.result is None:
+            raise MCPProtocolError(self.name, f"the task of {name!r} completed without a result")
+        try:
+            result = types.CallToolResult.model_validate(state.result, by_name=False)
+        except ValidationError:
+            raise MCPProtocolError(
+                self.name, f"the task of {name!r} completed with a result that is not a tool result"
+            ) from None
+        if result.is_error:
+            return masked_result(result, self.redact)
+        self._check_output(name, result)
+        return result
+
+    async def _cancel_quietly(self, name: str, task_id: str) -> None:
+        """``tasks/cancel``, shielded from the cancellation that asked for it; a failure is
+        logged (the task ends by its TTL on the server)."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.cancel_task(task_id)
+            except Exception as exc:  # best effort: the caller's own error is what it reports
+                logger.warning(
+                    "MCP server %r: the task of %r could not be cancelled: %s",
+                    self.name,
+                    name,
+                    self.redact(str(exc)),
+                )
+
+    async def get_task(self, task_id: str, *, timeout: float | None) -> TaskState:
+        """The task now (``tasks/get``).
+
+        Raises:
+            MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError.
+        """
+        request = TaskRequest(method="tasks/get", params=TaskParams(task_id=task_id))
+        state = await self.request(
+            f"get task {task_id!r}",
+            lambda client: client.session.send_request(request, STATE),
+            timeout=timeout,
+        )
+        if state.task_id != task_id:
+            raise MCPProtocolError(self.name, f"tasks/get for {task_id!r} answered for another task")
+        return state
+
+    async def update_task(self, task_id: str, responses: dict[str, Any], *, timeout: float | None) -> None:
+        """Send answers to the task's questions (``tasks/update``)."""
+        request = TaskRequest(
+            method="tasks/update", params=TaskParams(task_id=task_id, input_responses=responses)
+        )
+        await self.request(
+            f"answer task {task_id!r}",
+            lambda client: client.session.send_request(request, ACK),
+            timeout=timeout,
+        )
+
+    async def cancel_task(self, task_id: str) -> None:
+        """Ask the server to cancel the task (``tasks/cancel``), within a few seconds."""
+        request = TaskRequest(method="tasks/cancel", params=TaskParams(task_id=task_id))
+        await self.request(
+            f"cancel task {task_id!r}",
+            lambda client: client.session.send_request(request, ACK),
+            timeout=_CANCEL_TIMEOUT,
+        )

@@ -1,0 +1,319 @@
+"""A server with the tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28).
+
+Built on the SDK's server extension API: an ``Extension`` that serves ``tasks/get``,
+``tasks/update`` and ``tasks/cancel`` and intercepts ``tools/call``. A call of one of the task
+tools, from a client that declared the extension on that request, comes back as a task handle
+(``resultType: "task"``); a client that did not declare it gets ``-32021`` for ``job`` and a plain
+result for ``maybe_job``.
+
+Tasks are kept in files under ``$TASKS_DIR`` (a temporary folder when unset), one JSON file per
+task, and a task's state is a function of that file and the clock: any process of this server
+answers for any task, so a client that comes back with a new server process (stdio) finds its
+task. Every request about a task is appended to ``$TASKS_DIR/log`` as one JSON line
+(``{"event": "created" | "get" | "update" | "cancel", "task": id, ...}``).
+
+Tools:
+
+- ``job(seconds, label="job")``: completes ``seconds`` after creation with ``done <label>``;
+  status messages ``step <n>`` while it works.
+- ``maybe_job(seconds)``: the same, as a task only for clients that declared the extension.
+- ``ask_job(seconds)``: after ``seconds``, needs a name (``input_required``, one form question under
+  the key ``name-1``), then completes ``seconds`` after the answer with ``Hello, <name>!`` (or
+  ``declined`` / ``cancelled`` for those actions).
+- ``broken_job()``: fails with a JSON-RPC error (``-32603 quota exceeded``).
+- ``sorry_job()``: completes with an ``isError`` result.
+- ``quick(x)``: a plain result, never a task.
+- ``stuck_job()``: works until cancelled.
+- ``odd_job()``: answers with a task handle whose ``taskId`` is empty (a broken server).
+- ``gated_job(label)``: works until the file ``$TASKS_DIR/release-<label>`` exists, then completes
+  with ``done <label>`` (a test decides when).
+
+``job`` is listed with ``execution.taskSupport: "required"``.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+if not __package__:  # run as a plain script path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, RequestParams, Tool, ToolExecution
+
+from tests.servers._runner import run_cli
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+MISSING_CAPABILITY = -32021
+TASK_TOOLS = {"odd_job", "job", "maybe_job", "ask_job", "broken_job", "sorry_job", "stuck_job", "gated_job"}
+POLL_MS = int(os.environ.get("TASKS_POLL_MS", "50"))
+
+
+def _folder() -> Path:
+    folder = Path(os.environ.get("TASKS_DIR") or tempfile.mkdtemp(prefix="tasks-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["TASKS_DIR"] = str(folder)
+    return folder
+
+
+def _routing(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    """The ``Mcp-Name`` header of an HTTP request (absent on stdio)."""
+    headers = getattr(ctx.request, "headers", None)
+    return {"mcp_name": headers.get("mcp-name")} if headers is not None else {}
+
+
+def _log(event: str, task: str, **extra: Any) -> None:
+    with open(_folder() / "log", "a", encoding="utf-8") as log:
+        log.write(json.dumps({"event": event, "task": task, "pid": os.getpid(), **extra}) + "\n")
+
+
+def _path(task_id: str) -> Path:
+    if not task_id.isalnum():
+        raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+    return _folder() / f"{task_id}.json"
+
+
+def _load(task_id: str) -> dict[str, Any]:
+    path = _path(task_id)
+    if not path.exists():
+        raise MCPError(INVALID_PARAMS, "Failed to retrieve task: Task not found")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _save(record: dict[str, Any]) -> None:
+    path = _path(record["id"])
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _stamp(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}Z"
+
+
+def _text(text: str, *, error: bool = False) -> dict[str, Any]:
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
+    if not error:  # the tools declare an outputSchema ({"result": str})
+        result["structuredContent"] = {"result": text}
+    return result
+
+
+def _state(record: dict[str, Any]) -> dict[str, Any]:
+    """The task as ``tasks/get`` shows it now."""
+    now = time.time()
+    seconds = float(record["args"].get("seconds", 0))
+    tool = record["tool"]
+    base = {
+        "taskId": record["id"],
+        "createdAt": _stamp(record["created"]),
+        "lastUpdatedAt": _stamp(now),
+        "ttlMs": 3_600_000,
+        "pollIntervalMs": POLL_MS,
+    }
+    if record.get("cancelled"):
+        return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}
+    if tool == "broken_job":
+        return {**base, "status": "failed", "error": {"code": -32603, "message": "quota exceeded"}}
+    if tool == "sorry_job":
+        return {**base, "status": "completed", "result": _text("it went wrong", error=True)}
+    if tool == "stuck_job":
+        return {**base, "status": "working", "statusMessage": "still stuck"}
+    if tool == "gated_job":
+        label = str(record["args"].get("label", ""))
+        if not (_folder() / f"release-{label}").exists():
+            return {**base, "status": "working", "statusMessage": "waiting for the gate"}
+        return {**base, "status": "completed", "result": _text(f"done {label}")}
+    elapsed = now - record["created"]
+    if tool == "ask_job":
+        answer = record.get("answer")
+        if answer is None:
+            if elapsed < seconds:
+                return {**base, "status": "working", "statusMessage": "warming up"}
+            question = {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "What is your name?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                    },
+                },
+            }
+            return {**base, "status": "input_required", "inputRequests": {"name-1": question}}
+        if now - record["answered"] < seconds:
+            return {**base, "status": "working", "statusMessage": "greeting"}
+        if answer.get("action") != "accept":
+            return {**base, "status": "completed", "result": _text(str(answer.get("action")))}
+        name = (answer.get("content") or {}).get("name")
+        return {**base, "status": "completed", "result": _text(f"Hello, {name}!")}
+    if elapsed < seconds:
+        step = int(elapsed / max(seconds, 1e-9) * 3) + 1
+        return {**base, "status": "working", "statusMessage": f"step {step}"}
+    return {**base, "status": "completed", "result": _text(f"done {record['args'].get('label', 'job')}")}
+
+
+def _declared(ctx: ServerRequestContext[Any, Any]) -> bool:
+    capabilities = ctx.session.client_capabilities
+    extensions = capabilities.extensions if capabilities is not None else None
+    return bool(extensions) and EXTENSION in extensions
+
+
+class TaskParams(RequestParams):
+    task_id: str
+    input_responses: dict[str, Any] | None = None
+
+
+def _refuse_undeclared(ctx: ServerRequestContext[Any, Any]) -> None:
+    if not _declared(ctx):
+        raise MCPError(
+            MISSING_CAPABILITY,
+            "Missing required client capability",
+            {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+        )
+
+
+async def _get(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
+    _refuse_undeclared(ctx)
+    record = _load(params.task_id)
+    state = _state(record)
+    _log("get", params.task_id, status=state["status"], **_routing(ctx))
+    return state
+
+
+async def _update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
+    _refuse_undeclared(ctx)
+    record = _load(params.task_id)
+    responses = params.input_responses or {}
+    _log("update", params.task_id, keys=sorted(responses), **_routing(ctx))
+    if record["tool"] == "ask_job" and record.get("answer") is None and "name-1" in responses:
+        record["answer"] = responses["name-1"]
+        record["answered"] = time.time()
+        _save(record)
+    return {}
+
+
+async def _cancel(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
+    _refuse_undeclared(ctx)
+    record = _load(params.task_id)
+    _log("cancel", params.task_id, **_routing(ctx))
+    record["cancelled"] = True
+    _save(record)
+    return {}
+
+
+class Tasks(Extension):
+    identifier = EXTENSION
+
+    def methods(self) -> list[MethodBinding]:
+        return [
+            MethodBinding("tasks/get", TaskParams, _get),
+            MethodBinding("tasks/update", TaskParams, _update),
+            MethodBinding("tasks/cancel", TaskParams, _cancel),
+        ]
+
+    async def intercept_tool_call(
+        self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if params.name not in TASK_TOOLS:
+            return await call_next(ctx)
+        if params.name == "odd_job":
+            now = _stamp(time.time())
+            return {
+                "resultType": "task",
+                "taskId": "",
+                "status": "working",
+                "createdAt": now,
+                "lastUpdatedAt": now,
+                "ttlMs": None,
+            }
+        if not _declared(ctx):
+            if params.name == "maybe_job":
+                return await call_next(ctx)
+            raise MCPError(
+                MISSING_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+            )
+        record = {
+            "id": uuid.uuid4().hex,
+            "tool": params.name,
+            "args": params.arguments or {},
+            "created": time.time(),
+        }
+        _save(record)
+        _log("created", record["id"], tool=params.name, args=record["args"])
+        return {"resultType": "task", **_state(record)}
+
+
+class _TaskServer(MCPServer):
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.name == "job":
+                tool.execution = ToolExecution(task_support="required")
+        return tools
+
+
+def build_server(name: str = "tasks") -> MCPServer:
+    srv: MCPServer = _TaskServer(name, extensions=[Tasks()])
+
+    @srv.tool()
+    async def job(seconds: float, label: str = "job") -> str:
+        """A job that takes ``seconds``; runs as a task."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def maybe_job(seconds: float) -> str:
+        """A job that runs as a task where the client can follow one."""
+        return "done inline"
+
+    @srv.tool()
+    async def ask_job(seconds: float) -> str:
+        """A job that asks for a name along the way."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def broken_job() -> str:
+        """A job that fails with a protocol error."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def sorry_job() -> str:
+        """A job whose result is an error."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def stuck_job() -> str:
+        """A job that works until it is cancelled."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def gated_job(label: str) -> str:
+        """A job that waits for its gate."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def odd_job() -> str:
+        """A job whose task handle is broken."""
+        raise AssertionError("answered by the extension")
+
+    @srv.tool()
+    async def quick(x: int) -> str:
+        """A plain tool."""
+        return f"quick {x}"
+
+    return srv
+
+
+if __name__ == "__main__":
+    run_cli(build_server)

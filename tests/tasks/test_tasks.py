@@ -1,0 +1,332 @@
+"""Calls answered with a task (the 2026-07-28 tasks extension), against a real task server.
+
+The fixture server (``tests/servers/tasks.py``) keeps its tasks in files and logs every request
+about them, so each test checks what the server saw: how many tasks were created, answered and
+cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+from langgraph.errors import GraphDrained
+from langgraph.runtime import RunControl
+from langgraph.types import Command
+
+from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp.errors import MCPToolCallError
+from tests.conftest_servers import spawn_http_server, stdio_params
+from tests.forkserver import command
+from tests.helpers import ai, check, run_script, thread, tool_graph, until
+
+RUNNER = Path(__file__).resolve().parents[1] / "task_runner.py"
+
+
+class TaskServer:
+    """One fixture task server's configuration and its request log."""
+
+    def __init__(self, config: dict[str, Any], folder: Path) -> None:
+        self.config = config
+        self.folder = folder
+
+    def log(self) -> list[dict[str, Any]]:
+        path = self.folder / "log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def events(self, event: str, tool: str | None = None) -> list[dict[str, Any]]:
+        created = {e["task"]: e["tool"] for e in self.log() if e["event"] == "created"}
+        return [
+            e for e in self.log() if e["event"] == event and (tool is None or created.get(e["task"]) == tool)
+        ]
+
+    def release(self, label: str) -> None:
+        (self.folder / f"release-{label}").touch()
+
+    def node(self, **options: Any) -> MCPToolNode:
+        return MCPToolNode({"tasks": {**self.config, **options}})
+
+
+@pytest.fixture(params=["stdio", "http"])
+async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskServer]:
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    env = {"TASKS_DIR": str(folder)}
+    if request.param == "stdio":
+        yield TaskServer(stdio_params("tasks", env=env), folder)
+    else:
+        async with spawn_http_server("tasks", env=env) as url:
+            yield TaskServer({"url": url}, folder)
+
+
+def _results(out: dict[str, Any]) -> dict[str, ToolMessage]:
+    return {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+
+
+async def test_a_task_is_followed_to_its_result_with_its_status_as_progress(server: TaskServer) -> None:
+    graph = tool_graph(server.node())
+    calls = ai(("job", {"seconds": 0.3, "label": "x"}, "c1"), ("quick", {"x": 1}, "c2"))
+    progress: list[dict[str, Any]] = []
+    out: dict[str, Any] = {}
+    async for mode, chunk in graph.astream({"messages": [calls]}, thread(), stream_mode=["custom", "values"]):
+        if mode == "custom" and chunk.get("type") == "mcp_progress":
+            progress.append(chunk)
+        elif mode == "values":
+            out = chunk
+    results = _results(out)
+    assert results["c1"].content == "done x" and results["c1"].status == "success"
+    assert results["c1"].artifact["structured_content"] == {"result": "done x"}
+    assert results["c2"].content == "quick 1"
+    messages = [p["message"] for p in progress if p["tool_call_id"] == "c1"]
+    assert messages[0] == "step 1" and "step 3" in messages
+    assert len(messages) == len(set(messages))  # each status message once, not once per poll
+    for event in progress:
+        check("progress-event", event)
+    assert len(server.events("created")) == 1  # quick was no task
+    assert server.events("get", "job")[-1]["status"] == "completed"
+    assert not server.events("cancel")
+
+
+async def test_a_question_from_a_task_is_an_interrupt_answered_once(server: TaskServer) -> None:
+    graph = tool_graph(server.node())
+    out = await graph.ainvoke({"messages": [ai(("ask_job", {"seconds": 0.05}, "c1"))]}, thread())
+    (pending,) = (await graph.aget_state(thread())).interrupts
+    check("elicitation-interrupt", pending.value)
+    assert pending.value["type"] == "mcp_elicitation" and pending.value["tool_call_id"] == "c1"
+    (question,) = pending.value["requests"]
+    assert question["message"] == "What is your name?"
+    assert "messages" in out and not _results(out)
+    answer = {"responses": {question["key"]: {"action": "accept", "content": {"name": "Ada"}}}}
+    out = await graph.ainvoke(Command(resume=answer), thread())
+    assert _results(out)["c1"].content == "Hello, Ada!"
+    assert len(server.events("created")) == 1  # the resumed run followed the same task
+    (update,) = server.events("update")
+    assert update["keys"] == ["name-1"]
+    if "url" in server.config:  # streamable HTTP: each task request names its task for routing
+        for event in [*server.events("get"), update]:
+            assert event["mcp_name"] == event["task"]
+
+
+async def test_a_question_can_be_declined(server: TaskServer) -> None:
+    graph = tool_graph(server.node())
+    await graph.ainvoke({"messages": [ai(("ask_job", {"seconds": 0}, "c1"))]}, thread())
+    (pending,) = (await graph.aget_state(thread())).interrupts
+    key = pending.value["requests"][0]["key"]
+    out = await graph.ainvoke(Command(resume={"responses": {key: {"action": "decline"}}}), thread())
+    assert _results(out)["c1"].content == "decline"
+
+
+async def test_a_handler_answers_a_task_without_a_person(server: TaskServer) -> None:
+    async def handler(request: Any, call: Any) -> Any:
+        return {"action": "accept", "content": {"name": f"code for {call['tool_call_id']}"}}
+
+    graph = tool_graph(server.node(elicitation=handler))
+    out = await graph.ainvoke({"messages": [ai(("ask_job", {"seconds": 0}, "c7"))]}, thread())
+    assert _results(out)["c7"].content == "Hello, code for c7!"
+    assert len(server.events("update")) == 1
+
+
+@pytest.mark.parametrize(
+    ("tool", "words"),
+    [("broken_job", "quota exceeded"), ("sorry_job", "it went wrong")],
+)
+async def test_a_task_that_fails_is_an_error_message(server: TaskServer, tool: str, words: str) -> None:
+    graph = tool_graph(server.node())
+    out = await graph.ainvoke({"messages": [ai((tool, {}, "c1"))]}, thread())
+    message = _results(out)["c1"]
+    assert message.status == "error" and words in str(message.content)
+
+
+async def test_the_call_timeout_cancels_the_task_on_the_server(server: TaskServer) -> None:
+    graph = tool_graph(server.node(tool_timeouts={"stuck_job": 0.4}))
+    out = await graph.ainvoke({"messages": [ai(("stuck_job", {}, "c1"))]}, thread())
+    message = _results(out)["c1"]
+    assert message.status == "error" and "0.4" in str(message.content)
+    (cancel,) = server.events("cancel")
+    assert cancel["task"] == server.events("created")[0]["task"]
+
+
+async def test_cancelling_the_run_cancels_the_task_on_the_server(server: TaskServer) -> None:
+    graph = tool_graph(server.node())
+    run = asyncio.ensure_future(graph.ainvoke({"messages": [ai(("stuck_job", {}, "c1"))]}, thread()))
+    await until(lambda: len(server.events("get")) >= 2)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    await until(lambda: len(server.events("cancel")) == 1)
+
+
+async def test_a_drained_run_leaves_its_task_running_and_the_next_run_follows_it(server: TaskServer) -> None:
+    graph = tool_graph(server.node())
+    control = RunControl()
+    inputs = {"messages": [ai(("gated_job", {"label": "h"}, "c1"))]}
+    run = asyncio.ensure_future(graph.ainvoke(inputs, thread(), control=control))
+    await until(lambda: len(server.events("get")) >= 2)
+    control.request_drain("deploy")
+    with pytest.raises(GraphDrained):
+        await run
+    assert not server.events("cancel")  # handed over, not cancelled
+    server.release("h")
+    out = await graph.ainvoke(None, thread())
+    assert _results(out)["c1"].content == "done h"
+    assert len(server.events("created")) == 1
+
+
+async def test_a_task_the_server_cancels_is_an_error_message(server: TaskServer) -> None:
+    async with MCPPool({"tasks": server.config}) as pool:
+        connection = pool.connection("tasks")
+        call = asyncio.ensure_future(connection.call_tool("stuck_job", {}))
+        await until(lambda: len(server.events("get")) >= 1)
+        task_id = server.events("created")[0]["task"]
+        await connection.cancel_task(task_id)  # as another client would, with the task's id
+        with pytest.raises(MCPToolCallError, match="its task was cancelled: cancelled by the client"):
+            await call
+
+
+async def test_direct_calls_follow_tasks_but_cannot_answer_questions(server: TaskServer) -> None:
+    async with MCPPool({"tasks": server.config}) as pool:
+        connection = pool.connection("tasks")
+        result = await connection.call_tool("job", {"seconds": 0.1, "label": "direct"})
+        assert result.structured_content == {"result": "done direct"}
+        with pytest.raises(MCPToolCallError, match="asked for input"):
+            await connection.call_tool("ask_job", {"seconds": 0})
+
+
+async def test_with_tasks_off_the_extension_is_not_advertised(server: TaskServer) -> None:
+    graph = tool_graph(server.node(tasks=False))
+    calls = ai(("maybe_job", {"seconds": 0}, "c1"), ("job", {"seconds": 0}, "c2"))
+    results = _results(await graph.ainvoke({"messages": [calls]}, thread()))
+    assert results["c1"].content == "done inline"
+    assert results["c2"].status == "error" and "-32021" in str(results["c2"].content)
+    assert not server.events("created")
+
+
+async def test_tools_requiring_tasks_are_offered_when_tasks_are_followed(tmp_path: Path) -> None:
+    # 2025-11-25 lists ``execution.taskSupport: "required"``; that era's task API is not followed.
+    config = stdio_params("tasks", env={"TASKS_DIR": str(tmp_path)})
+    async with MCPPool({"modern": config, "legacy": {**config, "protocol": "legacy"}}) as pool:
+        modern = {t.name for t in await pool.connection("modern").list_tools()}
+        legacy = {t.name for t in await pool.connection("legacy").list_tools()}
+    assert "job" in modern and "job" not in legacy and "quick" in legacy
+
+
+async def test_detached_task_parks_the_run_and_a_resume_picks_it_up(server: TaskServer) -> None:
+    graph = tool_graph(server.node(task_detach_after=0))
+    await graph.ainvoke(
+        {"messages": [ai(("gated_job", {"label": "g"}, "c1"), ("quick", {"x": 2}, "c2"))]}, thread()
+    )
+    (parked,) = (await graph.aget_state(thread())).interrupts
+    check("task-interrupt", parked.value)
+    created = server.events("created")
+    assert parked.value == {
+        "type": "mcp_task",
+        "server": "tasks",
+        "tool_name": "gated_job",
+        "tool_call_id": "c1",
+        "task_id": created[0]["task"],
+        "status": "working",
+        "status_message": "waiting for the gate",
+        "poll_interval_ms": 50,
+    }
+    out = await graph.ainvoke(Command(resume=True), thread())  # still running: parks again
+    (again,) = (await graph.aget_state(thread())).interrupts
+    assert again.value["task_id"] == created[0]["task"] and again.id != parked.id
+    assert "c1" not in _results(out)
+    server.release("g")
+    out = await graph.ainvoke(Command(resume=True), thread())
+    assert _results(out)["c1"].content == "done g"
+    assert not (await graph.aget_state(thread())).interrupts
+    assert len(server.events("created")) == 1 and not server.events("cancel")
+
+
+# -- in new OS processes ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    yield str(tmp_path / "checkpoints.db"), folder
+
+
+def _log(folder: Path, event: str) -> list[dict[str, Any]]:
+    path = folder / "log"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [e for e in map(json.loads, lines) if e["event"] == event]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("first", "second"), [("async", "async"), ("async", "sync"), ("sync", "async")])
+def test_a_question_is_answered_in_a_new_process(files: tuple[str, Path], first: str, second: str) -> None:
+    db, folder = files
+    started = run_script(
+        RUNNER, first, "start", db, str(folder), json.dumps([["ask_job", {"seconds": 0}, "c1"]])
+    )
+    (pending,) = started["interrupts"]
+    key = pending["requests"][0]["key"]
+    answer = {"responses": {key: {"action": "accept", "content": {"name": "Grace"}}}}
+    done = run_script(RUNNER, second, "resume", db, str(folder), json.dumps(answer))
+    assert done["results"]["c1"] == "Hello, Grace!" and not done["interrupts"]
+    assert len(_log(folder, "created")) == 1
+    assert len(_log(folder, "update")) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_sigkill_while_polling_then_the_run_goes_on_with_the_same_task(
+    files: tuple[str, Path], mode: str
+) -> None:
+    db, folder = files
+    calls = json.dumps([["gated_job", {"label": "k"}, "c1"]])
+    proc = subprocess.Popen(
+        command(str(RUNNER), mode, "start", db, str(folder), calls),
+        cwd=RUNNER.parents[1],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        asyncio.run(until(lambda: len(_log(folder, "get")) >= 2 or proc.poll() is not None))
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (folder / "release-k").touch()
+    done = run_script(RUNNER, mode, "continue", db, str(folder))
+    assert done["results"]["c1"] == "done k"
+    assert len(_log(folder, "created")) == 1  # the handle came from the checkpoint
+    assert not _log(folder, "cancel")
+
+
+@pytest.mark.slow
+def test_detached_in_one_process_picked_up_in_another(files: tuple[str, Path]) -> None:
+    db, folder = files
+    os.environ["TASK_DETACH_AFTER"] = "0"
+    try:
+        started = run_script(
+            RUNNER, "async", "start", db, str(folder), json.dumps([["gated_job", {"label": "d"}, "c1"]])
+        )
+        (parked,) = started["interrupts"]
+        assert parked["type"] == "mcp_task"
+        (folder / "release-d").touch()
+        done = run_script(RUNNER, "sync", "resume", db, str(folder), "true")
+    finally:
+        del os.environ["TASK_DETACH_AFTER"]
+    assert done["results"]["c1"] == "done d" and not done["interrupts"]
+    assert len(_log(folder, "created")) == 1
+
+
+def test_a_sync_run_follows_a_task(tmp_path: Path) -> None:
+    node = MCPToolNode({"tasks": stdio_params("tasks", env={"TASKS_DIR": str(tmp_path)})})
+    graph = tool_graph(node)
+    out = graph.invoke({"messages": [ai(("job", {"seconds": 0.1, "label": "s"}, "c1"))]}, thread())
+    assert _results(out)["c1"].content == "done s"
