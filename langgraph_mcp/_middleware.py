@@ -104,7 +104,12 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
                 None, None, f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(FAILURE_KINDS)}"
             )
         settings = search_settings(tool_search)
-        self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
+        self._hold_pool(
+            connections,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            tool_catalog=settings.catalog if settings is not None else None,
+        )
         self.toolset = ToolSet(
             self.pool,
             tool_options=tool_options,

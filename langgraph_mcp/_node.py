@@ -186,7 +186,12 @@ class MCPToolNode(PoolHolder, ToolNode):
             wrap_tool_call=wrap_tool_call,
             awrap_tool_call=awrap_tool_call,
         )
-        self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
+        self._hold_pool(
+            connections,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            tool_catalog=settings.catalog if settings is not None else None,
+        )
         for reader in reader_tools(self.pool.servers):  # servers keeping cut outputs in the store
             if reader.name not in self._tools_by_name:
                 self._tools_by_name[reader.name] = reader

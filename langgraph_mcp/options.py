@@ -306,12 +306,17 @@ class ToolSearch:
         limit: How many tools one search returns when the model does not say.
         max_limit: The most tools one search may return, whatever the model asks.
         description: The search tool's description for the model (``None``: the default one).
+        catalog: Where the tools of every server are kept between runs, so that servers
+            configured with ``lazy: true`` start only when one of their tools is revealed or
+            called: a path to a JSON file or a LangGraph ``BaseStore`` (``None``: none). For the
+            pool a node or middleware makes; a shared ``MCPPool`` takes it as ``tool_catalog``.
     """
 
     name: str = "search_tools"
     limit: int = 5
     max_limit: int = 20
     description: str | None = None
+    catalog: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not (

@@ -54,6 +54,7 @@ from langgraph_mcp._types_approval import (
     MCPApprovalsResume,
 )
 from langgraph_mcp._types_apps import APP_UI_NAME, MCPAppToolResult, MCPAppUIProps
+from langgraph_mcp._types_catalog import MCPToolCatalog, MCPToolCatalogServer
 
 __all__ = [
     "APPROVALS_INTERRUPT_TYPE",
@@ -104,6 +105,8 @@ __all__ = [
     "MCPSamplingResumeValue",
     "MCPStreamEvent",
     "MCPToolArtifact",
+    "MCPToolCatalog",
+    "MCPToolCatalogServer",
 ]
 
 ELICITATION_INTERRUPT_TYPE = "mcp_elicitation"

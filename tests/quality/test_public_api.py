@@ -166,6 +166,8 @@ PUBLIC: dict[str, list[str]] = {
         "MCPSamplingResumeValue",
         "MCPStreamEvent",
         "MCPToolArtifact",
+        "MCPToolCatalog",
+        "MCPToolCatalogServer",
         "PROGRESS_UI_NAME",
         "SAMPLING_INTERRUPT_TYPE",
     ],
