@@ -177,6 +177,13 @@ class MCPToolNode(PoolHolder, ToolNode):
         tool_search: bool | ToolSearch = False,
     ) -> None:
         settings = search_settings(tool_search)
+        if settings is not None and settings.native:
+            raise MCPConfigError(
+                None,
+                None,
+                "ToolSearch.native is for create_mcp_agent / MCPMiddleware (the model request is theirs); "
+                "a graph of your own binds its model's tools itself",
+            )
         super().__init__(
             list(tools),
             name=name,
