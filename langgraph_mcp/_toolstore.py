@@ -194,6 +194,9 @@ class ToolCatalog:
         self._backend = backend
         self._read: dict[str, list[types.Tool] | None] = {}
         self._written: dict[str, str] = {}
+        """The fingerprint the catalog holds for each server, as far as this pool knows."""
+        self._last: dict[str, list[types.Tool]] = {}
+        """The listing last compared with it, per server (a cached listing is not hashed again)."""
         self._warned: set[str] = set()
 
     def __repr__(self) -> str:
@@ -261,13 +264,16 @@ class ToolCatalog:
     ) -> bool:
         """Write ``server``'s live listing if it differs from what the catalog holds; whether
         it did (its tools changed since they were kept)."""
+        if self._last.get(server) is tools:
+            return False  # the same listing object as last time (a cached listing): unchanged
         raw = dump_tools(tools)
         fingerprint = await asyncio.to_thread(tools_fingerprint, raw)
         if self._written.get(server) == fingerprint:
+            self._last[server] = tools
             return False
         source = source_of(config)
         if server not in self._written and await self._holds(server, fingerprint, source):
-            self._written[server] = fingerprint
+            self._written[server], self._last[server] = fingerprint, tools
             return False
         entry: MCPToolCatalogServer = {
             "fingerprint": fingerprint,
@@ -284,7 +290,7 @@ class ToolCatalog:
             )
             return False
         changed = server in self._written
-        self._written[server] = fingerprint
+        self._written[server], self._last[server] = fingerprint, tools
         return changed
 
     async def _holds(self, server: str, fingerprint: str, source: str) -> bool:

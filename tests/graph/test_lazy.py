@@ -233,6 +233,31 @@ async def test_a_revealed_tool_that_vanished_is_dropped_and_never_called(tmp_pat
     assert sorted(model.seen[1]) == [SEARCH]  # never again
 
 
+async def test_a_revealed_tool_whose_definition_changed_is_not_called(tmp_path: Path, pids: Path) -> None:
+    catalog = tmp_path / "catalog.json"
+    servers = lazy_servers(pids)
+    await keep(servers, catalog)
+
+    def older(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{**t, "description": "An older description."} if t["name"] == "tool_6" else t for t in tools]
+
+    rewrite(catalog, "many", older)
+    model = ScriptModel(
+        turns=[[("tool_6", {"n_6": 1}, "c1")], [("tool_6", {"n_6": 2}, "c2")]]
+    )
+    agent = create_mcp_agent(
+        model, servers, tool_search=ToolSearch(catalog=catalog), checkpointer=InMemorySaver()
+    )
+    try:
+        out = await agent.ainvoke({"messages": [("user", "go")], REVEALED_KEY: ["many/tool_6"]}, thread())
+    finally:
+        await agent.mcp.aclose()
+    got = results(out["messages"])
+    assert got["c1"].status == "error"
+    assert got["c1"].text.startswith("MCP tool 'tool_6' of server 'many' changed since it was kept")
+    assert got["c2"].text == 'tool_6:{"n_6": 2, "ratio_6": 0.5}'  # the tool as the server lists it now
+
+
 # -- a lazy server that cannot start -----------------------------------------------------------
 
 
@@ -278,6 +303,26 @@ async def test_a_lazy_server_that_cannot_start_fails_that_call_within_connect_ti
     assert got["c1"].status == "error"
     assert "silent" in got["c1"].text and "connect_timeout" in got["c1"].text
     assert took < 5  # one start of at most connect_timeout (1 s); the call fails within its back-off
+
+
+def test_a_call_to_a_lazy_tool_whose_server_cannot_start_fails_within_connect_timeout(tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.json"
+    servers = {"silent": {**stdio_params("broken", "--mode", "garbage"), "lazy": True, "connect_timeout": 1}}
+    handmade(catalog, servers, {"silent": PING})
+    model = ScriptModel(turns=[[("ping", {}, "c1")], "ok"])
+    agent = create_mcp_agent(
+        model, servers, tool_search=ToolSearch(catalog=catalog), checkpointer=InMemorySaver()
+    )
+    begun = time.monotonic()
+    try:  # revealed in an earlier run: the call is the first use of the server
+        out = agent.invoke({"messages": [("user", "ping it")], REVEALED_KEY: ["silent/ping"]}, thread())
+    finally:
+        agent.mcp.close()
+    took = time.monotonic() - begun
+    message = results(out["messages"])["c1"]
+    assert message.status == "error"
+    assert message.text.startswith("MCP server 'silent': did not connect within 1s (connect_timeout)")
+    assert 1 <= took < 5
 
 
 # -- a catalog that cannot be trusted is not used ------------------------------------------------
