@@ -102,9 +102,9 @@ class MCPPool:
     ``default_timeout`` bounds each tool call (seconds, ``None`` for no limit)
     unless the tool or its server's configuration sets a limit of its own.
 
-    ``tool_catalog`` keeps each server's tools between runs: a path to a JSON file, or a
-    LangGraph ``BaseStore`` (see :mod:`langgraph_mcp._toolstore`). It is written whenever a
-    server lists tools that differ from what it holds. A server configured with ``lazy: true``
+    ``tool_catalog`` keeps each server's tools between runs: a path to a JSON file (format:
+    :class:`~langgraph_mcp.types.MCPToolCatalog`), or a LangGraph ``BaseStore``. It is written
+    whenever a server lists tools that differ from what it holds. A server configured with ``lazy: true``
     whose tools it holds is not started until one of its tools is revealed by a tool search or
     called: its tools are offered from the catalog meanwhile.
 
@@ -358,7 +358,8 @@ class MCPPool:
         )
 
     async def start(self) -> None:
-        """Connect every server now, concurrently; apply ``on_connection_error``."""
+        """Connect every server now, concurrently; apply ``on_connection_error``. A ``lazy``
+        server whose tools the catalog holds is not started (its tools are read from it)."""
         await self.list_all_tools()
 
     async def list_all_tools(self) -> dict[str, list[types.Tool]]:

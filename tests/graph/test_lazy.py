@@ -242,9 +242,7 @@ async def test_a_revealed_tool_whose_definition_changed_is_not_called(tmp_path: 
         return [{**t, "description": "An older description."} if t["name"] == "tool_6" else t for t in tools]
 
     rewrite(catalog, "many", older)
-    model = ScriptModel(
-        turns=[[("tool_6", {"n_6": 1}, "c1")], [("tool_6", {"n_6": 2}, "c2")]]
-    )
+    model = ScriptModel(turns=[[("tool_6", {"n_6": 1}, "c1")], [("tool_6", {"n_6": 2}, "c2")]])
     agent = create_mcp_agent(
         model, servers, tool_search=ToolSearch(catalog=catalog), checkpointer=InMemorySaver()
     )
@@ -392,6 +390,7 @@ async def test_a_catalog_in_the_store_and_its_published_schema(tmp_path: Path, p
     catalog = tmp_path / "catalog.json"
     await keep(servers, catalog)
     jsonschema.validate(json.loads(catalog.read_text()), json_schema("tool-catalog"))
+    assert catalog.stat().st_mode & 0o777 == 0o600
     assert dump_tools([]) == []
 
 
