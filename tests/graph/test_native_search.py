@@ -129,7 +129,10 @@ class Sent(Exception):
     """Stops a model request once the model built what it would send (no network)."""
 
 
-async def test_an_openai_request_carries_deferred_tools_and_the_tool_search_tool(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["async", "sync"])
+async def test_an_openai_request_carries_deferred_tools_and_the_tool_search_tool(
+    tmp_path: Path, mode: str
+) -> None:
     from langchain.agents.middleware import ModelRequest
     from langgraph.runtime import Runtime
 
@@ -138,11 +141,14 @@ async def test_an_openai_request_carries_deferred_tools_and_the_tool_search_tool
     middleware = agent.mcp
     payloads: list[dict[str, Any]] = []
 
-    async def send(request: ModelRequest) -> Any:
+    def send(request: ModelRequest) -> Any:
         # What create_agent does with the request: bind its tools, then the model builds the body.
         bound = request.model.bind_tools(request.tools)
         payloads.append(request.model._get_request_payload(request.messages, **bound.kwargs))  # type: ignore[attr-defined]
         raise Sent
+
+    async def asend(request: ModelRequest) -> Any:
+        return send(request)
 
     request = ModelRequest(
         model=model,
@@ -153,7 +159,10 @@ async def test_an_openai_request_carries_deferred_tools_and_the_tool_search_tool
     )
     try:
         with pytest.raises(Sent):
-            await middleware.awrap_model_call(request, send)
+            if mode == "async":
+                await middleware.awrap_model_call(request, asend)
+            else:  # a synchronous agent: the tools are listed on the package's own loop
+                await asyncio.to_thread(middleware.wrap_model_call, request, send)
     finally:
         await middleware.aclose()
     [payload] = payloads
