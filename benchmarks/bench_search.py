@@ -19,16 +19,24 @@ they list them, every argument a string).
    retrieval set through the search tool's ranking (no model, no wire).
 3. Retrieval quality: recall@5 over ``benchmarks/search_requests.json`` (realistic requests,
    each labelled with the tool(s) that answer it), ranked over the whole catalog.
+4. Processes started (lazy servers): the generated servers run as stdio processes
+   (``benchmarks/search_catalog.py``, each writing its pid to a folder when it starts); a ``create_mcp_agent``
+   run with a scripted model (search for invoices, call the revealed ``list_invoice``, answer)
+   counts the server processes started by each model call: the first one is before any tool
+   call, the third after the first MCP tool call. Three runs: servers not lazy; ``lazy: true``
+   with an empty tool catalog (the first run, which fills it); ``lazy: true`` with the catalog
+   kept by that run.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import json
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from _common import quiet  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
+from search_catalog import function, synthetic  # noqa: E402
 
 from langgraph_mcp import MCPPool, create_mcp_agent  # noqa: E402
 from langgraph_mcp._search import ToolSearcher  # noqa: E402
@@ -47,172 +56,6 @@ from langgraph_mcp.options import ToolSearch  # noqa: E402
 from langgraph_mcp.testing import ScriptedChatModel  # noqa: E402
 
 HERE = Path(__file__).parent
-DOMAINS: dict[str, list[str]] = {
-    "crm": [
-        "contact",
-        "lead",
-        "account",
-        "opportunity",
-        "deal",
-        "note",
-        "task",
-        "campaign",
-        "segment",
-        "pipeline",
-    ],
-    "billing": [
-        "invoice",
-        "payment",
-        "subscription",
-        "refund",
-        "customer",
-        "coupon",
-        "price",
-        "tax_rate",
-        "credit_note",
-        "payout",
-    ],
-    "calendar": [
-        "event",
-        "calendar",
-        "attendee",
-        "reminder",
-        "room",
-        "availability",
-        "invitation",
-        "recurrence",
-        "timezone_rule",
-        "booking",
-    ],
-    "storage": [
-        "bucket",
-        "object",
-        "folder",
-        "snapshot",
-        "volume",
-        "share_link",
-        "lifecycle_rule",
-        "replica",
-        "quota",
-        "upload",
-    ],
-    "tickets": [
-        "ticket",
-        "comment",
-        "assignee",
-        "label",
-        "sla",
-        "queue",
-        "macro",
-        "escalation",
-        "attachment",
-        "survey",
-    ],
-    "inventory": [
-        "product",
-        "stock_level",
-        "warehouse",
-        "supplier",
-        "purchase_order",
-        "shipment",
-        "sku",
-        "batch",
-        "transfer",
-        "stocktake",
-    ],
-    "analytics": [
-        "dashboard",
-        "report",
-        "metric",
-        "saved_query",
-        "chart",
-        "funnel",
-        "cohort",
-        "alert",
-        "dataset",
-        "export_job",
-    ],
-    "hr": [
-        "employee",
-        "leave_request",
-        "payslip",
-        "position",
-        "candidate",
-        "interview",
-        "review",
-        "benefit",
-        "timesheet",
-        "department",
-    ],
-    "messaging": [
-        "channel",
-        "message",
-        "thread",
-        "reaction",
-        "direct_message",
-        "user_group",
-        "webhook",
-        "emoji",
-        "pin",
-        "status",
-    ],
-    "devops": [
-        "deployment",
-        "pipeline_run",
-        "container",
-        "cluster",
-        "secret",
-        "log_stream",
-        "incident",
-        "build",
-        "environment",
-        "release",
-    ],
-}
-ACTIONS: list[tuple[str, str, list[str]]] = [
-    ("list", "List the {o}s of the {d} system, with optional filters.", ["filter", "limit"]),
-    ("get", "Get one {o} of the {d} system by its id.", ["{k}_id"]),
-    ("create", "Create a new {o} in the {d} system.", ["fields"]),
-    ("update", "Update fields of an existing {o} in the {d} system.", ["{k}_id", "fields"]),
-    ("delete", "Delete a {o} from the {d} system permanently.", ["{k}_id"]),
-    ("search", "Search the {o}s of the {d} system by free text.", ["query", "limit"]),
-    ("archive", "Archive a {o} of the {d} system: hidden from lists but kept.", ["{k}_id"]),
-    ("export", "Export the {o}s of the {d} system as a CSV file.", ["filter", "format"]),
-    ("count", "Count the {o}s of the {d} system that match a filter.", ["filter"]),
-    ("history", "Show the change history of a {o} in the {d} system.", ["{k}_id", "since"]),
-]
-
-
-def _function(name: str, arguments: list[str]) -> Any:
-    params = [
-        inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, annotation=str, default="") for a in arguments
-    ]
-
-    def fn(**kwargs: Any) -> str:
-        return f"{name}:" + json.dumps(kwargs, sort_keys=True)
-
-    fn.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
-    fn.__name__ = name.replace("-", "_")
-    return fn
-
-
-def synthetic(servers: int, per_server: int) -> dict[str, MCPServer]:
-    """``servers`` servers of ``per_server`` tools (domains and objects repeat past ten)."""
-    made: dict[str, MCPServer] = {}
-    domains = list(DOMAINS.items())
-    for s in range(servers):
-        domain, objects = domains[s % len(domains)]
-        name = domain if s < len(domains) else f"{domain}{s // len(domains)}"
-        server = MCPServer(name)
-        for t in range(per_server):
-            key = objects[t % len(objects)]
-            verb, text, arguments = ACTIONS[(t // len(objects)) % len(ACTIONS)]
-            tool = f"{verb}_{key}" if t < len(objects) * len(ACTIONS) else f"{verb}_{key}_{t}"
-            args = [a.format(k=key) for a in arguments]
-            description = text.format(o=key.replace("_", " "), d=domain)
-            server.add_tool(_function(tool, args), name=tool, description=description)
-        made[name] = server
-    return made
 
 
 def reference() -> dict[str, MCPServer]:
@@ -221,7 +64,7 @@ def reference() -> dict[str, MCPServer]:
         server = MCPServer(name)
         for tool in tools:
             server.add_tool(
-                _function(tool["name"], tool["arguments"]),
+                function(tool["name"], tool["arguments"]),
                 name=tool["name"],
                 title=tool.get("title"),
                 description=tool["description"],
@@ -255,6 +98,62 @@ async def per_turn(servers: dict[str, MCPServer], search: bool) -> list[int]:
     finally:
         await agent.mcp.aclose()
     return list(Measured.sizes)
+
+
+class Counting(ScriptedChatModel):
+    """Records, per model call, how many server processes have started (pid files)."""
+
+    pid_dir: str = ""
+    started: ClassVar[list[int]] = []
+
+    def _play(self, messages: Any) -> Any:
+        Counting.started.append(len(os.listdir(self.pid_dir)))
+        return super()._play(messages)
+
+
+def stdio_servers(count: int, tools: int, pids: str, *, lazy: bool) -> dict[str, Any]:
+    names = list(synthetic(count, 1))  # the same names as the generated catalog's
+    return {
+        name: {
+            "command": sys.executable,
+            "args": [str(HERE / "search_catalog.py"), str(i), str(tools)],
+            "env": {"SEARCH_PID_DIR": pids},  # not part of what identifies the server
+            "lazy": lazy,
+        }
+        for i, name in enumerate(names)
+    }
+
+
+async def processes(count: int, tools: int) -> list[tuple[str, list[int], float]]:
+    """Processes started by each model call: servers not lazy, lazy with an empty catalog (it
+    fills it), lazy with the catalog kept; and seconds until the run's answer."""
+    turns: list[Any] = [
+        [("search_tools", {"query": "list the invoices of the billing system", "limit": 5}, "s1")],
+        [("list_invoice", {"filter": "open"}, "c1")],
+        "done",
+    ]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, lazy, catalog in (
+            ("not lazy", False, Path(tmp, "unused.json")),
+            ("lazy, empty catalog (first run)", True, Path(tmp, "catalog.json")),
+            ("lazy, catalog kept by the first run", True, Path(tmp, "catalog.json")),
+        ):
+            pids = Path(tempfile.mkdtemp(dir=tmp))
+            Counting.started.clear()
+            model = Counting(turns=turns, pid_dir=str(pids))
+            agent = create_mcp_agent(
+                model,
+                stdio_servers(count, tools, str(pids), lazy=lazy),
+                tool_search=ToolSearch(catalog=catalog),
+            )
+            started = time.perf_counter()
+            try:
+                await agent.ainvoke({"messages": [("user", "which invoices are open?")]})
+            finally:
+                await agent.mcp.aclose()
+            rows.append((label, list(Counting.started), time.perf_counter() - started))
+    return rows
 
 
 def rank_of(found: list[str], wanted: list[str]) -> int | None:
@@ -320,6 +219,15 @@ async def main() -> None:
     missed = [r["query"] for r, rank in ranks if rank is None]
     if missed:
         print("\nnot in the top 5: " + "; ".join(missed))
+    print(
+        f"\n## Server processes started ({args.servers} stdio servers, {args.servers * args.tools:,} tools)\n"
+    )
+    print(
+        "| run | model call 1 (no tool called yet) | 2 (after the search) | 3 (after the MCP call) | run s |"
+    )
+    print("|---|---|---|---|---|")
+    for label, counts, seconds in await processes(args.servers, args.tools):
+        print(f"| {label} | " + " | ".join(map(str, counts[:3])) + f" | {seconds:.1f} |")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ listed tools never have one (they are left out of the listing).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ from typing import Any
 
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
+from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError as LangGraphToolInvocationError
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from referencing.exceptions import Unresolvable
@@ -39,8 +41,9 @@ from langgraph_mcp._patterns import (
 from langgraph_mcp._schema import schema_validator, short_text, unresolvable_refs
 from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp.errors import MCPError
+from langgraph_mcp.options import ArgumentSource, FromConfig, FromContext, FromState, FromStore
 
-__all__ = ["ArgumentChecker", "ToolInvocationError", "UnusableSchema"]
+__all__ = ["ArgumentChecker", "ToolInvocationError", "UnusableSchema", "describe_source", "resolve_source"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -309,3 +312,24 @@ class ArgumentChecker:
             f"{where} cannot be called: its arguments could not be checked against its inputSchema "
             f"({type(exc).__name__}: {exc})"
         )
+
+
+async def resolve_source(source: ArgumentSource, runtime: ToolRuntime) -> Any:
+    """The value of ``source`` for this call.
+
+    Raises:
+        MissingValue: the source has no value.
+    """
+    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
+        return await source.resolve(runtime)
+    value = source(runtime)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def describe_source(source: ArgumentSource) -> str:
+    """How ``source`` is named in messages."""
+    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
+        return source.describe()
+    return f"{getattr(source, '__qualname__', type(source).__name__)}(runtime)"

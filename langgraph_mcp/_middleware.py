@@ -23,7 +23,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    ProviderToolSearchMiddleware,
+)
 from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
@@ -31,6 +37,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_mcp._approval import GIVEN, ApprovalMode, ApprovalRequest, ask_together
+from langgraph_mcp._compat.langchain import native_search_provider
 from langgraph_mcp._output import reader_tools
 from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._results import RAISE_KINDS
@@ -65,7 +72,10 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             MCP tool, the model is offered a search tool and the MCP tools a search revealed in
             this thread (kept in the agent state under ``mcp_revealed_tools``, still subject to
             ``tool_filter``); a call to an MCP tool not revealed gets ``ToolNode``'s invalid-tool
-            message. Off by default.
+            message. Off by default. With ``ToolSearch(native=...)``, a model whose provider
+            searches tools on its side (Anthropic, OpenAI) is sent every MCP tool the run may use
+            marked ``defer_loading`` plus the provider's tool-search tool, instead of the search
+            tool.
         raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
             ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
             returned as error ``ToolMessage`` s, for a ``ToolRetryMiddleware``
@@ -104,7 +114,12 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
                 None, None, f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(FAILURE_KINDS)}"
             )
         settings = search_settings(tool_search)
-        self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
+        self._hold_pool(
+            connections,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            tool_catalog=settings.catalog if settings is not None else None,
+        )
         self.toolset = ToolSet(
             self.pool,
             tool_options=tool_options,
@@ -134,6 +149,13 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         self._name = name or type(self).__name__
         self._others: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools, as last offered to the model."""
+        self._native = ProviderToolSearchMiddleware()
+        """Provider-native tool search (``ToolSearch.native``): langchain's middleware adds the
+        provider's search tool and sends the tools marked ``defer_loading`` as deferred."""
+        self._native_seen = False
+        """A model request used provider-native search: the provider searched, so calls to any
+        MCP tool the run may use are served (there is no reveal in the state)."""
+        self._deferring: tuple[list[MCPTool] | None, dict[int, MCPTool]] = (None, {})
         self.agent_tools: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
         sets them): a batch of approvals never asks about their calls."""
@@ -179,23 +201,60 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         allowed = [t for t in allowed if t.name not in taken]
         return request.override(tools=[*request.tools, *allowed])
 
+    def _goes_native(self, request: ModelRequest) -> bool:
+        """Does this model request use the provider's own tool search (``ToolSearch.native``)?"""
+        native = self.search.settings.native if self.search is not None else False
+        if native == "auto":
+            native = native_search_provider(request.model, request.runtime) is not None
+        if native:
+            self._native_seen = True
+        return bool(native)
+
+    def _deferred(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
+        """Provider-native search: every MCP tool this run may use, marked ``defer_loading``
+        (the provider loads its schema when its search finds it), instead of the search tool."""
+        assert self.search is not None
+        search = self.search.settings.name
+        own = [t for t in request.tools if not (isinstance(t, BaseTool) and t.name == search)]
+        taken = {t.name for t in own if isinstance(t, BaseTool)}
+        self._others = frozenset(taken)
+        if self._deferring[0] is not tools:  # copies made once per listing
+            self._deferring = (tools, {})
+        copies = self._deferring[1]
+        deferred = []
+        for tool in self.toolset.allowed(tools, request.runtime.context):
+            if tool.name in taken:
+                continue
+            if id(tool) not in copies:
+                copies[id(tool)] = tool.model_copy(
+                    update={"extras": {**(tool.extras or {}), "defer_loading": True}}
+                )
+            deferred.append(copies[id(tool)])
+        return request.override(tools=[*own, *deferred])
+
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
-    ) -> ModelResponse:
+    ) -> ModelResponse | AIMessage:
         """Offers the MCP tools this run may use to the model."""
-        return await handler(self._with_tools(request, await self._current()))
+        tools = await self._current()
+        if self._goes_native(request):
+            return await self._native.awrap_model_call(self._deferred(request, tools), handler)
+        return await handler(self._with_tools(request, tools))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
-    ) -> ModelResponse:
+    ) -> ModelResponse | AIMessage:
         """Synchronous agents: the tools are listed on the package's own event loop."""
-        return handler(self._with_tools(request, run_sync(self._current, pool=self.pool)))
+        tools = run_sync(self._current, pool=self.pool)
+        if self._goes_native(request):
+            return self._native.wrap_model_call(self._deferred(request, tools), handler)
+        return handler(self._with_tools(request, tools))
 
     def _not_asked(self, state: Any) -> frozenset[str]:
         """Names whose calls ask no approval question in a batch: the agent's own tools and,
         with tool search, the MCP tools not revealed in ``state`` (their calls are refused)."""
         others = self._others | self.agent_tools
-        if self.search is None:
+        if self.search is None or self._native_seen:
             return others
         revealed = revealed_in(state)
         return others | {t.name for t in self.toolset.known if tool_ref(t) not in revealed}
@@ -215,7 +274,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if not self.toolset.allows(tool, context):
             names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]
             return self.toolset.invalid(name, request.tool_call["id"], names)
-        if self.search is not None and not self.search.revealed(tool, request.state):
+        if (
+            self.search is not None
+            and not self._native_seen
+            and not self.search.revealed(tool, request.state)
+        ):
             # Fail closed: the model calls only tools whose schema a search showed it.
             shown = self.search.shown(self.toolset.known, request.state, context)
             names = sorted(self._others | {self.search.settings.name}) + [t.name for t in shown]

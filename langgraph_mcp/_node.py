@@ -177,6 +177,13 @@ class MCPToolNode(PoolHolder, ToolNode):
         tool_search: bool | ToolSearch = False,
     ) -> None:
         settings = search_settings(tool_search)
+        if settings is not None and settings.native:
+            raise MCPConfigError(
+                None,
+                None,
+                "ToolSearch.native is for create_mcp_agent / MCPMiddleware (the model request is theirs); "
+                "a graph of your own binds its model's tools itself",
+            )
         super().__init__(
             list(tools),
             name=name,
@@ -186,7 +193,12 @@ class MCPToolNode(PoolHolder, ToolNode):
             wrap_tool_call=wrap_tool_call,
             awrap_tool_call=awrap_tool_call,
         )
-        self._hold_pool(connections, on_connection_error=on_connection_error, default_timeout=default_timeout)
+        self._hold_pool(
+            connections,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            tool_catalog=settings.catalog if settings is not None else None,
+        )
         for reader in reader_tools(self.pool.servers):  # servers keeping cut outputs in the store
             if reader.name not in self._tools_by_name:
                 self._tools_by_name[reader.name] = reader

@@ -25,6 +25,7 @@ from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.limits import queue_by
 from langgraph_mcp._session.threads import ThreadSessions
 from langgraph_mcp._sync import close_pool
+from langgraph_mcp._toolstore import ToolCatalog, open_catalog
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import (
     MCPArgumentError,
@@ -101,6 +102,12 @@ class MCPPool:
     ``default_timeout`` bounds each tool call (seconds, ``None`` for no limit)
     unless the tool or its server's configuration sets a limit of its own.
 
+    ``tool_catalog`` keeps each server's tools between runs: a path to a JSON file (format:
+    :class:`~langgraph_mcp.types.MCPToolCatalog`), or a LangGraph ``BaseStore``. It is written
+    whenever a server lists tools that differ from what it holds. A server configured with ``lazy: true``
+    whose tools it holds is not started until one of its tools is revealed by a tool search or
+    called: its tools are offered from the catalog meanwhile.
+
     Sessions are bound to an event loop: a pool used from several loops (threads each running
     their own, LangGraph server's ``BG_JOB_ISOLATED_LOOPS``) keeps one session per server per
     loop, reuses it whenever that loop runs again, and stops it when the loop is closed or the
@@ -118,6 +125,7 @@ class MCPPool:
         *,
         on_connection_error: OnConnectionError = "raise",
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        tool_catalog: Any = None,
     ) -> None:
         if on_connection_error not in ("raise", "warn"):
             raise MCPConfigError(
@@ -130,6 +138,8 @@ class MCPPool:
         self.servers: dict[str, ServerConfig] = load_connections(connections)
         self.on_connection_error: OnConnectionError = on_connection_error
         self.default_timeout = default_timeout
+        self.catalog: ToolCatalog | None = open_catalog(tool_catalog)
+        """The persisted tool catalog (``None``: none; ``lazy`` servers then start as usual)."""
         self.connections: dict[str, ServerConnection] = {
             # Requests no call can be tied to are answered without a person, or refused.
             name: ServerConnection(name, cfg, fallback=CodeSink(name, cfg), default_timeout=default_timeout)
@@ -348,7 +358,8 @@ class MCPPool:
         )
 
     async def start(self) -> None:
-        """Connect every server now, concurrently; apply ``on_connection_error``."""
+        """Connect every server now, concurrently; apply ``on_connection_error``. A ``lazy``
+        server whose tools the catalog holds is not started (its tools are read from it)."""
         await self.list_all_tools()
 
     async def list_all_tools(self) -> dict[str, list[types.Tool]]:
@@ -389,10 +400,34 @@ class MCPPool:
                     logger.warning("%s\nIts tools are left out until it can be reached.", failure)
         return listings
 
-    @staticmethod
-    async def _listing(connection: ServerConnection) -> list[types.Tool]:
-        """A server's tools as offered: its listing, plus the read tool if configured."""
-        return await resources.with_read_tool(connection, await connection.list_tools())
+    async def _listing(self, connection: ServerConnection) -> list[types.Tool]:
+        """A server's tools as offered: its listing, plus the read tool if configured; for a
+        ``lazy`` server not started yet, what the catalog holds, if anything."""
+        if self.waiting(connection.name) and self.catalog is not None:
+            kept = await self.catalog.tools_for(connection.name, connection.config)
+            if kept is not None and self.waiting(connection.name):
+                return kept
+        return await self.live_tools(connection.name)
+
+    def waiting(self, server: str) -> bool:
+        """Is ``server`` a ``lazy`` one that has not been started yet (with a catalog)?"""
+        connection = self.connection(server)
+        return self.catalog is not None and connection.config.lazy and connection.connects == 0
+
+    async def live_tools(self, server: str) -> list[types.Tool]:
+        """``server``'s tools as it lists them now, starting it if needed (bounded by its
+        ``connect_timeout``); written to the catalog if they changed.
+
+        Raises:
+            MCPConnectionError: it could not be started or reached.
+        """
+        connection = self.connection(server)
+        tools = await resources.with_read_tool(connection, await connection.list_tools())
+        if self.catalog is not None and await self.catalog.record(
+            server, connection.config, tools, connection.era
+        ):
+            logger.info("MCP server %r: its tools changed since the catalog kept them", server)
+        return tools
 
     def unreachable(self) -> dict[str, BaseException]:
         """The servers whose tools could not be listed the last time tools were collected, with

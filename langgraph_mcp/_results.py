@@ -42,7 +42,15 @@ from langgraph_mcp.errors import (
 from langgraph_mcp.options import ResultMapping, ResultToState
 from langgraph_mcp.types import MCPToolArtifact
 
-__all__ = ["RAISE_KINDS", "CallSite", "call_failed", "call_result", "failure", "with_edit_notice"]
+__all__ = [
+    "RAISE_KINDS",
+    "CallSite",
+    "call_failed",
+    "call_result",
+    "failure",
+    "not_listed",
+    "with_edit_notice",
+]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -93,6 +101,29 @@ def failure(
         content=text, name=site.name, tool_call_id=site.tool_call_id, status="error", artifact=artifact
     )
     return message, None
+
+
+def not_listed(
+    site: CallSite, offered: types.Tool, listed: list[types.Tool]
+) -> tuple[ToolMessage, None] | None:
+    """The error for a call to a tool offered as ``offered`` (from the tool catalog) that its
+    server, now started, no longer lists as such (``None``: it does); the call is not sent."""
+    now = next((t for t in listed if t.name == offered.name), None)
+    if now is None:
+        return failure(
+            site,
+            f"MCP tool {site.mcp_name!r} is no longer offered by server {site.server!r} (its tools "
+            "changed since they were kept in the tool catalog): it was not called and is no longer "
+            "offered. Try another tool.",
+        )
+    if now != offered:
+        return failure(
+            site,
+            f"MCP tool {site.mcp_name!r} of server {site.server!r} changed since it was kept in the tool "
+            "catalog: it was not called. It is offered with its new definition from the next turn; "
+            "call it again with that.",
+        )
+    return None
 
 
 def call_failed(site: CallSite, exc: MCPError, *, limit: str) -> tuple[ToolMessage, None]:

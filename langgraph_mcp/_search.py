@@ -16,6 +16,7 @@ A call to an MCP tool that was not revealed in the thread is refused with ``Tool
 invalid-tool message (fail closed): the model calls only tools whose schema it was shown.
 """
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -152,20 +153,49 @@ class ToolSearcher:
         found = index.top(query, k, lambda doc: self.toolset.allows(docs[doc], context))
         return [docs[doc] for doc in found]
 
+    async def found(self, query: str, limit: int | None, context: Any) -> tuple[list[MCPTool], list[str]]:
+        """:meth:`search`, then the ``lazy`` servers of the tools found that have not started are
+        started (concurrently, each bounded by its ``connect_timeout``): the tools found as their
+        servers list them now, and notes on what changed (a tool its server no longer offers is
+        left out; a server that could not be started keeps its tools, whose calls say why)."""
+        tools = await self.search(query, limit, context)
+        pool = self.toolset.pool
+        waiting = list(dict.fromkeys(t.server for t in tools if pool.waiting(t.server)))
+        if not waiting:
+            return tools, []
+        outcomes = await asyncio.gather(*(pool.live_tools(s) for s in waiting), return_exceptions=True)
+        notes, failed = [], set()
+        for server, outcome in zip(waiting, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome
+                failed.add(server)
+                notes.append(f"MCP server {server!r} could not be started now; calls to its tools say why.")
+        current = {(t.server, t.mcp_name): t for t in await self.toolset.tools()}
+        kept = []
+        for tool in tools:
+            now = tool if tool.server in failed else current.get((tool.server, tool.mcp_name))
+            if now is None or not self.toolset.allows(now, context):
+                notes.append(f"{tool.name} (server {tool.server!r}) is no longer offered by its server.")
+            else:
+                kept.append(now)
+        return kept, notes
+
     async def _arun(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        tools = await self.search(query, limit, runtime.context)
-        return self._answer(tools, runtime)
+        return self._answer(*await self.found(query, limit, runtime.context), runtime)
 
     def _run(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        tools = run_sync(lambda: self.search(query, limit, runtime.context), pool=self.toolset.pool)
-        return self._answer(tools, runtime)
+        found = run_sync(lambda: self.found(query, limit, runtime.context), pool=self.toolset.pool)
+        return self._answer(*found, runtime)
 
-    def _answer(self, tools: list[MCPTool], runtime: ToolRuntime) -> Command[Any] | ToolMessage:
+    def _answer(
+        self, tools: list[MCPTool], notes: list[str], runtime: ToolRuntime
+    ) -> Command[Any] | ToolMessage:
         name, call_id = self.settings.name, runtime.tool_call_id or ""
         if not tools:
             return ToolMessage(
                 "No tool matches this search. Try other words: what the tool acts on (a file, an "
-                "issue, an event) or what it does (read, create, search).",
+                "issue, an event) or what it does (read, create, search)." + "".join(f" {n}" for n in notes),
                 name=name,
                 tool_call_id=call_id,
             )
@@ -185,6 +215,7 @@ class ToolSearcher:
                 f"{n}. {item['name']} (server {item['server']!r}): {item['description']} "
                 f"Arguments: {arguments}."
             )
+        lines.extend(notes)
         message = ToolMessage(
             "\n".join(lines),
             name=name,

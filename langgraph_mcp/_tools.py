@@ -28,7 +28,6 @@ outcome becomes (messages, cut outputs, ``Command``s) is decided in ``_results.p
 """
 
 import functools
-import inspect
 from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
@@ -43,14 +42,14 @@ from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
 from langgraph_mcp._apps import model_visible, show_view
-from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
+from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema, describe_source, resolve_source
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
 from langgraph_mcp._catalog import logger as catalog_logger
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, ToolCache
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
-from langgraph_mcp._results import CallSite, call_failed, call_result, failure, with_edit_notice
+from langgraph_mcp._results import CallSite, call_failed, call_result, failure, not_listed, with_edit_notice
 from langgraph_mcp._sanitise import MAX_TITLE, sanitise_text
 from langgraph_mcp._schema import model_schema
 from langgraph_mcp._session import ServerConnection
@@ -65,7 +64,7 @@ from langgraph_mcp.errors import (
     MCPToolCallError,
     MissingValue,
 )
-from langgraph_mcp.options import ArgumentSource, FromConfig, FromContext, FromState, FromStore, ToolOptions
+from langgraph_mcp.options import ToolOptions
 
 __all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_catalog", "load_mcp_tools"]
 
@@ -198,6 +197,11 @@ class MCPTool(StructuredTool):
         assert private is not None
         options: ToolOptions = private["_options"]
         approval: Sequence[str] = private["_approval"]
+        pool: MCPPool | None = private["_pool"]
+        if pool is not None and pool.catalog is not None and private["_connection"].config.lazy:
+            refused = await self._still_listed(pool, tool_call_id)
+            if refused is not None:
+                return refused
         for hidden in options.hidden:
             arguments.pop(hidden, None)  # the model may not choose a hidden argument
         if private["_checker"].null_is_absent:
@@ -281,6 +285,17 @@ class MCPTool(StructuredTool):
             messages_key=private["_messages_key"],
         )
 
+    async def _still_listed(self, pool: MCPPool, tool_call_id: str | None) -> Any:
+        """For a tool of a ``lazy`` server (maybe offered from the tool catalog): start the server
+        if it has not started (bounded by its ``connect_timeout``) and make sure it still lists
+        this tool as it was offered. ``None`` if so; else the call's error, and it is not sent."""
+        site = self._site(tool_call_id)
+        try:
+            listed = await pool.live_tools(self.server)
+        except _CALL_FAILURES as exc:
+            return call_failed(site, exc, limit="connect_timeout")
+        return not_listed(site, self._mcp_tool, listed)
+
     # -- helpers -------------------------------------------------------------
 
     def _question(
@@ -332,12 +347,12 @@ class MCPTool(StructuredTool):
             where = f"hidden argument {argument!r} of MCP tool {self.name!r} (server {self.server!r})"
             if runtime is None:
                 raise MissingValue(
-                    f"{where} comes from {_describe_source(source)}, but the tool runs outside a graph"
+                    f"{where} comes from {describe_source(source)}, but the tool runs outside a graph"
                 )
             try:
-                values[argument] = await _resolve_source(source, runtime)
+                values[argument] = await resolve_source(source, runtime)
             except MissingValue as exc:
-                raise MissingValue(f"{where} comes from {_describe_source(source)}: {exc}") from None
+                raise MissingValue(f"{where} comes from {describe_source(source)}: {exc}") from None
         return values
 
     def _session_for(self, runtime: ToolRuntime | None) -> AbstractAsyncContextManager[ServerConnection]:
@@ -368,26 +383,6 @@ class MCPTool(StructuredTool):
         assert private is not None
         connection: ServerConnection = private["_connection"]
         return CallSite(self.name, self.server, self.mcp_name, tool_call_id, era=connection.era)
-
-
-async def _resolve_source(source: ArgumentSource, runtime: ToolRuntime) -> Any:
-    """The value of ``source`` for this call.
-
-    Raises:
-        MissingValue: the source has no value.
-    """
-    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
-        return await source.resolve(runtime)
-    value = source(runtime)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-def _describe_source(source: ArgumentSource) -> str:
-    if isinstance(source, FromState | FromContext | FromConfig | FromStore):
-        return source.describe()
-    return f"{getattr(source, '__qualname__', type(source).__name__)}(runtime)"
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:

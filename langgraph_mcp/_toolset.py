@@ -401,12 +401,23 @@ class PoolHolder:
         *,
         on_connection_error: OnConnectionError = "raise",
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        tool_catalog: Any = None,
     ) -> None:
         if isinstance(connections, MCPPool):
+            if tool_catalog is not None and connections.catalog is None:
+                raise MCPConfigError(
+                    None,
+                    None,
+                    "ToolSearch.catalog is for a pool made from connections: give a shared MCPPool "
+                    "its catalog as MCPPool(..., tool_catalog=...)",
+                )
             self.pool, self._owns_pool = connections, False
         else:
             self.pool = MCPPool(
-                connections, on_connection_error=on_connection_error, default_timeout=default_timeout
+                connections,
+                on_connection_error=on_connection_error,
+                default_timeout=default_timeout,
+                tool_catalog=tool_catalog,
             )
             self._owns_pool = True
 

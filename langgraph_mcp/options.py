@@ -306,12 +306,25 @@ class ToolSearch:
         limit: How many tools one search returns when the model does not say.
         max_limit: The most tools one search may return, whatever the model asks.
         description: The search tool's description for the model (``None``: the default one).
+        catalog: Where the tools of every server are kept between runs, so that servers
+            configured with ``lazy: true`` start only when one of their tools is revealed or
+            called: a path to a JSON file or a LangGraph ``BaseStore`` (``None``: none). For the
+            pool a node or middleware makes; a shared ``MCPPool`` takes it as ``tool_catalog``.
+        native: Provider-native tool search (``create_mcp_agent`` / ``MCPMiddleware`` only):
+            instead of the search tool, every MCP tool the run may use is sent with
+            ``defer_loading`` and the provider's own tool-search tool is added (Anthropic,
+            OpenAI: see langchain's ``ProviderToolSearchMiddleware``); the provider loads a
+            tool's schema only when its search finds it. ``False`` (default): never. ``"auto"``:
+            when the agent's chat model is one of those providers', else the search tool.
+            ``True``: always (a model of another provider fails with ``ValueError``).
     """
 
     name: str = "search_tools"
     limit: int = 5
     max_limit: int = 20
     description: str | None = None
+    catalog: Any = field(default=None, compare=False)
+    native: bool | Literal["auto"] = False
 
     def __post_init__(self) -> None:
         if not (
@@ -324,6 +337,10 @@ class ToolSearch:
             )
         if not (isinstance(self.max_limit, int) and 1 <= self.max_limit <= 100):
             raise MCPConfigError(None, None, f"ToolSearch.max_limit must be 1 to 100; got {self.max_limit!r}")
+        if not (isinstance(self.native, bool) or self.native == "auto"):
+            raise MCPConfigError(
+                None, None, f"ToolSearch.native must be False, True or 'auto'; got {self.native!r}"
+            )
         if not (isinstance(self.limit, int) and 1 <= self.limit <= self.max_limit):
             raise MCPConfigError(
                 None, None, f"ToolSearch.limit must be 1 to max_limit ({self.max_limit}); got {self.limit!r}"

@@ -65,6 +65,7 @@ from langgraph_mcp.types import (
     MCPStreamEvent,
     MCPTaskInterrupt,
     MCPToolArtifact,
+    MCPToolCatalog,
 )
 
 __all__ = ["SCHEMA_NAMES", "json_schema", "json_schemas"]
@@ -167,6 +168,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         MCPToolArtifact,
         "MCP tool message artifact",
         "The artifact of a ToolMessage that holds an MCP tool result.",
+    ),
+    "tool-catalog": (
+        MCPToolCatalog,
+        "MCP tool catalog file",
+        "The tool catalog file (MCPPool(tool_catalog=path)): each server's tools as it listed them, "
+        "so that lazy servers' tools are offered without starting them.",
     ),
 }
 

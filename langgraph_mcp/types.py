@@ -54,6 +54,7 @@ from langgraph_mcp._types_approval import (
     MCPApprovalsResume,
 )
 from langgraph_mcp._types_apps import APP_UI_NAME, MCPAppToolResult, MCPAppUIProps
+from langgraph_mcp._types_catalog import MCPToolCatalog, MCPToolCatalogServer
 from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = [
@@ -107,6 +108,8 @@ __all__ = [
     "MCPStreamEvent",
     "MCPTaskInterrupt",
     "MCPToolArtifact",
+    "MCPToolCatalog",
+    "MCPToolCatalogServer",
 ]
 
 ELICITATION_INTERRUPT_TYPE = "mcp_elicitation"

@@ -167,6 +167,8 @@ PUBLIC: dict[str, list[str]] = {
         "MCPStreamEvent",
         "MCPTaskInterrupt",
         "MCPToolArtifact",
+        "MCPToolCatalog",
+        "MCPToolCatalogServer",
         "PROGRESS_UI_NAME",
         "SAMPLING_INTERRUPT_TYPE",
         "TASK_INTERRUPT_TYPE",
