@@ -18,7 +18,14 @@ from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from langgraph_mcp import FromContext, MCPConfigError, MCPToolNode, ToolOptions, create_mcp_agent
+from langgraph_mcp import (
+    FromContext,
+    MCPConfigError,
+    MCPToolNode,
+    ToolOptions,
+    create_mcp_agent,
+    route_tool_calls,
+)
 from langgraph_mcp._bm25 import MAX_QUERY_TERMS, BM25Index, words
 from langgraph_mcp.options import REVEALED_KEY, ToolSearch, ToolSearchState, merge_revealed
 from tests.chat import ScriptModel
@@ -212,7 +219,10 @@ class State(MessagesState, ToolSearchState):
     pass
 
 
-async def test_a_hand_built_graph_offers_the_revealed_tools_from_its_state() -> None:
+@pytest.mark.parametrize("routing", ["tools_condition", "route_tool_calls"])
+async def test_a_hand_built_graph_offers_the_revealed_tools_from_its_state(routing: str) -> None:
+    # route_tool_calls sends each call alone (Send): the node reads the reveals from the graph state.
+    route = tools_condition if routing == "tools_condition" else route_tool_calls("tools")
     model = ScriptModel(turns=[[(SEARCH, {"query": "shop items list"}, "s1")], [("list_items", {}, "c1")]])
     async with MCPToolNode(servers(), tool_search=ToolSearch(limit=1)) as node:
 
@@ -224,7 +234,7 @@ async def test_a_hand_built_graph_offers_the_revealed_tools_from_its_state() -> 
         builder.add_node("model", call_model)
         builder.add_node("tools", node)
         builder.add_edge(START, "model")
-        builder.add_conditional_edges("model", tools_condition, ["tools", END])
+        builder.add_conditional_edges("model", route, ["tools", END])
         builder.add_edge("tools", "model")
         graph = builder.compile(checkpointer=InMemorySaver())
         out = await graph.ainvoke({"messages": [HumanMessage("what is for sale?")]}, thread())
