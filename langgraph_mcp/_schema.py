@@ -7,7 +7,8 @@ this package could not call it: not a JSON object, no name, no ``inputSchema`` o
 is not ``"type": "object"``, a schema that is not valid JSON schema, a ``$ref`` that does not
 resolve within the schema itself, a schema too large or too deep once LangChain inlines its
 ``$ref``s (as ``bind_tools`` does on every model call), ``execution.taskSupport: "required"``
-where calls cannot be answered with tasks (a 2025-11-25 session, or the ``tasks`` option off),
+where calls cannot run as tasks (the ``tasks`` option off, or a 2025-11-25 server that does not
+declare task-augmented calls),
 or a ``pattern`` or ``patternProperties`` regular expression (in its ``inputSchema`` or
 ``outputSchema``) that cannot run in time linear in its input (see ``_patterns.py``: patterns
 run on RE2, never on a backtracking engine).

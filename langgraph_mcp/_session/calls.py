@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import Discriminator, Tag, TypeAdapter
 from referencing.exceptions import Unresolvable
 
-from langgraph_mcp._compat.mcp import call_headers
+from langgraph_mcp._compat.mcp import call_headers, send_unchecked
 from langgraph_mcp._headers import header_problem
 from langgraph_mcp._patterns import PatternNotChecked, UnsafePattern, regex_budget
 from langgraph_mcp._redact import Redactor, header_secrets, mask_all
@@ -62,6 +62,9 @@ _ROUND: TypeAdapter[Round] = TypeAdapter(
 )
 """A ``tools/call`` answer, read as the shape its ``resultType`` names (so that what is wrong
 with it is said about that shape only)."""
+_LEGACY_TASK_ROUND: TypeAdapter[types.CallToolResult | types.CreateTaskResult] = TypeAdapter(
+    types.CreateTaskResult | types.CallToolResult
+)
 _MAX_UNSENT = 3
 _LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 _TRANSPORT_HEADERS = frozenset(
@@ -135,12 +138,14 @@ class Calls(Listings):
         session, client = await self._live()
         if self.config.log_level is not None and self.era == MODERN:
             meta = {**(meta or {}), _LOG_LEVEL_META: self.config.log_level}
+        task = await self._legacy_task(name)
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
                 name=name,
                 arguments=dict(arguments),
                 input_responses=input_responses,
                 request_state=request_state,
+                task=task,
                 _meta=cast(types.RequestParamsMeta, dict(meta)) if meta else None,
             )
         )
@@ -154,6 +159,10 @@ class Calls(Listings):
                     result = await self._send(
                         session, client, request, clock, sink, exclusive, progress, headers
                     )
+                    if isinstance(result, types.CreateTaskResult):  # 2025-11-25 tasks
+                        result = await self._follow_legacy_task(
+                            name, result.task, session, client, clock, sink, exclusive, progress, headers
+                        )
                 except NotSent:
                     unsent += 1
                     if unsent > _MAX_UNSENT:
@@ -183,6 +192,41 @@ class Calls(Listings):
                         return masked_result(result, self.redact)
                     self._check_output(name, result)
                 return result
+
+    async def _request_round(
+        self,
+        client: Client,
+        request: types.CallToolRequest | types.GetTaskPayloadRequest,
+        progress: ProgressFnT | None,
+    ) -> Round | types.CreateTaskResult:
+        if isinstance(request, types.GetTaskPayloadRequest):
+            return await client.session.send_request(request, types.CallToolResult)
+        if request.params.task is not None:
+            # The SDK reads a 2025-11-25 tools/call answer as a CallToolResult only; a task
+            # request is answered with a CreateTaskResult (or a result, if the server chose).
+            params = request.params.model_dump(by_alias=True, mode="json", exclude_none=True)
+            raw = await send_unchecked(client.session, "tools/call", params)
+            return _LEGACY_TASK_ROUND.validate_python(raw, by_name=False)
+        return await client.session.send_request(request, _ROUND, progress_callback=progress)
+
+    async def _legacy_task(self, name: str) -> types.TaskMetadata | None:
+        """The ``task`` parameter of a 2025-11-25 call of ``name`` when it must run as a task
+        (``tasks.py``); ``None`` otherwise."""
+        return None
+
+    async def _follow_legacy_task(
+        self,
+        name: str,
+        task: types.Task,
+        session: Session,
+        client: Client,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None,
+    ) -> types.CallToolResult:
+        raise MCPProtocolError(self.name, f"{name!r} was answered with a task that was not asked for")
 
     def _own_headers(self, tool: str, headers: Mapping[str, str]) -> dict[str, str]:
         """Per-call headers without the ones the protocol and the transport set themselves
@@ -234,14 +278,19 @@ class Calls(Listings):
         self,
         session: Session,
         client: Client,
-        request: types.CallToolRequest,
+        request: types.CallToolRequest | types.GetTaskPayloadRequest,
         clock: CallClock,
         sink: CallSink,
         exclusive: bool,
         progress: ProgressFnT | None,
         headers: Mapping[str, str] | None,
-    ) -> Round:
-        name = request.params.name
+        *,
+        tool: str | None = None,
+    ) -> Round | types.CreateTaskResult:
+        """Send ``request`` in turn (a slot), tracked as a call of ``tool`` (the server's
+        requests during it belong to the call), and return its result: a ``tools/call``, or the
+        ``tasks/result`` request that fetches a 2025-11-25 task's result (``tool`` names it)."""
+        name = tool if tool is not None else cast(types.CallToolRequest, request).params.name
         wording = Wording(
             what=f"the call to {name!r}",
             answer=f"{name!r}",
@@ -258,9 +307,7 @@ class Calls(Listings):
                         sink, tool=name, exclusive=exclusive, clock=clock, lend=lend
                     ) as call:
                         with call_headers(client.session, headers):
-                            result = await client.session.send_request(
-                                request, _ROUND, progress_callback=progress
-                            )
+                            result = await self._request_round(client, request, progress)
                 except MCPError:
                     if call is None or not call.resend:
                         raise

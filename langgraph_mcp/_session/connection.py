@@ -98,6 +98,13 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
         self.protocol_version = client.protocol_version
         extensions = client.server_capabilities.extensions
         self.offers_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+        legacy = client.server_capabilities.tasks
+        self.legacy_tasks = bool(
+            legacy is not None
+            and legacy.requests is not None
+            and legacy.requests.tools is not None
+            and legacy.requests.tools.call is not None
+        )
         if not is_handshake_version(client.protocol_version):
             complete_by_default(client.session)
         self._tools_changed()

@@ -220,7 +220,7 @@ class Listings(Requests):
         """The tools of one page that can be offered (``_schema.vet_tool``); ``first`` is the
         position of the page's first entry in the whole listing. Runs in a worker thread."""
         modern = self.era == MODERN
-        tasks = modern and bool(self.config.tasks)
+        tasks = bool(self.config.tasks) and (modern or bool(getattr(self, "legacy_tasks", False)))
         return [
             tool
             for i, raw in enumerate(listed)

@@ -17,15 +17,20 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp import Client
 from mcp.shared.dispatcher import ProgressFnT
 from pydantic import TypeAdapter, ValidationError
 
 from langgraph_mcp._session.calls import Calls, masked_result
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.era import MODERN
+from langgraph_mcp._session.owner import Session
+from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp._session.taskwire import (
     ACK,
+    POLL_BOUNDS,
     STATE,
+    STATUS_MESSAGE_MAX,
     TERMINAL,
     TaskHandle,
     TaskParams,
@@ -39,6 +44,15 @@ __all__ = ["Asker", "Parker", "TaskRequests"]
 logger = logging.getLogger("langgraph_mcp.pool")
 
 _CANCEL_TIMEOUT = 5.0
+_LEGACY_TTL_MS = 3_600_000
+"""The lifetime a 2025-11-25 task is asked for (the server may choose another)."""
+
+
+def _legacy_interval(ms: int | None) -> float:
+    low, high = POLL_BOUNDS
+    return 1.0 if ms is None else min(max(ms / 1000, low), high)
+
+
 _INPUTS: TypeAdapter[dict[str, types.InputRequest]] = TypeAdapter(dict[str, types.InputRequest])
 
 Asker = Callable[[dict[str, types.InputRequest]], Awaitable[set[str]]]
@@ -55,6 +69,91 @@ class TaskRequests(Calls):
 
     offers_tasks: bool = False
     """The server declared the tasks extension (2026-07-28); set when a session connects."""
+    legacy_tasks: bool = False
+    """The server declared task-augmented ``tools/call`` (the 2025-11-25 experimental task API,
+    ``capabilities.tasks.requests.tools.call``); set when a session connects."""
+
+    # -- 2025-11-25: the experimental task API ----------------------------------------------------
+
+    async def _legacy_task(self, name: str) -> types.TaskMetadata | None:
+        """A 2025-11-25 tool that requires a task (``execution.taskSupport: "required"``) is
+        called as one, on a server that declared task-augmented calls (``tasks`` option on).
+        The tools are listed first if this session has not listed them yet."""
+        if self.era == MODERN or not self.legacy_tasks or not self.config.tasks:
+            return None
+        tool = self.listed(name)
+        if tool is None:
+            tool = next((t for t in await self.list_tools() if t.name == name), None)
+        if tool is None or tool.execution is None or tool.execution.task_support != "required":
+            return None
+        return types.TaskMetadata(ttl=_LEGACY_TTL_MS)
+
+    async def _follow_legacy_task(
+        self,
+        name: str,
+        task: types.Task,
+        session: Session,
+        client: Client,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None,
+    ) -> types.CallToolResult:
+        """Poll a 2025-11-25 task (``tasks/get``) until it needs input or ends, then fetch its
+        result (``tasks/result``), during which the server's questions reach the call as they do
+        during a ``tools/call``. A timeout or a cancellation cancels the task on the server (its
+        handle is not kept in the checkpoint: a resumed run sends the call again).
+        """
+        task_id = task.task_id
+        get = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+        shown: str | None = None
+        count = 0
+        state: types.Task | types.GetTaskResult = task
+        try:
+            while True:
+                message = state.status_message
+                if message and message != shown and progress is not None:
+                    shown, count = message, count + 1
+                    await progress(float(count), None, self.redact(message[:STATUS_MESSAGE_MAX]))
+                if state.status != "working":
+                    request = types.GetTaskPayloadRequest(
+                        params=types.GetTaskPayloadRequestParams(task_id=task_id)
+                    )
+                    result = await self._send(
+                        session, client, request, clock, sink, exclusive, None, headers, tool=name
+                    )
+                    if not isinstance(result, types.CallToolResult):
+                        raise MCPProtocolError(
+                            self.name, f"the task of {name!r} did not end with a tool result"
+                        )
+                    return result
+                await clock.sleep(_legacy_interval(state.poll_interval))
+                async with clock.running():
+                    state = await self.request(
+                        f"get task {task_id!r}",
+                        lambda c: c.session.send_request(get, types.GetTaskResult),
+                        timeout=None,
+                    )
+        except (asyncio.CancelledError, MCPTimeoutError):
+            with anyio.CancelScope(shield=True):
+                try:
+                    cancel = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+                    await self.request(
+                        f"cancel task {task_id!r}",
+                        lambda c: c.session.send_request(cancel, types.CancelTaskResult),
+                        timeout=_CANCEL_TIMEOUT,
+                    )
+                except Exception as exc:
+                    logger.warning(
+                        "MCP server %r: the task of %r could not be cancelled: %s",
+                        self.name,
+                        name,
+                        self.redact(str(exc)),
+                    )
+            raise
+
+    # -- 2026-07-28: the tasks extension ------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> types.CallToolResult:
         """Call ``name`` directly, outside any graph, within its configured limit (see

@@ -21,6 +21,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ListTasksRequest, ListTasksResult
 from pydantic import BaseModel
 
 from langgraph_mcp import MCPPool, MCPToolNode
@@ -375,3 +376,49 @@ async def test_git_status_and_log_of_a_repository(tmp_path: Path) -> None:
     assert "First commit" in log and "Ada" in log
     assert "-one" in diff and "+two" in diff
     assert elsewhere.status == "error"
+
+
+# -- 2025-11-25 tasks (server-everything's simulate-research-query requires one) ------------------
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_everything_research_runs_as_a_task_with_its_stages_as_progress(
+    servers: Servers, transport: str
+) -> None:
+    async with MCPToolNode({"everything": servers.everything(transport)}) as node:
+        assert "simulate-research-query" in {t.name for t in await node.get_tools()}
+        events, out = await _progress_events(node, "simulate-research-query", {"topic": "bees"})
+    (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert message.status == "success" and text_of(message).startswith("# Research Report: bees")
+    stages = [e["message"] for e in events]
+    assert stages[:2] == ["Gathering sources...", "Analyzing content..."]
+    assert [e["progress"] for e in events] == list(range(1, len(events) + 1))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_everything_research_asks_through_its_task_and_the_answer_reaches_it(
+    servers: Servers, transport: str
+) -> None:
+    async with MCPToolNode({"everything": servers.everything(transport)}) as node:
+        graph = tool_graph(node)
+        args = {"topic": "ai", "ambiguous": True}
+        await graph.ainvoke({"messages": [ai(("simulate-research-query", args, "c1"))]}, thread())
+        (pending,) = (await graph.aget_state(thread())).interrupts
+        (question,) = pending.value["requests"]
+        assert "multiple interpretations" in question["message"]
+        answer = {"responses": {question["key"]: accept({"interpretation": "historical"})}}
+        out = await graph.ainvoke(Command(resume=answer), thread())
+    report = tool_results(out)["c1"]
+    assert report.startswith("# Research Report: ai (historical)")
+
+
+async def test_everything_research_past_its_timeout_is_cancelled_on_the_server(servers: Servers) -> None:
+    config = {**servers.everything("stdio"), "tool_timeouts": {"simulate-research-query": 1.5}}
+    async with MCPPool({"everything": config}) as pool:
+        message = await call((await tools_by_name(pool))["simulate-research-query"], {"topic": "owls"})
+        assert message.status == "error" and "timed out after 1.5s" in text_of(message)
+        listed = await pool.connection("everything").request(
+            "list tasks", lambda c: c.session.send_request(ListTasksRequest(), ListTasksResult)
+        )
+    (task,) = listed.tasks
+    assert task.status == "cancelled"
