@@ -12,7 +12,8 @@ in ``<tasks dir>``) and runs the thread ``tasks``:
 - ``continue``: the run goes on from its checkpoint with no input (after a crash).
 
 It prints one JSON line: ``{"interrupts": [...], "results": {tool_call_id: content}}``.
-``TASK_DETACH_AFTER`` in the environment sets the server's ``task_detach_after``.
+``TASK_DETACH_AFTER`` in the environment sets the server's ``task_detach_after``; with
+``TASKS_URL`` the server is that streamable HTTP one (started by the test, kept across phases).
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ THREAD = {"configurable": {"thread_id": "tasks"}}
 
 
 def _node(tasks_dir: str) -> MCPToolNode:
-    server: dict[str, Any] = stdio_params("tasks", env={"TASKS_DIR": tasks_dir})
+    server: dict[str, Any] = (
+        {"url": os.environ["TASKS_URL"]}
+        if "TASKS_URL" in os.environ
+        else stdio_params("tasks", env={"TASKS_DIR": tasks_dir})
+    )
     if "TASK_DETACH_AFTER" in os.environ:
         server["task_detach_after"] = float(os.environ["TASK_DETACH_AFTER"])
     return MCPToolNode({"tasks": server})

@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.errors import MCPToolCallError
-from tests.conftest_servers import spawn_http_server, stdio_params
+from tests.conftest_servers import http_server_process, spawn_http_server, stdio_params
 from tests.forkserver import command
 from tests.helpers import ai, check, run_script, thread, tool_graph, until
 
@@ -279,10 +279,26 @@ def test_a_question_is_answered_in_a_new_process(files: tuple[str, Path], first:
     assert len(_log(folder, "update")) == 1
 
 
+@pytest.fixture(params=["stdio", "http"])
+def transport_env(request: pytest.FixtureRequest, files: tuple[str, Path]) -> Iterator[str]:
+    """``stdio``: each phase starts its own server process; ``http``: one server for all phases
+    (``TASKS_URL``), as a remote server would be."""
+    if request.param == "stdio":
+        yield "stdio"
+        return
+    _, folder = files
+    with http_server_process("tasks", env={**os.environ, "TASKS_DIR": str(folder)}) as url:
+        os.environ["TASKS_URL"] = url
+        try:
+            yield "http"
+        finally:
+            del os.environ["TASKS_URL"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["async", "sync"])
 def test_sigkill_while_polling_then_the_run_goes_on_with_the_same_task(
-    files: tuple[str, Path], mode: str
+    files: tuple[str, Path], mode: str, transport_env: str
 ) -> None:
     db, folder = files
     calls = json.dumps([["gated_job", {"label": "k"}, "c1"]])
