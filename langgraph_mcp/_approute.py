@@ -3,7 +3,9 @@
 Contract (``{prefix}`` is ``/mcp-apps`` by default; bodies and answers are JSON):
 
 ``POST {prefix}/threads/{thread_id}/call`` with :class:`~langgraph_mcp.types.MCPAppCallRequest`
-    ``{"server", "method": "tools/call" | "resources/read", "params"}``. ``tools/call``
+    ``{"server", "method": "tools/call" | "resources/read", "params", "assistant_id"?}``
+    (``assistant_id``: the assistant or graph to run the call with; by default the one the
+    thread last ran). ``tools/call``
     (``params``: ``{"name": <the tool's MCP name>, "arguments"}``) runs as a run on the thread
     (see ``langgraph_mcp.apps``); ``resources/read`` (``params``: ``{"uri"}``) reads through the
     thread's session of that server. Answer: :class:`~langgraph_mcp.types.MCPAppCallResponse`,
@@ -118,7 +120,7 @@ class AppRoutes:
                 thread = await self._thread(client, thread_id)
                 if method == "resources/read":
                     return await self._read(thread_id, server, params)
-                return await self._call(client, thread, server, params)
+                return await self._call(client, thread, server, params, body.get("assistant_id"))
         except _Refused as refusal:
             return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
 
@@ -136,7 +138,12 @@ class AppRoutes:
             return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
 
     async def _call(
-        self, client: httpx.AsyncClient, thread: Mapping[str, Any], server: str, params: Mapping[str, Any]
+        self,
+        client: httpx.AsyncClient,
+        thread: Mapping[str, Any],
+        server: str,
+        params: Mapping[str, Any],
+        assistant: Any,
     ) -> JSONResponse:
         name, arguments = params.get("name"), params.get("arguments", {})
         if not isinstance(name, str) or not name or len(name) > _MAX_NAME:
@@ -149,10 +156,13 @@ class AppRoutes:
             raise _Refused(403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views")
         if thread.get("status") == "interrupted":
             raise _Refused(409, "the thread is waiting for a person's answer; answer it first")
-        metadata = thread.get("metadata") or {}
-        assistant = metadata.get("assistant_id") or metadata.get("graph_id")
-        if not isinstance(assistant, str):
-            raise _Refused(409, "the thread has not run a graph yet")
+        if assistant is None:
+            metadata = thread.get("metadata") or {}
+            assistant = metadata.get("assistant_id") or metadata.get("graph_id")
+            if assistant is None:
+                raise _Refused(409, "the thread has not run a graph yet: name its assistant_id")
+        if not isinstance(assistant, str) or not assistant or len(assistant) > _MAX_NAME:
+            raise _Refused(400, "'assistant_id' must be an assistant id or graph id")
         payload = self.make_input(server, tool.name, arguments)
         call_id = payload[self.key][-1].tool_calls[0]["id"]
         run = await client.post(

@@ -135,6 +135,9 @@ async def show_view(
     try:
         props = _props(connection, view, tool=tool, name=name, arguments=arguments, result=result)
         props["tool_call_id"] = tool_call_id
+        thread_id = ((runtime.config or {}).get("configurable") or {}).get("thread_id")
+        if isinstance(thread_id, str) and thread_id:
+            props["thread_id"] = thread_id
         push_ui_message(
             APP_UI_NAME,
             dict(props),

@@ -44,6 +44,9 @@ class MCPAppUIProps(TypedDict):
     mcp_tool: str
     """The tool's name on the server."""
     tool_call_id: str
+    thread_id: NotRequired[str]
+    """The LangGraph thread the call ran in (absent outside a checkpointed thread): the thread the
+    view's own calls go to (``POST /mcp-apps/threads/<thread_id>/call``)."""
     resource_uri: str
     """The view's ``ui://`` URI."""
     mime_type: Literal["text/html;profile=mcp-app"]
