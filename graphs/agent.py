@@ -32,7 +32,7 @@ from langgraph.prebuilt import tools_condition
 from graphs.scripted import scripted_model
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
-from langgraph_mcp.apps import VIEW_CALLS_KEY, route_view_calls, view_calls_node
+from langgraph_mcp.apps import VIEW_CALLS_KEY, app_context_message, route_view_calls, view_calls_node
 
 MODEL_ENV = "LANGGRAPH_MCP_MODEL"
 ALLOWED_ENV = "LANGGRAPH_MCP_ALLOWED_MODELS"
@@ -67,7 +67,9 @@ def resolve_model(config: RunnableConfig) -> BaseChatModel:
 
 async def call_model(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
     model = resolve_model(config).bind_tools(await tools.get_tools())
-    return {"messages": [await model.ainvoke(state["messages"], config)]}
+    context = app_context_message(state)  # what an MCP Apps view said the user sees, if any
+    messages = [context, *state["messages"]] if context is not None else state["messages"]
+    return {"messages": [await model.ainvoke(messages, config)]}
 
 
 builder = StateGraph(ChatState)

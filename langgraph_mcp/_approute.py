@@ -23,8 +23,8 @@ person's answer or has never run; 502 the run or the server failed.
 
 from __future__ import annotations
 
+import importlib
 import json
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,7 +42,6 @@ from langgraph_mcp.errors import MCPError
 
 __all__ = ["ROUTE_PREFIX", "AppRoutes"]
 
-logger = logging.getLogger("langgraph_mcp.apps")
 
 ROUTE_PREFIX = "/mcp-apps"
 """Where :func:`langgraph_mcp.apps.app_routes` serves by default."""
@@ -54,7 +53,9 @@ _MAX_NAME = 256
 _RUN_TIMEOUT = httpx.Timeout(connect=10, read=600, write=30, pool=10)
 
 
-class _Refused(Exception):
+class _Refused(MCPError):
+    """A request the route answers with an error status (never leaves the route)."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -88,9 +89,9 @@ class AppRoutes:
         headers = {k: v for k, v in request.headers.items() if k.lower() in self.forward}
         api = self.api
         if api is None:
-            from langgraph_api.server import app  # the server this runs in
-
-            api = httpx.ASGITransport(app=app)
+            # The LangGraph server this route runs in, called in process (not its /noauth
+            # loopback: the caller's credentials must be checked).
+            api = httpx.ASGITransport(app=importlib.import_module("langgraph_api.server").app)
         if isinstance(api, str):
             return httpx.AsyncClient(base_url=api, headers=headers, timeout=_RUN_TIMEOUT)
         return httpx.AsyncClient(base_url="http://api", transport=api, headers=headers, timeout=_RUN_TIMEOUT)
@@ -123,6 +124,8 @@ class AppRoutes:
                 return await self._call(client, thread, server, params, body.get("assistant_id"))
         except _Refused as refusal:
             return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
+        except MCPError as exc:  # a server that cannot be reached, ...: no secrets in these
+            return JSONResponse({"error": str(exc)[:1000]}, status_code=502)
 
     async def result(self, request: Request) -> JSONResponse:
         thread_id, call_id = request.path_params["thread_id"], request.path_params["call_id"]
@@ -153,7 +156,9 @@ class AppRoutes:
         tools = await self.views.toolset.tools()
         tool = next((t for t in tools if t.server == server and t.mcp_name == name), None)
         if tool is None or not app_visible(tool.mcp_meta):
-            raise _Refused(403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views")
+            raise _Refused(
+                403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views"
+            )
         if thread.get("status") == "interrupted":
             raise _Refused(409, "the thread is waiting for a person's answer; answer it first")
         if assistant is None:
@@ -174,7 +179,9 @@ class AppRoutes:
             },
         )
         if run.status_code != 200:
-            raise _Refused(502, f"the view's call could not run: the LangGraph API answered {run.status_code}")
+            raise _Refused(
+                502, f"the view's call could not run: the LangGraph API answered {run.status_code}"
+            )
         values = run.json()
         if isinstance(values, dict) and values.get("__error__"):
             raise _Refused(502, "the view's call failed in the graph")
@@ -185,10 +192,16 @@ class AppRoutes:
             raise _Refused(404, "no such call")
         messages = values.get(self.key) or []
         for message in messages:
-            if isinstance(message, dict) and message.get("type") == "tool" and message.get("tool_call_id") == call_id:
+            if (
+                isinstance(message, dict)
+                and message.get("type") == "tool"
+                and message.get("tool_call_id") == call_id
+            ):
                 return JSONResponse({"status": "done", "result": _mcp_result(message)})
         for message in messages:
-            if isinstance(message, dict) and any(c.get("id") == call_id for c in message.get("tool_calls") or []):
+            if isinstance(message, dict) and any(
+                c.get("id") == call_id for c in message.get("tool_calls") or []
+            ):
                 return JSONResponse({"status": "pending", "call_id": call_id}, status_code=202)
         raise _Refused(404, "no such call: the thread holds another view call now")
 
@@ -200,9 +213,11 @@ class AppRoutes:
         async with pool.using(server, thread_id) as connection:
             try:
                 result = await _read(connection, uri)
-            except MCPError as exc:
-                raise _Refused(502, connection.redact(str(exc))) from None
-            dumped = mask_all(result.model_dump(mode="json", by_alias=True, exclude_none=True), connection.redact)
+            except MCPError as exc:  # the package's errors carry no secrets; masked once more
+                raise _Refused(502, connection.redact(str(exc))[:1000]) from None
+            dumped = mask_all(
+                result.model_dump(mode="json", by_alias=True, exclude_none=True), connection.redact
+            )
         if len(json.dumps(dumped, default=str)) > MAX_RESULT:
             raise _Refused(502, f"the resource is longer than {MAX_RESULT} characters")
         return JSONResponse({"status": "done", "result": dumped})
@@ -246,7 +261,11 @@ def _jsonable(payload: Mapping[str, Any]) -> dict[str, Any]:
                 "type": m.type,
                 "id": m.id,
                 "content": m.content,
-                **({"tool_calls": m.tool_calls, "additional_kwargs": m.additional_kwargs} if isinstance(m, AIMessage) else {}),
+                **(
+                    {"tool_calls": m.tool_calls, "additional_kwargs": m.additional_kwargs}
+                    if isinstance(m, AIMessage)
+                    else {}
+                ),
             }
             for m in messages
         ]

@@ -29,26 +29,31 @@ calls.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage, SystemMessage, ToolMessage
 from langgraph.graph import add_messages
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from starlette.routing import Route
 from typing_extensions import TypedDict
 
-from langgraph_mcp._apps import VIEW_CALL_PREFIX
 from langgraph_mcp._approute import ROUTE_PREFIX, AppRoutes
+from langgraph_mcp._apps import VIEW_CALL_PREFIX
 from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._tools import MCPTool
+from langgraph_mcp.types import MCPAppContext
 
 __all__ = [
+    "CONTEXT_KEY",
+    "MAX_CONTEXT",
     "ROUTE_PREFIX",
     "VIEW_CALLS_KEY",
     "MCPAppCallsState",
+    "app_context_message",
     "app_routes",
     "route_view_calls",
     "view_call_input",
@@ -57,15 +62,41 @@ __all__ = [
 
 VIEW_CALLS_KEY = "mcp_app_calls"
 """The state key (and node name) of the calls views make."""
+CONTEXT_KEY = "mcp_app_context"
+"""The state key of a view's model context."""
 
 
 class MCPAppCallsState(TypedDict, total=False):
-    """The state key a graph needs for its views' calls: the last call and its answer."""
+    """The state keys of views: ``mcp_app_calls``, the last call a view made and its answer;
+    ``mcp_app_context``, the last model context a view set
+    (:class:`~langgraph_mcp.types.MCPAppContext`, sent with the view's next message)."""
 
     mcp_app_calls: Annotated[list[AnyMessage], add_messages]
+    mcp_app_context: MCPAppContext
 
 
-def view_call_input(server: str, tool: str, arguments: Mapping[str, Any], call_id: str | None = None) -> dict[str, Any]:
+MAX_CONTEXT = 16_000
+"""Characters of a view's model context given to the model; the rest is cut."""
+
+
+def app_context_message(state: Any) -> SystemMessage | None:
+    """The view's model context in ``state`` (``mcp_app_context``) as a system message for the
+    model's next turn, or ``None`` when there is none. At most :data:`MAX_CONTEXT` characters
+    of it are given."""
+    context = state.get(CONTEXT_KEY) if isinstance(state, Mapping) else getattr(state, CONTEXT_KEY, None)
+    if not isinstance(context, Mapping):
+        return None
+    server = str(context.get("server", "?"))[:100]
+    shown = {k: context[k] for k in ("content", "structuredContent") if k in context}
+    if not shown:
+        return None
+    text = json.dumps(shown, ensure_ascii=False, default=str)[:MAX_CONTEXT]
+    return SystemMessage(f"What the user sees in the {server} view (its model context): {text}")
+
+
+def view_call_input(
+    server: str, tool: str, arguments: Mapping[str, Any], call_id: str | None = None
+) -> dict[str, Any]:
     """The run input that makes one view call: ``tool`` is the tool's name as the graph exposes
     it (``MCPTool.name``). The call replaces the key's previous content, so it stays bounded."""
     call_id = call_id or f"{VIEW_CALL_PREFIX}{uuid.uuid4().hex}"
@@ -85,7 +116,9 @@ def route_view_calls(default: str) -> Callable[[Any], str]:
 
 
 def _pending(state: Any) -> AIMessage | None:
-    messages = state.get(VIEW_CALLS_KEY) if isinstance(state, Mapping) else getattr(state, VIEW_CALLS_KEY, None)
+    messages = (
+        state.get(VIEW_CALLS_KEY) if isinstance(state, Mapping) else getattr(state, VIEW_CALLS_KEY, None)
+    )
     if not messages:
         return None
     last = messages[-1]
@@ -161,4 +194,6 @@ def app_routes(
     configured) decides whether the caller may use the thread, and a thread it may not read is
     answered 404. ``api``: where the API is, by default the server this runs in (in process); a
     URL or an ``httpx`` transport otherwise."""
-    return AppRoutes(views, VIEW_CALLS_KEY, view_call_input, api=api, forward_headers=forward_headers).routes(prefix)
+    return AppRoutes(views, VIEW_CALLS_KEY, view_call_input, api=api, forward_headers=forward_headers).routes(
+        prefix
+    )

@@ -181,7 +181,9 @@ def _copy_ui_sources(config: Path, workdir: Path) -> None:
     for entry in set(entries.values()):
         top = Path(entry).parts[0] if Path(entry).parts[0] != "." else Path(entry).parts[1]
         source = REPO_ROOT / top if (REPO_ROOT / top).is_dir() else config.parent / top
-        shutil.copytree(source, workdir / top, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules"))
+        shutil.copytree(
+            source, workdir / top, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules")
+        )
         if (source / "node_modules").is_dir() and not (workdir / top / "node_modules").exists():
             (workdir / top / "node_modules").symlink_to(source / "node_modules")  # the packages it imports
 

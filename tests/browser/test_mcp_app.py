@@ -78,7 +78,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
         env = {"LANGGRAPH_MCP_CONFIG": str(folder / "mcp.json"), "LANGGRAPH_MCP_MODEL": "scripted"}
         workdir = folder / "server"
-        with langgraph_dev(workdir, _config(folder), env, ui=True) as server, page_server(server.url) as page_url:
+        with (
+            langgraph_dev(workdir, _config(folder), env, ui=True) as server,
+            page_server(server.url) as page_url,
+        ):
             ui_bundle(workdir, "agent")
             yield Served(server, page_url, logs)
 
@@ -96,8 +99,12 @@ async def test_the_view_renders_and_its_click_calls_the_server_through_the_route
         page.set_default_timeout(WAIT_MS)
         problems: list[str] = []
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None)
-        await page.goto(f"{served.page_url}?{urlencode({'apiUrl': served.server.url, 'assistantId': 'agent'})}")
+        page.on(
+            "response", lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None
+        )
+        await page.goto(
+            f"{served.page_url}?{urlencode({'apiUrl': served.server.url, 'assistantId': 'agent'})}"
+        )
         await say(page, 'show_chart {"city": "Oslo"}')
 
         # The component renders the view in its iframe; the view got the call's input and result.
@@ -115,7 +122,23 @@ async def test_the_view_renders_and_its_click_calls_the_server_through_the_route
         assert "refresh_chart called: city='Oslo'" in _log(served, "apps")
         if os.environ.get("LANGGRAPH_MCP_SCREENSHOTS"):
             await page.locator("main").screenshot(path=str(ASSETS / "mcp-app.png"))
-        assert not [p for p in problems if "Content Security Policy" in p], problems  # the view kept to its CSP
+
+        # The view's message becomes the thread's next human message, sent with the model
+        # context it set before; the agent answers it.
+        await view.locator("#ask").click()
+        await expect(view.locator("#refreshed")).to_have_text("asked")
+        reply = page.get_by_test_id("message-ai").last
+        await expect(reply).to_contain_text("plain_echo: asked from the view about Oslo")
+        [thread] = await get_client(url=served.server.url).threads.search(limit=1)
+        state = await get_client(url=served.server.url).threads.get_state(thread["thread_id"])
+        assert state["values"]["mcp_app_context"]["structuredContent"] == {
+            "city": "Oslo",
+            "looking_at": "the chart",
+        }
+        assert state["values"]["mcp_app_context"]["server"] == "apps"
+        assert not [p for p in problems if "Content Security Policy" in p], (
+            problems
+        )  # the view kept to its CSP
         await browser.close()
 
 
@@ -130,22 +153,38 @@ async def test_a_view_may_call_only_its_servers_tools_for_views(served: Served, 
     tid = await _thread(served, "alice")
     call = {"server": server, "method": "tools/call", "assistant_id": "agent"}
 
-    answer = await served.route("alice", "POST", f"{tid}/call", {**call, "params": {"name": "refresh_chart", "arguments": {"city": "Rome"}}})
+    answer = await served.route(
+        "alice",
+        "POST",
+        f"{tid}/call",
+        {**call, "params": {"name": "refresh_chart", "arguments": {"city": "Rome"}}},
+    )
     assert answer.status_code == 200, answer.text
     result = answer.json()["result"]
-    assert result["structuredContent"] == {"city": "Rome", "temps": [11, 14, 9]} and result["isError"] is False
+    assert (
+        result["structuredContent"] == {"city": "Rome", "temps": [11, 14, 9]} and result["isError"] is False
+    )
     assert "refresh_chart called: city='Rome'" in _log(served, server)
 
     # A model-only tool is refused before any run; so is a tool the server does not have.
     for name in ("plain_echo", "no_such_tool"):
-        answer = await served.route("alice", "POST", f"{tid}/call", {**call, "params": {"name": name, "arguments": {"text": "x"}}})
+        answer = await served.route(
+            "alice", "POST", f"{tid}/call", {**call, "params": {"name": name, "arguments": {"text": "x"}}}
+        )
         assert answer.status_code == 403, answer.text
         assert "may not call" in answer.json()["error"]
-    answer = await served.route("alice", "POST", f"{tid}/call", {**call, "server": "nope", "params": {"name": "x"}})
+    answer = await served.route(
+        "alice", "POST", f"{tid}/call", {**call, "server": "nope", "params": {"name": "x"}}
+    )
     assert answer.status_code == 404
 
     # resources/read goes through the thread's session of the view's server.
-    answer = await served.route("alice", "POST", f"{tid}/call", {"server": server, "method": "resources/read", "params": {"uri": "ui://apps/chart.html"}})
+    answer = await served.route(
+        "alice",
+        "POST",
+        f"{tid}/call",
+        {"server": server, "method": "resources/read", "params": {"uri": "ui://apps/chart.html"}},
+    )
     assert answer.status_code == 200, answer.text
     assert "chart v" in answer.json()["result"]["contents"][0]["text"]
 
@@ -156,10 +195,17 @@ async def test_a_view_may_call_only_its_servers_tools_for_views(served: Served, 
 
 @pytest.mark.parametrize("server", SERVERS)
 @pytest.mark.timeout(60)
-async def test_a_view_call_that_needs_approval_waits_for_the_threads_interrupt(served: Served, server: str) -> None:
+async def test_a_view_call_that_needs_approval_waits_for_the_threads_interrupt(
+    served: Served, server: str
+) -> None:
     client = served.client("alice")
     tid = await _thread(served, "alice")
-    body = {"server": server, "method": "tools/call", "assistant_id": "viewed", "params": {"name": "refresh_chart", "arguments": {"city": "Lima"}}}
+    body = {
+        "server": server,
+        "method": "tools/call",
+        "assistant_id": "viewed",
+        "params": {"name": "refresh_chart", "arguments": {"city": "Lima"}},
+    }
 
     answer = await served.route("alice", "POST", f"{tid}/call", body)
     assert answer.status_code == 202, answer.text
@@ -189,11 +235,21 @@ async def test_a_view_call_that_needs_approval_waits_for_the_threads_interrupt(s
 @pytest.mark.timeout(60)
 async def test_a_call_for_a_thread_the_caller_cannot_access_is_refused(served: Served) -> None:
     tid = await _thread(served, "alice")
-    body = {"server": "apps", "method": "tools/call", "assistant_id": "agent", "params": {"name": "refresh_chart", "arguments": {"city": "Quito"}}}
+    body = {
+        "server": "apps",
+        "method": "tools/call",
+        "assistant_id": "agent",
+        "params": {"name": "refresh_chart", "arguments": {"city": "Quito"}},
+    }
 
     answer = await served.route("mallory", "POST", f"{tid}/call", body)
     assert answer.status_code == 404, answer.text
-    answer = await served.route("mallory", "POST", f"{tid}/call", {**body, "method": "resources/read", "params": {"uri": "ui://apps/chart.html"}})
+    answer = await served.route(
+        "mallory",
+        "POST",
+        f"{tid}/call",
+        {**body, "method": "resources/read", "params": {"uri": "ui://apps/chart.html"}},
+    )
     assert answer.status_code == 404
     answer = await served.route("mallory", "GET", f"{tid}/calls/mcp-app-call:0")
     assert answer.status_code == 404

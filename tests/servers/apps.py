@@ -22,7 +22,9 @@ The chart's HTML (:func:`chart_html`) says ``chart v<N>``; ``N`` starts at 1 and
 ``touch_view`` and ``add_view``. ``--big`` makes it ~300,000 characters long. It is a working view:
 it speaks the MCP Apps protocol to its host, shows the call's city and temperatures, and its
 Refresh button calls ``refresh_chart``, which logs ``refresh_chart called: city=...`` to stderr and
-to the file ``$APPS_LOG`` names (when set).
+to the file ``$APPS_LOG`` names (when set); its Ask button updates the model context
+(``{"city", "looking_at"}``) and sends the message ``plain_echo {"text": "asked from the view
+about <city>"}``.
 """
 
 import os
@@ -63,7 +65,8 @@ VIEW_SCRIPT = """<script>
     send({ id, method, params });
   });
   const show = (id, text) => { document.getElementById(id).textContent = text; };
-  const temps = (result) => (result && result.structuredContent && result.structuredContent.temps || []).join(", ");
+  const temps = (result) =>
+    ((result && result.structuredContent && result.structuredContent.temps) || []).join(", ");
   window.addEventListener("message", (event) => {
     const m = event.data;
     if (!m || m.jsonrpc !== "2.0") return;
@@ -84,10 +87,19 @@ VIEW_SCRIPT = """<script>
     show("refreshed", "calling...");
     try {
       const result = await request("tools/call", { name: "refresh_chart", arguments: { city } });
-      show("refreshed", result.isError ? "error: " + JSON.stringify(result.content) : "refreshed " + city + ": " + temps(result));
+      const text = result.isError ? "error: " + JSON.stringify(result.content) : "refreshed " + city;
+      show("refreshed", result.isError ? text : text + ": " + temps(result));
     } catch (error) {
       show("refreshed", "error: " + error.message);
     }
+  });
+  document.getElementById("ask").addEventListener("click", async () => {
+    await request("ui/update-model-context", { structuredContent: { city, looking_at: "the chart" } });
+    const sent = await request("ui/message", {
+      role: "user",
+      content: [{ type: "text", text: 'plain_echo {"text": "asked from the view about ' + city + '"}' }],
+    });
+    show("refreshed", sent && sent.isError ? "not sent" : "asked");
   });
   request("ui/initialize", {
     protocolVersion: "2026-01-26",
@@ -95,7 +107,8 @@ VIEW_SCRIPT = """<script>
     appCapabilities: {},
   }).then(() => {
     send({ method: "ui/notifications/initialized", params: {} });
-    send({ method: "ui/notifications/size-changed", params: { width: document.body.scrollWidth, height: document.body.scrollHeight + 16 } });
+    const size = { width: document.body.scrollWidth, height: document.body.scrollHeight + 16 };
+    send({ method: "ui/notifications/size-changed", params: size });
   });
 })();
 </script>"""
@@ -107,9 +120,11 @@ def chart_html(version: int, big: bool = False) -> str:
     padding = "<!--" + "x" * 300_000 + "-->" if big else ""
     body = (
         f'<h3 style="margin:4px 0">chart v{version}</h3><p>City: <b id="city"></b> · temperatures: '
-        '<span id="temps"></span></p><button id="refresh">Refresh</button> <span id="refreshed"></span>'
+        '<span id="temps"></span></p><button id="refresh">Refresh</button> <button id="ask">Ask</button> '
+        '<span id="refreshed"></span>'
     )
-    return f'<!DOCTYPE html><html><body style="font-family:sans-serif">{body}{padding}{VIEW_SCRIPT}</body></html>'
+    page = f'<body style="font-family:sans-serif">{body}{padding}{VIEW_SCRIPT}</body>'
+    return f"<!DOCTYPE html><html>{page}</html>"
 
 
 def _log(line: str) -> None:

@@ -15,7 +15,14 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langgraph_mcp import MCPPool, MCPToolNode
-from langgraph_mcp.apps import VIEW_CALLS_KEY, route_view_calls, view_call_input, view_calls_node
+from langgraph_mcp.apps import (
+    MAX_CONTEXT,
+    VIEW_CALLS_KEY,
+    app_context_message,
+    route_view_calls,
+    view_call_input,
+    view_calls_node,
+)
 from tests.conftest_servers import stdio_params
 from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 
@@ -46,7 +53,9 @@ async def _view_call(
     async for mode, chunk in graph.astream(payload, config, stream_mode=["custom", "values"]):
         events.append((mode, chunk))
     values = (await graph.aget_state(config)).values
-    answers = [m for m in values.get(VIEW_CALLS_KEY, []) if isinstance(m, ToolMessage) and m.tool_call_id == call_id]
+    answers = [
+        m for m in values.get(VIEW_CALLS_KEY, []) if isinstance(m, ToolMessage) and m.tool_call_id == call_id
+    ]
     out = events[-1][1] if events and events[-1][0] == "values" else {}
     return (answers[0] if answers else None), out, [c for m, c in events if m == "custom"]
 
@@ -113,6 +122,26 @@ async def test_a_view_call_that_needs_approval_is_the_threads_interrupt(
         builder.add_edge(START, "tools")
         model_graph = builder.compile()
         out = await model_graph.ainvoke(
-            {"messages": [AIMessage("", tool_calls=[{"name": "refresh_chart", "args": {"city": "X"}, "id": "m1"}])]}
+            {
+                "messages": [
+                    AIMessage("", tool_calls=[{"name": "refresh_chart", "args": {"city": "X"}, "id": "m1"}])
+                ]
+            }
         )
         assert "refresh_chart is not a valid tool" in str(out["messages"][-1].content)
+
+
+def test_a_views_model_context_is_given_to_the_model_as_a_bounded_system_message() -> None:
+    assert app_context_message({}) is None
+    assert app_context_message({"mcp_app_context": {"server": "apps", "tool_call_id": "c1"}}) is None
+    context = {"server": "apps", "tool_call_id": "c1", "structuredContent": {"city": "Oslo"}}
+    message = app_context_message({"mcp_app_context": context})
+    assert message is not None and message.type == "system"
+    assert (
+        message.content
+        == 'What the user sees in the apps view (its model context): {"structuredContent": {"city": "Oslo"}}'
+    )
+    big = {**context, "content": [{"type": "text", "text": "x" * 50_000}]}
+    message = app_context_message({"mcp_app_context": big})
+    assert message is not None
+    assert len(str(message.content)) < MAX_CONTEXT + 100
