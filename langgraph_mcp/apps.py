@@ -19,8 +19,8 @@ The graph gets three additions::
     builder.add_conditional_edges(START, route_view_calls("agent"))
     builder.add_edge(VIEW_CALLS_KEY, END)
 
-and the deployment's custom app serves :func:`app_routes` (see ``langgraph_mcp._approute`` for
-the HTTP contract). A view's call arrives in the ``mcp_app_calls`` state key as an AI message with
+and the deployment's custom app serves :func:`app_routes` (its HTTP contract: the MCP Apps how-to
+guide, "The route's contract"). A view's call arrives in the ``mcp_app_calls`` state key as an AI message with
 one tool call (id ``mcp-app-call:<hex>``; ``additional_kwargs["mcp_app"]["server"]`` names the
 view's server) that replaces whatever the key held; the node answers it there with a
 ``ToolMessage``. The model's ``messages`` are not touched, so the model never sees the view's
