@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -50,6 +51,9 @@ MAX_BODY = 256_000
 MAX_RESULT = 1_000_000
 """Characters of JSON of a ``resources/read`` result sent back; a longer one is refused."""
 _MAX_NAME = 256
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""A thread id (LangGraph's are UUIDs): nothing that could change the API path it goes into."""
+_CALL_ID = re.compile(re.escape(VIEW_CALL_PREFIX) + r"[0-9a-f]{32}")
 _RUN_TIMEOUT = httpx.Timeout(connect=10, read=600, write=30, pool=10)
 
 
@@ -113,6 +117,8 @@ class AppRoutes:
     async def call(self, request: Request) -> JSONResponse:
         thread_id = request.path_params["thread_id"]
         try:
+            if not _ID.fullmatch(thread_id):
+                raise _Refused(404, "no such thread")
             body = await _body(request)
             server, method, params = _fields(body)
             if server not in self.views.pool.servers:
@@ -130,6 +136,8 @@ class AppRoutes:
     async def result(self, request: Request) -> JSONResponse:
         thread_id, call_id = request.path_params["thread_id"], request.path_params["call_id"]
         try:
+            if not _ID.fullmatch(thread_id) or not _CALL_ID.fullmatch(call_id):
+                raise _Refused(404, "no such thread or call")
             async with self._client(request) as client:
                 await self._thread(client, thread_id)
                 state = await client.get(f"/threads/{thread_id}/state")
@@ -188,8 +196,6 @@ class AppRoutes:
         return self._answer(values if isinstance(values, dict) else {}, call_id)
 
     def _answer(self, values: Mapping[str, Any], call_id: str) -> JSONResponse:
-        if not call_id.startswith(VIEW_CALL_PREFIX):
-            raise _Refused(404, "no such call")
         messages = values.get(self.key) or []
         for message in messages:
             if (
