@@ -6,6 +6,8 @@ The server (``tests/browser/conftest.py``) has LangGraph custom auth (a bearer t
 user, each thread is its creator's) and the apps fixture server twice, over stdio (``apps``) and
 over streamable HTTP (``apps_http``), both with ``apps: true``; both log each ``refresh_chart``
 call to a file.
+
+``LANGGRAPH_MCP_SCREENSHOTS=1`` makes the browser test take ``docs/assets/mcp-app.png``.
 """
 
 from __future__ import annotations
