@@ -18,11 +18,12 @@ Contract (``{prefix}`` is ``/mcp-apps`` by default; bodies and answers are JSON)
 Refusals, ``{"error": "..."}``: 400 a malformed request; 401 / 403 as the LangGraph API answered
 the caller; 404 an unknown server or a thread the caller may not read; 403 a tool the view may not
 call (not its server's, or its visibility leaves out ``"app"``); 409 the thread waits for a
-person's answer or has never run; 502 the run or the server failed.
+person's answer, stayed busy for a minute, or has never run; 502 the run or the server failed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import re
@@ -51,6 +52,10 @@ MAX_BODY = 256_000
 MAX_RESULT = 1_000_000
 """Characters of JSON of a ``resources/read`` result sent back; a longer one is refused."""
 _MAX_NAME = 256
+_BUSY_WAIT = 0.5
+_BUSY_CHECKS = 120
+"""How often, every :data:`_BUSY_WAIT` seconds, a busy thread is checked before a view's call on
+it is refused."""
 _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 """A thread id (LangGraph's are UUIDs): nothing that could change the API path it goes into."""
 _CALL_ID = re.compile(re.escape(VIEW_CALL_PREFIX) + r"[0-9a-f]{32}")
@@ -167,8 +172,6 @@ class AppRoutes:
             raise _Refused(
                 403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views"
             )
-        if thread.get("status") == "interrupted":
-            raise _Refused(409, "the thread is waiting for a person's answer; answer it first")
         if assistant is None:
             metadata = thread.get("metadata") or {}
             assistant = metadata.get("assistant_id") or metadata.get("graph_id")
@@ -178,14 +181,21 @@ class AppRoutes:
             raise _Refused(400, "'assistant_id' must be an assistant id or graph id")
         payload = self.make_input(server, tool.name, arguments)
         call_id = payload[self.key][-1].tool_calls[0]["id"]
-        run = await client.post(
-            f"/threads/{thread['thread_id']}/runs/wait",
-            json={
-                "assistant_id": assistant,
-                "input": _jsonable(payload),
-                "multitask_strategy": "enqueue",
-            },
-        )
+        request = {"assistant_id": assistant, "input": _jsonable(payload), "multitask_strategy": "reject"}
+        # A run with input on a thread paused at an interrupt would drop the question a person
+        # has not answered yet, so a busy thread is waited for (not queued behind: its run may
+        # end at an interrupt) and an interrupted one refused.
+        for _ in range(_BUSY_CHECKS):
+            if thread.get("status") == "interrupted":
+                raise _Refused(409, "the thread is waiting for a person's answer; answer it first")
+            if thread.get("status") != "busy":
+                run = await client.post(f"/threads/{thread['thread_id']}/runs/wait", json=request)
+                if run.status_code != 409:  # 409: a run started meanwhile
+                    break
+            await asyncio.sleep(_BUSY_WAIT)
+            thread = await self._thread(client, str(thread["thread_id"]))
+        else:
+            raise _Refused(409, "the thread stayed busy; try again later")
         if run.status_code != 200:
             raise _Refused(
                 502, f"the view's call could not run: the LangGraph API answered {run.status_code}"

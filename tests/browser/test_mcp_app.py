@@ -201,3 +201,31 @@ async def test_a_call_for_a_thread_the_caller_cannot_access_is_refused(served: S
     assert answer.status_code == 400
     answer = await served.route("alice", "POST", f"{tid}%3Fx/call", body)
     assert answer.status_code == 404
+
+
+@pytest.mark.timeout(60)
+async def test_a_view_call_never_drops_the_question_of_a_run_it_waited_for(served: Served) -> None:
+    client = served.client("alice")
+    tid = await _thread(served, "alice")
+    # The agent's run will stop at an approval of plain_echo (tests/browser/viewed.py).
+    message = {"type": "human", "content": 'plain_echo {"text": "hold"}'}
+    await client.runs.create(tid, "viewed", input={"messages": [message]})
+    body = {
+        "server": "apps",
+        "method": "tools/call",
+        "assistant_id": "viewed",
+        "params": {"name": "show_chart", "arguments": {"city": "Busy"}},
+    }
+    # The view's call waits for that run, then is refused: the thread waits for a person.
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 409, answer.text
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "interrupted"
+    [interrupt] = [i for items in thread["interrupts"].values() for i in items]
+    assert interrupt["value"]["mcp_tool"] == "plain_echo"  # the question still stands
+
+    # Once answered, the view's call runs.
+    await client.runs.wait(tid, "viewed", command={"resume": {"type": "approve"}})
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["structuredContent"]["city"] == "Busy"

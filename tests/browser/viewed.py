@@ -1,6 +1,7 @@
 """``viewed``: the ``agent`` graph (``graphs/agent.py``) with a person's approval before each call of
-``refresh_chart``, the app-only tool a chart view calls (``tests/servers/apps.py``): a view's
-call of it waits for the thread's approval interrupt."""
+``refresh_chart``, the app-only tool a chart view calls (``tests/servers/apps.py``: a view's call
+of it waits for the thread's approval interrupt), and of ``plain_echo``, a model-only tool (a
+model's call of it leaves the thread waiting for a person)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp.apps import VIEW_CALLS_KEY, route_view_calls, view_calls_node
 
-tools = MCPToolNode(pool, approval=["refresh_chart"])
+tools = MCPToolNode(pool, approval=["refresh_chart", "plain_echo"])
 
 builder = StateGraph(ChatState)
 builder.add_node("agent", call_model)
