@@ -239,8 +239,9 @@ class ToolSet:
         )
 
     def allows(self, tool: MCPTool, context: Any) -> bool:
-        """May a run with this context see and call ``tool``? Never a tool meant only for an MCP
-        Apps view (see ``_apps.model_visible``)."""
+        """May a run with this context see and call ``tool``? For the model, never a tool meant
+        only for an MCP Apps view; for a view (``audience == "app"``), only tools meant for views
+        (see ``_apps.model_visible`` and ``app_visible``)."""
         if not (app_visible if self.audience == "app" else model_visible)(tool.mcp_meta):
             return False
         return self.tool_filter is None or bool(self.tool_filter(tool, context))
