@@ -10,6 +10,9 @@ with a message naming the variable.
 Anyone who may create assistants can choose the configurable ``model``; set
 ``LANGGRAPH_MCP_ALLOWED_MODELS`` (comma-separated) to limit what they may choose.
 
+A call an MCP Apps view makes (``graphs.app``'s routes) runs as a run on the view's thread that
+goes straight to ``mcp_app_calls`` (``langgraph_mcp.apps``), never to the model.
+
 MCP tools are bound when the model node runs, not at import: ``await tools.get_tools()``
 connects on first use and then answers from the cached listing.
 """
@@ -23,17 +26,20 @@ from typing import Any
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import tools_condition
 
 from graphs.scripted import scripted_model
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
+from langgraph_mcp.apps import VIEW_CALLS_KEY, app_context_message, route_view_calls, view_calls_node
 
 MODEL_ENV = "LANGGRAPH_MCP_MODEL"
 ALLOWED_ENV = "LANGGRAPH_MCP_ALLOWED_MODELS"
 
 tools = MCPToolNode(pool)
+views = view_calls_node(tools)
+"""Runs the calls MCP Apps views make on a thread (through ``graphs.app``'s routes)."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -61,13 +67,17 @@ def resolve_model(config: RunnableConfig) -> BaseChatModel:
 
 async def call_model(state: ChatState, config: RunnableConfig) -> dict[str, Any]:
     model = resolve_model(config).bind_tools(await tools.get_tools())
-    return {"messages": [await model.ainvoke(state["messages"], config)]}
+    context = app_context_message(state)  # what an MCP Apps view said the user sees, if any
+    messages = [context, *state["messages"]] if context is not None else state["messages"]
+    return {"messages": [await model.ainvoke(messages, config)]}
 
 
 builder = StateGraph(ChatState)
 builder.add_node("agent", call_model)
 builder.add_node(tools)
-builder.add_edge(START, "agent")
+builder.add_node(views)
+builder.add_conditional_edges(START, route_view_calls("agent"), ["agent", VIEW_CALLS_KEY])
+builder.add_edge(VIEW_CALLS_KEY, END)
 builder.add_conditional_edges("agent", tools_condition)
 builder.add_edge("tools", "agent")
 graph = builder.compile(name="agent")

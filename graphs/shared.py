@@ -16,6 +16,7 @@ from langgraph.graph import MessagesState
 from langgraph.graph.ui import AnyUIMessage, ui_message_reducer
 
 from langgraph_mcp import MCPPool
+from langgraph_mcp.apps import MCPAppCallsState
 from langgraph_mcp.deploy import config_path
 
 CONFIG = config_path(Path(__file__).with_name("mcp.json"))
@@ -23,9 +24,10 @@ CONFIG = config_path(Path(__file__).with_name("mcp.json"))
 pool = MCPPool(CONFIG)
 
 
-class ChatState(MessagesState):
+class ChatState(MessagesState, MCPAppCallsState):
     """Messages, and the generative-UI messages shown next to them (``ui``): with this key a
     tool call's progress bar (``mcp-progress``, ``ui/``) stays in the thread once the call ended;
-    without it the bar is only streamed while the call runs."""
+    without it the bar is only streamed while the call runs. ``mcp_app_calls`` holds the last call
+    an MCP Apps view made (``langgraph_mcp.apps``), apart from the model's messages."""
 
     ui: Annotated[Sequence[AnyUIMessage], ui_message_reducer]

@@ -22,6 +22,7 @@ from langgraph.graph import END, START, StateGraph
 
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
+from langgraph_mcp.apps import VIEW_CALLS_KEY, route_view_calls, view_calls_node
 
 
 class ToolsState(ChatState):
@@ -57,7 +58,9 @@ node = MCPToolNode(pool)
 builder = StateGraph(ToolsState)
 builder.add_node(prepare)
 builder.add_node(node)
-builder.add_edge(START, "prepare")
+builder.add_node(view_calls_node(node))
+builder.add_conditional_edges(START, route_view_calls("prepare"), ["prepare", VIEW_CALLS_KEY])
+builder.add_edge(VIEW_CALLS_KEY, END)
 builder.add_edge("prepare", "tools")
 builder.add_edge("tools", END)
 graph = builder.compile(name="tools")

@@ -36,12 +36,15 @@ from langgraph_mcp._session.views import View
 from langgraph_mcp.errors import MCPError
 from langgraph_mcp.types import APP_UI_NAME, MCPAppToolResult, MCPAppUIProps
 
-__all__ = ["model_visible", "show_view", "view_uri"]
+__all__ = ["VIEW_CALL_PREFIX", "app_visible", "model_visible", "show_view", "view_uri"]
 
 logger = logging.getLogger("langgraph_mcp.apps")
 
 _MAX_URI = 2048
 _PROTOCOL_META = "io.modelcontextprotocol/"
+VIEW_CALL_PREFIX = "mcp-app-call:"
+"""The start of the tool call id of every call a view makes (``langgraph_mcp.apps``): such a call
+shows no view of its own (the view that made it is already on the page)."""
 MAX_VIEW_RESULT = 256_000
 """Characters of JSON of a result sent to a view; a longer one is sent without its content."""
 _UI_FIELDS: tuple[tuple[str, str, type[Any]], ...] = (
@@ -55,6 +58,16 @@ _UI_FIELDS: tuple[tuple[str, str, type[Any]], ...] = (
 
 def model_visible(meta: Any) -> bool:
     """May a tool with this ``_meta`` be offered to (and called by) the model?"""
+    return _visible_to(meta, "model")
+
+
+def app_visible(meta: Any) -> bool:
+    """May a view of the tool's server call a tool with this ``_meta``? (A malformed
+    ``visibility`` or ``_meta.ui`` leaves the view out too.)"""
+    return _visible_to(meta, "app")
+
+
+def _visible_to(meta: Any, audience: str) -> bool:
     if not isinstance(meta, Mapping) or "ui" not in meta:
         return True
     ui = meta["ui"]
@@ -67,7 +80,7 @@ def model_visible(meta: Any) -> bool:
         return False
     if not all(isinstance(v, str) for v in visibility):
         return False
-    return "model" in visibility
+    return audience in visibility
 
 
 def view_uri(meta: Any) -> str | None:
@@ -97,6 +110,8 @@ async def show_view(
     ran outside a graph. Never raises for a view that cannot be read or shown."""
     if not connection.config.apps or runtime is None or tool_call_id is None or result.is_error:
         return
+    if tool_call_id.startswith(VIEW_CALL_PREFIX):
+        return
     uri = view_uri(tool.meta)
     if uri is None:
         return
@@ -120,6 +135,9 @@ async def show_view(
     try:
         props = _props(connection, view, tool=tool, name=name, arguments=arguments, result=result)
         props["tool_call_id"] = tool_call_id
+        thread_id = ((runtime.config or {}).get("configurable") or {}).get("thread_id")
+        if isinstance(thread_id, str) and thread_id:
+            props["thread_id"] = thread_id
         push_ui_message(
             APP_UI_NAME,
             dict(props),

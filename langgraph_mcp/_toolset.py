@@ -15,13 +15,13 @@ import dataclasses
 import logging
 import operator
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from langgraph_mcp._approval import APPROVAL_MODES, ApprovalMode, ApprovalRequest
-from langgraph_mcp._apps import model_visible
+from langgraph_mcp._apps import app_visible, model_visible
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
@@ -124,6 +124,9 @@ class ToolSet:
         self._by_name: dict[str, MCPTool] = {}
         self._withheld: dict[str, str] = {}
         self._app_only = False
+        self.audience: Literal["model", "app"] = "model"
+        """Who calls through this set: the model (tools meant only for a view are kept out) or an
+        MCP Apps view (``"app"``: only tools whose visibility includes ``"app"``)."""
 
     async def tools(self) -> list[MCPTool]:
         """Every MCP tool, bound; the same objects until a listing changes. A tool whose
@@ -236,9 +239,10 @@ class ToolSet:
         )
 
     def allows(self, tool: MCPTool, context: Any) -> bool:
-        """May a run with this context see and call ``tool``? Never a tool meant only for an MCP
-        Apps view (see ``_apps.model_visible``)."""
-        if not model_visible(tool.mcp_meta):
+        """May a run with this context see and call ``tool``? For the model, never a tool meant
+        only for an MCP Apps view; for a view (``audience == "app"``), only tools meant for views
+        (see ``_apps.model_visible`` and ``app_visible``)."""
+        if not (app_visible if self.audience == "app" else model_visible)(tool.mcp_meta):
             return False
         return self.tool_filter is None or bool(self.tool_filter(tool, context))
 
@@ -246,7 +250,7 @@ class ToolSet:
     def hides_any(self) -> bool:
         """Are some tools of the last listing kept from the model (a ``tool_filter``, or tools
         meant only for an MCP Apps view)?"""
-        return self.tool_filter is not None or self._app_only
+        return self.tool_filter is not None or self._app_only or self.audience == "app"
 
     def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
         return [t for t in tools if self.allows(t, context)]

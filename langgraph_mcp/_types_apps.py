@@ -6,7 +6,14 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-__all__ = ["APP_UI_NAME", "MCPAppToolResult", "MCPAppUIProps"]
+__all__ = [
+    "APP_UI_NAME",
+    "MCPAppCallRequest",
+    "MCPAppCallResponse",
+    "MCPAppContext",
+    "MCPAppToolResult",
+    "MCPAppUIProps",
+]
 
 APP_UI_NAME = "mcp-app"
 """The component name of the generative-UI message that carries a tool's MCP Apps view."""
@@ -44,6 +51,9 @@ class MCPAppUIProps(TypedDict):
     mcp_tool: str
     """The tool's name on the server."""
     tool_call_id: str
+    thread_id: NotRequired[str]
+    """The LangGraph thread the call ran in (absent outside a checkpointed thread): the thread the
+    view's own calls go to (``POST /mcp-apps/threads/<thread_id>/call``)."""
     resource_uri: str
     """The view's ``ui://`` URI."""
     mime_type: Literal["text/html;profile=mcp-app"]
@@ -65,3 +75,38 @@ class MCPAppUIProps(TypedDict):
     hidden arguments are never included."""
     result: MCPAppToolResult
     """The call's result."""
+
+
+class MCPAppCallRequest(TypedDict):
+    """What the ``mcp-app`` component sends the deployment's route
+    (``POST /mcp-apps/threads/<thread_id>/call``) for one call its view makes."""
+
+    server: str
+    """The view's MCP server (the ``server`` of its :class:`MCPAppUIProps`)."""
+    method: Literal["tools/call", "resources/read"]
+    params: dict[str, Any]
+    """MCP's own params: ``{"name", "arguments"}`` (the tool's name on the server) or ``{"uri"}``."""
+    assistant_id: NotRequired[str]
+    """The assistant (or graph) to run the call with; by default the one the thread last ran."""
+
+
+class MCPAppCallResponse(TypedDict):
+    """The route's answer to a view's call: its result, or that it waits for a person's answer
+    (then ``GET /mcp-apps/threads/<thread_id>/calls/<call_id>`` answers again once it ran)."""
+
+    status: Literal["done", "pending"]
+    result: NotRequired[dict[str, Any]]
+    """With ``"done"``: the MCP result (``CallToolResult`` or ``ReadResourceResult`` JSON)."""
+    call_id: NotRequired[str]
+    """With ``"pending"``: the call's id (``mcp-app-call:<hex>``)."""
+
+
+class MCPAppContext(TypedDict):
+    """A view's model context (``ui/update-model-context``), kept in the ``mcp_app_context``
+    state key when the component sends the view's next message."""
+
+    server: str
+    tool_call_id: str
+    """The call whose view set it."""
+    content: NotRequired[list[dict[str, Any]]]
+    structuredContent: NotRequired[dict[str, Any]]

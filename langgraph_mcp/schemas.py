@@ -26,6 +26,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from langgraph_mcp.types import (
+    MCPAppCallRequest,
+    MCPAppCallResponse,
+    MCPAppContext,
     MCPApprovalActionRequest,
     MCPApprovalDecision,
     MCPApprovalDecisions,
@@ -147,6 +150,23 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP Apps view UI message props",
         'The props of the generative-UI message ("name": "mcp-app") that carries the ui:// view of '
         "a successful MCP Apps tool call, with the call's arguments and result.",
+    ),
+    "app-call-request": (
+        MCPAppCallRequest,
+        "MCP Apps view call request",
+        "What the mcp-app component sends the deployment's route (POST "
+        "/mcp-apps/threads/<thread_id>/call) for one tools/call or resources/read of its view.",
+    ),
+    "app-call-response": (
+        MCPAppCallResponse,
+        "MCP Apps view call response",
+        "The route's answer to a view's call: the MCP result, or that the call waits for a "
+        "person's answer (an approval) on the thread.",
+    ),
+    "app-context": (
+        MCPAppContext,
+        "MCP Apps view model context",
+        "A view's model context (ui/update-model-context), kept in the mcp_app_context state key.",
     ),
     "log-event": (
         MCPLogEvent,

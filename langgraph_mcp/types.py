@@ -53,7 +53,14 @@ from langgraph_mcp._types_approval import (
     MCPApprovalsResponses,
     MCPApprovalsResume,
 )
-from langgraph_mcp._types_apps import APP_UI_NAME, MCPAppToolResult, MCPAppUIProps
+from langgraph_mcp._types_apps import (
+    APP_UI_NAME,
+    MCPAppCallRequest,
+    MCPAppCallResponse,
+    MCPAppContext,
+    MCPAppToolResult,
+    MCPAppUIProps,
+)
 from langgraph_mcp._types_catalog import MCPToolCatalog, MCPToolCatalogServer
 from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
@@ -66,6 +73,9 @@ __all__ = [
     "SAMPLING_INTERRUPT_TYPE",
     "TASK_INTERRUPT_TYPE",
     "ElicitationHandler",
+    "MCPAppCallRequest",
+    "MCPAppCallResponse",
+    "MCPAppContext",
     "MCPAppToolResult",
     "MCPAppUIProps",
     "MCPApprovalActionRequest",

@@ -58,13 +58,15 @@ ONE_WORKER = {
     "tests/interop/test_servers.py": "its shared HTTP servers start once",
     "tests/interop/test_resources.py": "its shared HTTP servers start once",
     "tests/interop/test_mcp1.py": "its shared HTTP servers start once",
+    "tests/browser/": "its langgraph dev server, UI bundled, starts once (tests/browser/conftest.py)",
 }
-"""Test files that one xdist worker runs whole (see ``pytest_xdist_make_scheduler``), and why."""
+"""Test files (and folders, ending in ``/``) that one xdist worker runs whole (see
+``pytest_xdist_make_scheduler``), and why."""
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With ``--dist load`` (the default under ``-n``), tests go to the workers one by one, except
-    that each file in ``ONE_WORKER`` goes to one worker whole.
+    that each file or folder in ``ONE_WORKER`` goes to one worker whole.
 
     (That is what ``--dist loadgroup`` with ``xdist_group`` marks is for, but pytest-xdist 3.8
     groups tests by setting ``item._nodeid``, which pytest 9.2 no longer reads: its groups are
@@ -76,7 +78,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class Scheduler(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if path in ONE_WORKER else nodeid
+            folder = next((f for f in ONE_WORKER if f.endswith("/") and path.startswith(f)), None)
+            return folder or (path if path in ONE_WORKER else nodeid)
 
     return Scheduler(config, log)
 

@@ -172,12 +172,20 @@ def _without_ui(config: Path, workdir: Path) -> Path:
 
 def _copy_ui_sources(config: Path, workdir: Path) -> None:
     """Copy the top folder of each of ``config``'s ``ui`` entries (``./ui/index.tsx``: ``ui/``)
-    into ``workdir``, where the UI bundler looks for them."""
+    into ``workdir``, where the UI bundler looks for them; its ``node_modules`` (installed by
+    ``tests/browser/install.py``) is linked, not copied."""
+    from tests.browser.install import ensure_ui_packages
+
+    ensure_ui_packages()
     entries = json.loads(config.read_text()).get("ui") or {}
     for entry in set(entries.values()):
         top = Path(entry).parts[0] if Path(entry).parts[0] != "." else Path(entry).parts[1]
         source = REPO_ROOT / top if (REPO_ROOT / top).is_dir() else config.parent / top
-        shutil.copytree(source, workdir / top, dirs_exist_ok=True)
+        shutil.copytree(
+            source, workdir / top, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules")
+        )
+        if (source / "node_modules").is_dir() and not (workdir / top / "node_modules").exists():
+            (workdir / top / "node_modules").symlink_to(source / "node_modules")  # the packages it imports
 
 
 def ui_bundle(workdir: Path, graph: str, timeout: float = READY_TIMEOUT) -> None:

@@ -60,9 +60,12 @@ TOOL_NODE_MEMBERS = (
     "_combine_tool_outputs",
     "_tools_by_name",
     "_injected_args",
+    "_handle_tool_errors",
+    "_awrap_tool_call",
 )
 """``ToolNode`` members ``MCPToolNode`` overrides (``_afunc``, ``_func``, ``_arun_one``,
-``_run_one``) or uses."""
+``_run_one``) or uses (``langgraph_mcp.apps.view_calls_node`` copies a node's error handling and
+wrapper)."""
 _missing = [
     m for m in TOOL_NODE_MEMBERS if not hasattr(ToolNode, m) and m not in ToolNode.__init__.__code__.co_names
 ]

@@ -1,4 +1,5 @@
-"""Install and build the chat page the browser tests load (``tests/browser``).
+"""Install and build the chat page the browser tests load (``tests/browser``), and install the
+packages of the repository's ``ui/`` components.
 
 Idempotent: ``npm ci`` runs only when ``package-lock.json`` changed since the last install, and
 the page is bundled again (``node build.mjs``: esbuild, ``src/`` -> ``dist/``) only when a source
@@ -18,11 +19,15 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+UI = HERE.parents[1] / "ui"
+"""The repository's generative-UI components (``langgraph.json``'s ``ui``): their packages are
+installed too (``npm ci`` there), since ``langgraph dev`` bundles them from that folder."""
 NODE_MODULES = HERE / "node_modules"
 DIST = HERE / "dist"
 PAGE = DIST / "index.html"
 """The built page (with ``app.js`` next to it)."""
 _NPM_STAMP = NODE_MODULES / ".browser-installed"
+_UI_STAMP = UI / "node_modules" / ".ui-installed"
 _BUILD_STAMP = DIST / ".browser-built"
 _LOCK = HERE / ".install.lock"
 _TIMEOUT = 600
@@ -39,13 +44,33 @@ def _stale(stamp: Path, digest: str) -> bool:
     return not stamp.is_file() or stamp.read_text().strip() != digest
 
 
-def _run(args: list[str]) -> None:
-    done = subprocess.run(args, cwd=HERE, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
+def _run(args: list[str], cwd: Path = HERE) -> None:
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
     if done.returncode != 0:
         raise RuntimeError(
-            f"{' '.join(args)} failed in {HERE} (exit {done.returncode}):\n"
+            f"{' '.join(args)} failed in {cwd} (exit {done.returncode}):\n"
             f"{done.stdout[-2000:]}{done.stderr[-3000:]}"
         )
+
+
+def _npm_ci(stamp: Path, digest: str, folder: Path) -> None:
+    if _stale(stamp, digest):
+        npm = shutil.which("npm")
+        if npm is None:
+            raise RuntimeError(f"npm not found: Node.js 20+ with npm is needed in {folder}")
+        _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder)
+        stamp.write_text(digest + "\n")
+
+
+def ensure_ui_packages() -> None:
+    """Install the packages ``ui/`` imports (``npm ci`` there) when missing or stale: the UI
+    bundler of ``langgraph dev`` resolves them from ``ui/node_modules``."""
+    digest = _digest(UI / "package.json", UI / "package-lock.json")
+    if not _stale(_UI_STAMP, digest):
+        return
+    with open(_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _npm_ci(_UI_STAMP, digest, UI)
 
 
 def ensure_built() -> Path:
@@ -54,6 +79,7 @@ def ensure_built() -> Path:
     Raises ``RuntimeError`` with the tool's output when ``npm ci`` or the build fails. Safe to
     call from several processes at once (they take turns on a lock file).
     """
+    ensure_ui_packages()
     npm_digest = _digest(HERE / "package.json", HERE / "package-lock.json")
     sources = sorted((HERE / "src").rglob("*"))
     build_digest = _digest(HERE / "build.mjs", *(f for f in sources if f.is_file())) + npm_digest
@@ -61,12 +87,7 @@ def ensure_built() -> Path:
         return PAGE
     with open(_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _stale(_NPM_STAMP, npm_digest):
-            npm = shutil.which("npm")
-            if npm is None:
-                raise RuntimeError("npm not found: Node.js 20+ with npm is needed for tests/browser")
-            _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            _NPM_STAMP.write_text(npm_digest + "\n")
+        _npm_ci(_NPM_STAMP, npm_digest, HERE)
         if _stale(_BUILD_STAMP, build_digest):
             node = shutil.which("node")
             if node is None:

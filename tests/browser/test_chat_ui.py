@@ -3,8 +3,9 @@
 The page (``tests/browser/src/app.tsx``) is built from the packages Agent Chat UI is built from
 (``useStream``, ``LoadExternalComponent``) and handles the thread as that UI does: generative-UI
 messages next to the AI message they name, HITL interrupts as approve/edit/reject forms.
-The server bundles this repository's ``ui/`` components (``langgraph.json``'s ``ui``) and runs
-the scripted chat model, which calls the tools named in the message typed.
+The server (``tests/browser/conftest.py``) bundles this repository's ``ui/`` components
+(``langgraph.json``'s ``ui``) and runs the scripted chat model, which calls the tools named in the
+message typed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 import pytest
@@ -28,8 +30,10 @@ import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright, expect
 
 from tests.browser.install import ensure_built
-from tests.deploy.test_langgraph_dev import mcp_config
-from tests.langgraph_server import REPO_ROOT, DevServer, langgraph_dev, ui_bundle
+from tests.langgraph_server import REPO_ROOT, DevServer
+
+if TYPE_CHECKING:
+    from tests.browser.conftest import Served
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 20_000
@@ -106,42 +110,8 @@ def page_server(api_url: str) -> Iterator[str]:
         httpd.server_close()
 
 
-def chat_config(folder: Path) -> Path:
-    """The repository's ``langgraph.json`` with the ``reviewed_agent`` graph
-    (``tests/browser/reviewed.py``) added, its UI registered like the others'."""
-    config = json.loads((REPO_ROOT / "langgraph.json").read_text())
-    config["dependencies"] = [str(REPO_ROOT)]
-    config["graphs"]["reviewed_agent"] = "tests.browser.reviewed:graph"
-    config["ui"]["reviewed_agent"] = config["ui"]["agent"]
-    path = folder / "langgraph.json"
-    path.write_text(json.dumps(config))
-    return path
-
-
-@dataclass
-class Served:
-    server: DevServer
-    page_url: str
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """One ``langgraph dev`` (its UI bundled) and the chat page, shared by the module's tests
-    (each test has threads of its own)."""
-    folder = tmp_path_factory.mktemp("chat")
-    env = {"LANGGRAPH_MCP_CONFIG": str(mcp_config(folder, demo=True)), "LANGGRAPH_MCP_MODEL": "scripted"}
-    workdir = folder / "server"
-    with (
-        langgraph_dev(workdir, chat_config(folder), env, ui=True) as server,
-        page_server(server.url) as page_url,
-    ):
-        for graph in ("agent", "tools", "reviewed_agent"):
-            ui_bundle(workdir, graph)
-        yield Served(server, page_url)
-
-
 @pytest_asyncio.fixture
-async def chat(served: Served) -> AsyncIterator[Chat]:
+async def chat(served: Served) -> AsyncIterator[Chat]:  # (tests/browser/conftest.py)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM)
         chat = Chat(served.server, served.page_url, browser)

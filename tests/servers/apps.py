@@ -18,8 +18,13 @@ Tools:
 * ``stats()`` (app-only): ``{"reads": {uri: count}, "advertised": <the client's
   capabilities.extensions, or null>}``.
 
-The chart's HTML is ``<!DOCTYPE html><html><body>chart v<N></body></html>``; ``N`` starts at 1 and
-grows with ``touch_view`` and ``add_view``. ``--big`` makes it ~300,000 characters long.
+The chart's HTML (:func:`chart_html`) says ``chart v<N>``; ``N`` starts at 1 and grows with
+``touch_view`` and ``add_view``. ``--big`` makes it ~300,000 characters long. It is a working view:
+it speaks the MCP Apps protocol to its host, shows the call's city and temperatures, and its
+Refresh button calls ``refresh_chart``, which logs ``refresh_chart called: city=...`` to stderr and
+to the file ``$APPS_LOG`` names (when set); its Ask button updates the model context
+(``{"city", "looking_at"}``) and sends the message ``plain_echo {"text": "asked from the view
+about <city>"}``.
 """
 
 import os
@@ -48,9 +53,86 @@ PERMISSIONS = ResourcePermissions(clipboard_write={})
 TEMPS = [11, 14, 9]
 
 
+VIEW_SCRIPT = """<script>
+(() => {
+  // The view's side of the MCP Apps protocol, by hand: JSON-RPC over postMessage to the host.
+  let next = 1, city = "";
+  const waiting = new Map();
+  const send = (message) => window.parent.postMessage({ jsonrpc: "2.0", ...message }, "*");
+  const request = (method, params) => new Promise((resolve, reject) => {
+    const id = next++;
+    waiting.set(id, { resolve, reject });
+    send({ id, method, params });
+  });
+  const show = (id, text) => { document.getElementById(id).textContent = text; };
+  const temps = (result) =>
+    ((result && result.structuredContent && result.structuredContent.temps) || []).join(", ");
+  window.addEventListener("message", (event) => {
+    const m = event.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.id !== undefined && waiting.has(m.id)) {
+      const { resolve, reject } = waiting.get(m.id);
+      waiting.delete(m.id);
+      m.error ? reject(new Error(m.error.message)) : resolve(m.result);
+    } else if (m.method === "ui/notifications/tool-input") {
+      city = String(m.params.arguments.city || "");
+      show("city", city);
+    } else if (m.method === "ui/notifications/tool-result") {
+      show("temps", temps(m.params));
+    } else if (m.method === "ping" && m.id !== undefined) {
+      send({ id: m.id, result: {} });
+    }
+  });
+  document.getElementById("refresh").addEventListener("click", async () => {
+    show("refreshed", "calling...");
+    try {
+      const result = await request("tools/call", { name: "refresh_chart", arguments: { city } });
+      const text = result.isError ? "error: " + JSON.stringify(result.content) : "refreshed " + city;
+      show("refreshed", result.isError ? text : text + ": " + temps(result));
+    } catch (error) {
+      show("refreshed", "error: " + error.message);
+    }
+  });
+  document.getElementById("ask").addEventListener("click", async () => {
+    await request("ui/update-model-context", { structuredContent: { city, looking_at: "the chart" } });
+    const sent = await request("ui/message", {
+      role: "user",
+      content: [{ type: "text", text: 'plain_echo {"text": "asked from the view about ' + city + '"}' }],
+    });
+    show("refreshed", sent && sent.isError ? "not sent" : "asked");
+  });
+  request("ui/initialize", {
+    protocolVersion: "2026-01-26",
+    appInfo: { name: "chart", version: "1" },
+    appCapabilities: {},
+  }).then(() => {
+    send({ method: "ui/notifications/initialized", params: {} });
+    const size = { width: document.body.scrollWidth, height: document.body.scrollHeight + 16 };
+    send({ method: "ui/notifications/size-changed", params: size });
+  });
+})();
+</script>"""
+"""The chart's script: shows the call's city and temperatures; its button calls ``refresh_chart``
+(through the host) and shows the answer."""
+
+
 def chart_html(version: int, big: bool = False) -> str:
     padding = "<!--" + "x" * 300_000 + "-->" if big else ""
-    return f"<!DOCTYPE html><html><body>chart v{version}{padding}</body></html>"
+    body = (
+        f'<h3 style="margin:4px 0">chart v{version}</h3><p>City: <b id="city"></b> · temperatures: '
+        '<span id="temps"></span></p><button id="refresh">Refresh</button> <button id="ask">Ask</button> '
+        '<span id="refreshed"></span>'
+    )
+    page = f'<body style="font-family:sans-serif">{body}{padding}{VIEW_SCRIPT}</body>'
+    return f"<!DOCTYPE html><html>{page}</html>"
+
+
+def _log(line: str) -> None:
+    """The server's log: stderr, and the file ``$APPS_LOG`` names (when set)."""
+    print(line, file=sys.stderr, flush=True)
+    if os.environ.get("APPS_LOG"):
+        with open(os.environ["APPS_LOG"], "a") as log:
+            log.write(line + "\n")
 
 
 def build_server(name: str = "apps", *, big: bool = False, secret: str | None = None) -> MCPServer:
@@ -89,6 +171,7 @@ def build_server(name: str = "apps", *, big: bool = False, secret: str | None = 
         resource_uri=CHART_URI, visibility=["app"], description="Refresh the chart (the view calls it)."
     )
     def refresh_chart(city: str) -> dict[str, Any]:
+        _log(f"refresh_chart called: city={city!r}")
         return {"city": city, "temps": TEMPS}
 
     @apps.tool(resource_uri=CHART_URI, description="The chart's tool with a long result.")

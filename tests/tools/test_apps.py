@@ -175,7 +175,7 @@ async def test_a_view_travels_with_the_result_of_its_tool(apps_config: dict[str,
     props = event["props"]
     check("app-ui-props", props)
     assert props["server"] == "apps" and props["tool_name"] == props["mcp_tool"] == "show_chart"
-    assert props["tool_call_id"] == "c1"
+    assert props["tool_call_id"] == "c1" and props["thread_id"] == "t1"
     assert props["resource_uri"] == apps.CHART_URI and props["mime_type"] == "text/html;profile=mcp-app"
     assert props["html"] == apps.chart_html(1)
     assert props["csp"] == {

@@ -1,0 +1,306 @@
+"""The HTTP routes of MCP Apps views' calls (``langgraph_mcp.apps.app_routes``).
+
+Contract (``{prefix}`` is ``/mcp-apps`` by default; bodies and answers are JSON):
+
+``POST {prefix}/threads/{thread_id}/call`` with :class:`~langgraph_mcp.types.MCPAppCallRequest`
+    ``{"server", "method": "tools/call" | "resources/read", "params", "assistant_id"?}``
+    (``assistant_id``: the assistant or graph to run the call with; by default the one the
+    thread last ran). ``tools/call``
+    (``params``: ``{"name": <the tool's MCP name>, "arguments"}``) runs as a run on the thread
+    (see ``langgraph_mcp.apps``); ``resources/read`` (``params``: ``{"uri"}``) reads through the
+    thread's session of that server. Answer: :class:`~langgraph_mcp.types.MCPAppCallResponse`,
+    ``{"status": "done", "result": <MCP result>}`` (200) or, when the call stopped at an
+    interrupt (an approval), ``{"status": "pending", "call_id"}`` (202).
+``GET {prefix}/threads/{thread_id}/calls/{call_id}``
+    The same answer for a pending call once the thread went on; 404 when the thread no longer
+    holds it (a later view call replaced it).
+
+Refusals, ``{"error": "..."}``: 400 a malformed request; 401 / 403 as the LangGraph API answered
+the caller; 404 an unknown server or a thread the caller may not read; 403 a tool the view may not
+call (not its server's, or its visibility leaves out ``"app"``); 409 the thread waits for a
+person's answer, stayed busy for a minute, or has never run; 502 the run or the server failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+from langchain_core.messages import AIMessage
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from langgraph_mcp._apps import VIEW_CALL_PREFIX, app_visible
+from langgraph_mcp._node import MCPToolNode
+from langgraph_mcp._redact import mask_all
+from langgraph_mcp._resources import _read
+from langgraph_mcp.errors import MCPError
+
+__all__ = ["ROUTE_PREFIX", "AppRoutes"]
+
+
+ROUTE_PREFIX = "/mcp-apps"
+"""Where :func:`langgraph_mcp.apps.app_routes` serves by default."""
+MAX_BODY = 256_000
+"""Bytes of a request body; a longer one is refused."""
+MAX_RESULT = 1_000_000
+"""Characters of JSON of a ``resources/read`` result sent back; a longer one is refused."""
+_MAX_NAME = 256
+_BUSY_WAIT = 0.5
+_BUSY_CHECKS = 120
+"""How often, every :data:`_BUSY_WAIT` seconds, a busy thread is checked before a view's call on
+it is refused."""
+_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+"""A thread id (LangGraph's are UUIDs): nothing that could change the API path it goes into."""
+_CALL_ID = re.compile(re.escape(VIEW_CALL_PREFIX) + r"[0-9a-f]{32}")
+_RUN_TIMEOUT = httpx.Timeout(connect=10, read=600, write=30, pool=10)
+
+
+class _Refused(MCPError):
+    """A request the route answers with an error status (never leaves the route)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class AppRoutes:
+    """The routes of one deployment's views (see the module docstring)."""
+
+    def __init__(
+        self,
+        views: MCPToolNode,
+        key: str,
+        make_input: Callable[..., dict[str, Any]],
+        *,
+        api: Any,
+        forward_headers: tuple[str, ...],
+    ) -> None:
+        self.views, self.key, self.make_input = views, key, make_input
+        self.api, self.forward = api, tuple(h.lower() for h in forward_headers)
+
+    def routes(self, prefix: str) -> list[Route]:
+        prefix = prefix.rstrip("/")
+        return [
+            Route(f"{prefix}/threads/{{thread_id}}/call", self.call, methods=["POST"]),
+            Route(f"{prefix}/threads/{{thread_id}}/calls/{{call_id}}", self.result, methods=["GET"]),
+        ]
+
+    # -- the LangGraph API, as the caller -------------------------------------------------
+
+    def _client(self, request: Request) -> httpx.AsyncClient:
+        headers = {k: v for k, v in request.headers.items() if k.lower() in self.forward}
+        api = self.api
+        if api is None:
+            # The LangGraph server this route runs in, called in process (not its /noauth
+            # loopback: the caller's credentials must be checked).
+            api = httpx.ASGITransport(app=importlib.import_module("langgraph_api.server").app)
+        if isinstance(api, str):
+            return httpx.AsyncClient(base_url=api, headers=headers, timeout=_RUN_TIMEOUT)
+        return httpx.AsyncClient(base_url="http://api", transport=api, headers=headers, timeout=_RUN_TIMEOUT)
+
+    @staticmethod
+    async def _thread(client: httpx.AsyncClient, thread_id: str) -> dict[str, Any]:
+        answer = await client.get(f"/threads/{thread_id}")
+        if answer.status_code in (401, 403):
+            raise _Refused(answer.status_code, "the caller may not use this thread")
+        if answer.status_code == 404 or answer.status_code == 422:
+            raise _Refused(404, "no such thread")
+        if answer.status_code != 200:
+            raise _Refused(502, f"the LangGraph API answered {answer.status_code}")
+        thread: dict[str, Any] = answer.json()
+        return thread
+
+    # -- handlers ---------------------------------------------------------------------
+
+    async def call(self, request: Request) -> JSONResponse:
+        thread_id = request.path_params["thread_id"]
+        try:
+            if not _ID.fullmatch(thread_id):
+                raise _Refused(404, "no such thread")
+            body = await _body(request)
+            server, method, params = _fields(body)
+            if server not in self.views.pool.servers:
+                raise _Refused(404, f"no MCP server {server[:_MAX_NAME]!r}")
+            async with self._client(request) as client:
+                thread = await self._thread(client, thread_id)
+                if method == "resources/read":
+                    return await self._read(thread_id, server, params)
+                return await self._call(client, thread, server, params, body.get("assistant_id"))
+        except _Refused as refusal:
+            return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
+        except MCPError as exc:  # a server that cannot be reached, ...: no secrets in these
+            return JSONResponse({"error": str(exc)[:1000]}, status_code=502)
+
+    async def result(self, request: Request) -> JSONResponse:
+        thread_id, call_id = request.path_params["thread_id"], request.path_params["call_id"]
+        try:
+            if not _ID.fullmatch(thread_id) or not _CALL_ID.fullmatch(call_id):
+                raise _Refused(404, "no such thread or call")
+            async with self._client(request) as client:
+                await self._thread(client, thread_id)
+                state = await client.get(f"/threads/{thread_id}/state")
+                if state.status_code != 200:
+                    raise _Refused(404, "no such thread")
+                values = state.json().get("values") or {}
+                return self._answer(values, call_id)
+        except _Refused as refusal:
+            return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
+
+    async def _call(
+        self,
+        client: httpx.AsyncClient,
+        thread: Mapping[str, Any],
+        server: str,
+        params: Mapping[str, Any],
+        assistant: Any,
+    ) -> JSONResponse:
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if not isinstance(name, str) or not name or len(name) > _MAX_NAME:
+            raise _Refused(400, "tools/call needs params.name, a tool name")
+        if not isinstance(arguments, dict):
+            raise _Refused(400, "tools/call params.arguments must be an object")
+        tools = await self.views.toolset.tools()
+        tool = next((t for t in tools if t.server == server and t.mcp_name == name), None)
+        if tool is None or not app_visible(tool.mcp_meta):
+            raise _Refused(
+                403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views"
+            )
+        if assistant is None:
+            metadata = thread.get("metadata") or {}
+            assistant = metadata.get("assistant_id") or metadata.get("graph_id")
+            if assistant is None:
+                raise _Refused(409, "the thread has not run a graph yet: name its assistant_id")
+        if not isinstance(assistant, str) or not assistant or len(assistant) > _MAX_NAME:
+            raise _Refused(400, "'assistant_id' must be an assistant id or graph id")
+        payload = self.make_input(server, tool.name, arguments)
+        call_id = payload[self.key][-1].tool_calls[0]["id"]
+        request = {"assistant_id": assistant, "input": _jsonable(payload), "multitask_strategy": "reject"}
+        # A run with input on a thread paused at an interrupt would drop the question a person
+        # has not answered yet, so a busy thread is waited for (not queued behind: its run may
+        # end at an interrupt) and an interrupted one refused.
+        for _ in range(_BUSY_CHECKS):
+            if thread.get("status") == "interrupted":
+                raise _Refused(409, "the thread is waiting for a person's answer; answer it first")
+            if thread.get("status") != "busy":
+                run = await client.post(f"/threads/{thread['thread_id']}/runs/wait", json=request)
+                if run.status_code != 409:  # 409: a run started meanwhile
+                    break
+            await asyncio.sleep(_BUSY_WAIT)
+            thread = await self._thread(client, str(thread["thread_id"]))
+        else:
+            raise _Refused(409, "the thread stayed busy; try again later")
+        if run.status_code != 200:
+            raise _Refused(
+                502, f"the view's call could not run: the LangGraph API answered {run.status_code}"
+            )
+        values = run.json()
+        if isinstance(values, dict) and values.get("__error__"):
+            raise _Refused(502, "the view's call failed in the graph")
+        return self._answer(values if isinstance(values, dict) else {}, call_id)
+
+    def _answer(self, values: Mapping[str, Any], call_id: str) -> JSONResponse:
+        messages = values.get(self.key) or []
+        for message in messages:
+            if (
+                isinstance(message, dict)
+                and message.get("type") == "tool"
+                and message.get("tool_call_id") == call_id
+            ):
+                return JSONResponse({"status": "done", "result": _mcp_result(message)})
+        for message in messages:
+            if isinstance(message, dict) and any(
+                c.get("id") == call_id for c in message.get("tool_calls") or []
+            ):
+                return JSONResponse({"status": "pending", "call_id": call_id}, status_code=202)
+        raise _Refused(404, "no such call: the thread holds another view call now")
+
+    async def _read(self, thread_id: str, server: str, params: Mapping[str, Any]) -> JSONResponse:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri or len(uri) > 2048:
+            raise _Refused(400, "resources/read needs params.uri")
+        pool = self.views.pool
+        async with pool.using(server, thread_id) as connection:
+            try:
+                result = await _read(connection, uri)
+            except MCPError as exc:  # the package's errors carry no secrets; masked once more
+                raise _Refused(502, connection.redact(str(exc))[:1000]) from None
+            dumped = mask_all(
+                result.model_dump(mode="json", by_alias=True, exclude_none=True), connection.redact
+            )
+        if len(json.dumps(dumped, default=str)) > MAX_RESULT:
+            raise _Refused(502, f"the resource is longer than {MAX_RESULT} characters")
+        return JSONResponse({"status": "done", "result": dumped})
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise _Refused(400, "the request body is not JSON") from None
+    if not isinstance(body, dict):
+        raise _Refused(400, "the request body must be a JSON object")
+    return body
+
+
+def _fields(body: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
+    server, method, params = body.get("server"), body.get("method"), body.get("params", {})
+    if not isinstance(server, str) or not server:
+        raise _Refused(400, "the request needs 'server', the view's MCP server")
+    if method not in ("tools/call", "resources/read"):
+        raise _Refused(400, "'method' must be 'tools/call' or 'resources/read'")
+    if not isinstance(params, dict):
+        raise _Refused(400, "'params' must be an object")
+    return server, method, params
+
+
+def _jsonable(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The run input with its messages as the API's JSON message dicts."""
+    out: dict[str, Any] = {}
+    for key, messages in payload.items():
+        out[key] = [
+            {
+                "type": m.type,
+                "id": m.id,
+                "content": m.content,
+                **(
+                    {"tool_calls": m.tool_calls, "additional_kwargs": m.additional_kwargs}
+                    if isinstance(m, AIMessage)
+                    else {}
+                ),
+            }
+            for m in messages
+        ]
+    return out
+
+
+def _mcp_result(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A view call's ``ToolMessage`` (as JSON) in MCP's ``CallToolResult`` shape."""
+    content = message.get("content")
+    if isinstance(content, str):
+        blocks: list[Any] = [{"type": "text", "text": content}] if content else []
+    else:
+        blocks = [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in content or []]
+    artifact = message.get("artifact")
+    result: dict[str, Any] = {"content": blocks, "isError": message.get("status") == "error"}
+    if isinstance(artifact, dict):
+        blocks.extend(b for b in artifact.get("content") or [] if isinstance(b, dict))
+        if isinstance(artifact.get("structured_content"), dict):
+            result["structuredContent"] = artifact["structured_content"]
+        if isinstance(artifact.get("meta"), dict):
+            result["_meta"] = artifact["meta"]
+    return result

@@ -1,0 +1,231 @@
+"""MCP Apps views on a real ``langgraph dev`` server: the ``mcp-app`` component (``ui/``) renders
+a tool's view in headless Chromium and passes the view's own calls to the deployment's route
+(``graphs/app.py``: ``langgraph_mcp.apps.app_routes``), which runs them on the thread.
+
+The server (``tests/browser/conftest.py``) has LangGraph custom auth (a bearer token names the
+user, each thread is its creator's) and the apps fixture server twice, over stdio (``apps``) and
+over streamable HTTP (``apps_http``), both with ``apps: true``; both log each ``refresh_chart``
+call to a file.
+
+``LANGGRAPH_MCP_SCREENSHOTS=1`` makes the browser test take ``docs/assets/mcp-app.png``.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlencode
+
+import pytest
+from langgraph_sdk import get_client
+from playwright.async_api import async_playwright, expect
+
+from tests.browser.conftest import APPS_SERVERS, Served
+from tests.browser.test_chat_ui import CHROMIUM, WAIT_MS, say
+from tests.langgraph_server import REPO_ROOT
+
+pytestmark = [pytest.mark.deploy, pytest.mark.slow]
+
+ASSETS = REPO_ROOT / "docs" / "assets"
+
+
+@pytest.mark.timeout(120)
+async def test_the_view_renders_and_its_click_calls_the_server_through_the_route(served: Served) -> None:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM)
+        page = await browser.new_page(viewport={"width": 760, "height": 420})
+        page.set_default_timeout(WAIT_MS)
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on(
+            "response", lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None
+        )
+        await page.goto(
+            f"{served.page_url}?{urlencode({'apiUrl': served.server.url, 'assistantId': 'agent'})}"
+        )
+        await say(page, 'show_chart {"city": "Oslo"}')
+
+        # The component renders the view in its iframe; the view got the call's input and result.
+        app = page.locator('[data-testid="mcp-app"]')
+        await expect(app).to_have_attribute("data-status", "ready")
+        assert await app.locator("iframe").get_attribute("sandbox") == "allow-scripts"
+        view = page.frame_locator('[data-testid="mcp-app"] iframe')
+        await expect(view.locator("#city")).to_have_text("Oslo")
+        await expect(view.locator("#temps")).to_have_text("11, 14, 9")
+        assert "refresh_chart" not in served.log("apps")
+
+        # A click in the view calls the app-only tool through the route; the server logs it.
+        await view.locator("#refresh").click()
+        await expect(view.locator("#refreshed")).to_have_text("refreshed Oslo: 11, 14, 9")
+        assert "refresh_chart called: city='Oslo'" in served.log("apps")
+        if os.environ.get("LANGGRAPH_MCP_SCREENSHOTS"):
+            await page.locator("main").screenshot(path=str(ASSETS / "mcp-app.png"))
+
+        # The view's message becomes the thread's next human message, sent with the model
+        # context it set before; the agent answers it.
+        await view.locator("#ask").click()
+        await expect(view.locator("#refreshed")).to_have_text("asked")
+        reply = page.get_by_test_id("message-ai").last
+        await expect(reply).to_contain_text("plain_echo: asked from the view about Oslo")
+        [thread] = await get_client(url=served.server.url).threads.search(limit=1)
+        state = await get_client(url=served.server.url).threads.get_state(thread["thread_id"])
+        assert state["values"]["mcp_app_context"]["structuredContent"] == {
+            "city": "Oslo",
+            "looking_at": "the chart",
+        }
+        assert state["values"]["mcp_app_context"]["server"] == "apps"
+        assert not [p for p in problems if "Content Security Policy" in p], (
+            problems
+        )  # the view kept to its CSP
+        await browser.close()
+
+
+async def _thread(served: Served, user: str) -> str:
+    thread = await served.client(user).threads.create()
+    return str(thread["thread_id"])
+
+
+@pytest.mark.parametrize("server", APPS_SERVERS)
+@pytest.mark.timeout(60)
+async def test_a_view_may_call_only_its_servers_tools_for_views(served: Served, server: str) -> None:
+    tid = await _thread(served, "alice")
+    call = {"server": server, "method": "tools/call", "assistant_id": "agent"}
+
+    answer = await served.route(
+        "alice",
+        "POST",
+        f"{tid}/call",
+        {**call, "params": {"name": "refresh_chart", "arguments": {"city": "Rome"}}},
+    )
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert (
+        result["structuredContent"] == {"city": "Rome", "temps": [11, 14, 9]} and result["isError"] is False
+    )
+    assert "refresh_chart called: city='Rome'" in served.log(server)
+
+    # A model-only tool is refused before any run; so is a tool the server does not have.
+    for name in ("plain_echo", "no_such_tool"):
+        answer = await served.route(
+            "alice", "POST", f"{tid}/call", {**call, "params": {"name": name, "arguments": {"text": "x"}}}
+        )
+        assert answer.status_code == 403, answer.text
+        assert "may not call" in answer.json()["error"]
+    answer = await served.route(
+        "alice", "POST", f"{tid}/call", {**call, "server": "nope", "params": {"name": "x"}}
+    )
+    assert answer.status_code == 404
+
+    # resources/read goes through the thread's session of the view's server.
+    answer = await served.route(
+        "alice",
+        "POST",
+        f"{tid}/call",
+        {"server": server, "method": "resources/read", "params": {"uri": "ui://apps/chart.html"}},
+    )
+    assert answer.status_code == 200, answer.text
+    assert "chart v" in answer.json()["result"]["contents"][0]["text"]
+
+    # The model's conversation is untouched.
+    state = await served.client("alice").threads.get_state(tid)
+    assert state["values"].get("messages", []) == []
+
+
+@pytest.mark.parametrize("server", APPS_SERVERS)
+@pytest.mark.timeout(60)
+async def test_a_view_call_that_needs_approval_waits_for_the_threads_interrupt(
+    served: Served, server: str
+) -> None:
+    client = served.client("alice")
+    tid = await _thread(served, "alice")
+    body = {
+        "server": server,
+        "method": "tools/call",
+        "assistant_id": "viewed",
+        "params": {"name": "refresh_chart", "arguments": {"city": "Lima"}},
+    }
+
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 202, answer.text
+    call_id = answer.json()["call_id"]
+    assert answer.json()["status"] == "pending"
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "interrupted"
+    [interrupt] = [i for items in thread["interrupts"].values() for i in items]
+    assert interrupt["value"]["type"] == "tool_approval" and interrupt["value"]["server"] == server
+    assert interrupt["value"]["args"] == {"city": "Lima"}
+    assert "city='Lima'" not in served.log(server)
+
+    # Still pending; another view call is refused while the person has not answered.
+    answer = await served.route("alice", "GET", f"{tid}/calls/{call_id}")
+    assert answer.status_code == 202
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 409
+
+    # The person approves, like any approval; the view's call then has its result.
+    await client.runs.wait(tid, "viewed", command={"resume": {"type": "approve"}})
+    answer = await served.route("alice", "GET", f"{tid}/calls/{call_id}")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["structuredContent"]["city"] == "Lima"
+    assert "refresh_chart called: city='Lima'" in served.log(server)
+
+
+@pytest.mark.timeout(60)
+async def test_a_call_for_a_thread_the_caller_cannot_access_is_refused(served: Served) -> None:
+    tid = await _thread(served, "alice")
+    body = {
+        "server": "apps",
+        "method": "tools/call",
+        "assistant_id": "agent",
+        "params": {"name": "refresh_chart", "arguments": {"city": "Quito"}},
+    }
+
+    answer = await served.route("mallory", "POST", f"{tid}/call", body)
+    assert answer.status_code == 404, answer.text
+    answer = await served.route(
+        "mallory",
+        "POST",
+        f"{tid}/call",
+        {**body, "method": "resources/read", "params": {"uri": "ui://apps/chart.html"}},
+    )
+    assert answer.status_code == 404
+    answer = await served.route("mallory", "GET", f"{tid}/calls/mcp-app-call:{'0' * 32}")
+    assert answer.status_code == 404
+    answer = await served.route("not a user", "POST", f"{tid}/call", body)
+    assert answer.status_code == 401
+    assert "city='Quito'" not in served.log("apps")
+
+    # Its owner may; a malformed request is refused before anything runs.
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 200, answer.text
+    answer = await served.route("alice", "POST", f"{tid}/call", {**body, "method": "tools/list"})
+    assert answer.status_code == 400
+    answer = await served.route("alice", "POST", f"{tid}%3Fx/call", body)
+    assert answer.status_code == 404
+
+
+@pytest.mark.timeout(60)
+async def test_a_view_call_never_drops_the_question_of_a_run_it_waited_for(served: Served) -> None:
+    client = served.client("alice")
+    tid = await _thread(served, "alice")
+    # The agent's run will stop at an approval of plain_echo (tests/browser/viewed.py).
+    message = {"type": "human", "content": 'plain_echo {"text": "hold"}'}
+    await client.runs.create(tid, "viewed", input={"messages": [message]})
+    body = {
+        "server": "apps",
+        "method": "tools/call",
+        "assistant_id": "viewed",
+        "params": {"name": "show_chart", "arguments": {"city": "Busy"}},
+    }
+    # The view's call waits for that run, then is refused: the thread waits for a person.
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 409, answer.text
+    thread = await client.threads.get(tid)
+    assert thread["status"] == "interrupted"
+    [interrupt] = [i for items in thread["interrupts"].values() for i in items]
+    assert interrupt["value"]["mcp_tool"] == "plain_echo"  # the question still stands
+
+    # Once answered, the view's call runs.
+    await client.runs.wait(tid, "viewed", command={"resume": {"type": "approve"}})
+    answer = await served.route("alice", "POST", f"{tid}/call", body)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["structuredContent"]["city"] == "Busy"

@@ -1,0 +1,147 @@
+"""MCP Apps views calling back (``langgraph_mcp.apps``): a view's call runs through the graph's
+view-calls node, under the graph's own policies, and only for its own server's tools meant for
+views."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph, add_messages
+from langgraph.graph.ui import AnyUIMessage, ui_message_reducer
+from langgraph.types import Command
+from typing_extensions import TypedDict
+
+from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp.apps import (
+    MAX_CONTEXT,
+    VIEW_CALLS_KEY,
+    app_context_message,
+    route_view_calls,
+    view_call_input,
+    view_calls_node,
+)
+from tests.conftest_servers import stdio_params
+from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    mcp_app_calls: Annotated[list[AnyMessage], add_messages]
+    ui: Annotated[Sequence[AnyUIMessage], ui_message_reducer]
+
+
+def _graph(node: MCPToolNode) -> Any:
+    builder = StateGraph(State)
+    builder.add_node(node)
+    builder.add_node(view_calls_node(node))
+    builder.add_conditional_edges(START, route_view_calls(END), [node.name, VIEW_CALLS_KEY, END])
+    builder.add_edge(VIEW_CALLS_KEY, END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+async def _view_call(
+    graph: Any, thread: str, server: str, tool: str, args: dict[str, Any]
+) -> tuple[ToolMessage | None, dict[str, Any], list[Any]]:
+    """The view call's answer (``None`` while it waits), the run's output, its UI events."""
+    config = {"configurable": {"thread_id": thread}}
+    payload = view_call_input(server, tool, args)
+    call_id = payload[VIEW_CALLS_KEY][-1].tool_calls[0]["id"]
+    events = []
+    async for mode, chunk in graph.astream(payload, config, stream_mode=["custom", "values"]):
+        events.append((mode, chunk))
+    values = (await graph.aget_state(config)).values
+    answers = [
+        m for m in values.get(VIEW_CALLS_KEY, []) if isinstance(m, ToolMessage) and m.tool_call_id == call_id
+    ]
+    out = events[-1][1] if events and events[-1][0] == "values" else {}
+    return (answers[0] if answers else None), out, [c for m, c in events if m == "custom"]
+
+
+async def test_a_view_calls_its_servers_tools_for_views_and_nothing_else(
+    apps_config: dict[str, Any],  # noqa: F811
+) -> None:
+    servers = {"apps": {**apps_config, "apps": True}, "other": stdio_params("other")}
+    async with MCPPool(servers) as pool:
+        graph = _graph(MCPToolNode(pool))
+
+        # A tool meant only for views, and one for both: answered in the view-calls key.
+        answer, values, ui = await _view_call(graph, "t1", "apps", "refresh_chart", {"city": "Oslo"})
+        assert answer is not None and answer.status == "success"
+        assert answer.artifact["structured_content"] == {"city": "Oslo", "temps": [11, 14, 9]}
+        assert ui == []  # a view's own call shows no second view
+        assert values.get("messages", []) == []  # the model's conversation is untouched
+        answer, _, _ = await _view_call(graph, "t1", "apps", "show_chart", {"city": "Rome"})
+        assert answer is not None and answer.status == "success"
+        # Each call replaces the last one: the key stays bounded.
+        state = (await graph.aget_state({"configurable": {"thread_id": "t1"}})).values
+        assert len(state[VIEW_CALLS_KEY]) == 2
+
+        # A tool for the model only: refused, as an unknown tool is (the list names view tools).
+        answer, _, _ = await _view_call(graph, "t2", "apps", "plain_echo", {"text": "hi"})
+        assert answer is not None and answer.status == "error"
+        assert "plain_echo is not a valid tool" in str(answer.content)
+        assert "refresh_chart" in str(answer.content) and "odd_visibility" not in str(answer.content)
+
+        # Another server's tool: refused before it reaches that server.
+        answer, _, _ = await _view_call(graph, "t3", "apps", "echo", {"text": "hi"})
+        assert answer is not None and answer.status == "error"
+        assert "not a tool of the view's MCP server" in str(answer.content)
+
+
+async def test_a_view_call_that_needs_approval_is_the_threads_interrupt(
+    apps_config: dict[str, Any],  # noqa: F811
+) -> None:
+    async with MCPPool({"apps": apps_config}) as pool:
+        graph = _graph(MCPToolNode(pool, approval=["apps/refresh_chart"]))
+        config = {"configurable": {"thread_id": "t1"}}
+
+        answer, out, _ = await _view_call(graph, "t1", "apps", "refresh_chart", {"city": "Oslo"})
+        assert answer is None
+        state = await graph.aget_state(config)
+        assert state.next == (VIEW_CALLS_KEY,)
+        [interrupt] = state.interrupts
+        assert interrupt.value["type"] == "tool_approval"
+        assert interrupt.value["server"] == "apps" and interrupt.value["mcp_tool"] == "refresh_chart"
+        assert interrupt.value["args"] == {"city": "Oslo"}
+
+        # A person answers it like any approval: edited arguments, then the call runs.
+        edit = {"type": "edit", "edited_action": {"name": "refresh_chart", "args": {"city": "Bergen"}}}
+        await graph.ainvoke(Command(resume=edit), config)
+        values = (await graph.aget_state(config)).values
+        [answer] = [m for m in values[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
+        assert answer.status == "success"
+        assert answer.artifact["structured_content"]["city"] == "Bergen"
+
+        # A model's call of the same tool is still refused (it is meant only for views).
+        builder = StateGraph(State)
+        node = MCPToolNode(pool, approval=["apps/refresh_chart"])
+        builder.add_node(node)
+        builder.add_edge(START, "tools")
+        model_graph = builder.compile()
+        out = await model_graph.ainvoke(
+            {
+                "messages": [
+                    AIMessage("", tool_calls=[{"name": "refresh_chart", "args": {"city": "X"}, "id": "m1"}])
+                ]
+            }
+        )
+        assert "refresh_chart is not a valid tool" in str(out["messages"][-1].content)
+
+
+def test_a_views_model_context_is_given_to_the_model_as_a_bounded_system_message() -> None:
+    assert app_context_message({}) is None
+    assert app_context_message({"mcp_app_context": {"server": "apps", "tool_call_id": "c1"}}) is None
+    context = {"server": "apps", "tool_call_id": "c1", "structuredContent": {"city": "Oslo"}}
+    message = app_context_message({"mcp_app_context": context})
+    assert message is not None and message.type == "system"
+    assert (
+        message.content
+        == 'What the user sees in the apps view (its model context): {"structuredContent": {"city": "Oslo"}}'
+    )
+    big = {**context, "content": [{"type": "text", "text": "x" * 50_000}]}
+    message = app_context_message({"mcp_app_context": big})
+    assert message is not None
+    assert len(str(message.content)) < MAX_CONTEXT + 100
