@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langgraph_mcp import MCPToolNode
@@ -71,7 +72,12 @@ async def _result_and_progress(node: MCPToolNode, server: TasksServer, label: st
     graph = tool_graph(node)
     progress: list[dict[str, Any]] = []
     out: dict[str, Any] = {}
-    calls = ai(("job", {"label": label, "steps": 3}, "c1"), ("broken", {}, "c2"), ("faulty", {}, "c3"))
+    calls = ai(
+        ("job", {"label": label, "steps": 3}, "c1"),
+        ("broken", {}, "c2"),
+        ("faulty", {}, "c3"),
+        ("nag", {}, "c4"),
+    )
     async for mode, chunk in graph.astream(
         {"messages": [calls]}, thread(label), stream_mode=["custom", "values"]
     ):
@@ -94,6 +100,8 @@ async def _result_and_progress(node: MCPToolNode, server: TasksServer, label: st
     # ``failed`` task carrying it. Both are error messages.
     assert results["c2"].status == "error" and "quota exceeded" in str(results["c2"].content)
     assert results["c3"].status == "error" and "backend unreachable" in str(results["c3"].content)
+    # fastmcp-tasks asks from a task only by returning an InputRequiredResult (``ask``).
+    assert results["c4"].status == "error" and "ctx.elicit() is not supported" in str(results["c4"].content)
     (started, task_id), (finished, same) = server.events(label)
     assert (started, finished) == ("started", "finished") and task_id == same  # one task, run once
 
@@ -207,3 +215,29 @@ async def test_without_the_extension_the_server_runs_calls_in_the_foreground(
             await node.pool.connection("t").call_tool("must", {"label": label})
         assert refused.value.code == -32021
     assert tasks_server.events(label) == [("started", None)]  # broken ran in the foreground; must never ran
+
+
+@pytest.mark.slow
+async def test_a_task_the_server_no_longer_has_ends_the_call_with_its_error(
+    tasks_server: TasksServer,
+) -> None:
+    """A run parked on a task is resumed against a server that no longer has it (here: another
+    server process, as after a restart; fastmcp-tasks keeps its tasks in memory, and may discard
+    one once its ``ttlMs`` has passed): the call ends with the server's error, and no new task is
+    started."""
+    label = "lost"
+    saver = InMemorySaver()
+    async with tasks_server.node("http", task_detach_after=0) as node:
+        graph = tool_graph(node, checkpointer=saver)
+        out = await graph.ainvoke({"messages": [ai(("job", {"label": label, "steps": 1}, "c1"))]}, thread())
+        (pending,) = out["__interrupt__"]
+        assert pending.value["type"] == "mcp_task"
+    tasks_server.release(label, 1)  # the first server finishes the task; the run never sees it
+    await until(lambda: [event for event, _ in tasks_server.events(label)] == ["started", "finished"])
+    with fastmcp_tasks_http(tasks_server.log) as restarted:
+        async with MCPToolNode({"t": {"url": restarted, "task_detach_after": 0}}) as node:
+            graph = tool_graph(node, checkpointer=saver)
+            out = await graph.ainvoke(Command(resume=True), thread())
+    message = _results(out)["c1"]
+    assert message.status == "error" and f"Task {pending.value['task_id']} not found" in str(message.content)
+    assert len(tasks_server.events(label)) == 2  # nothing started on the second server

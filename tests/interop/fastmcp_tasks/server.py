@@ -20,6 +20,7 @@ Every tool runs as a task when the client declares the extension:
 - ``must(label="")``: runs only as a task (``mode="required"``, listed with ``execution.taskSupport``);
 - ``broken(label="")``: raises a tool error (a completed task whose result has ``isError``);
 - ``faulty(label="")``: raises a JSON-RPC error (a ``failed`` task);
+- ``nag()``: calls ``ctx.elicit`` (a tool error inside a task);
 - ``stuck(label)``: runs until cancelled, and logs ``cancelled`` when it is.
 """
 
@@ -122,6 +123,13 @@ async def faulty(ctx: Context, label: str = "") -> str:
     """Fail as the protocol: a ``failed`` task carrying a JSON-RPC error."""
     log("started", "faulty", ctx, label)
     raise MCPError(code=-32000, message="backend unreachable")
+
+
+@server.tool(task=FAST)
+async def nag(ctx: Context) -> str:
+    """Ask the 2025-11-25 way (``ctx.elicit``), which fastmcp-tasks refuses inside a task."""
+    answer = await ctx.elicit("Sure?", response_type=bool)
+    return f"answered {answer.action}"
 
 
 @server.tool(task=FAST)
