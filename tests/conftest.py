@@ -59,6 +59,7 @@ ONE_WORKER = {
     "tests/interop/test_resources.py": "its shared HTTP servers start once",
     "tests/interop/test_mcp1.py": "its shared HTTP servers start once",
     "tests/browser/": "its langgraph dev server, UI bundled, starts once (tests/browser/conftest.py)",
+    "tests/interop/test_fastmcp_tasks.py": "its shared HTTP server starts once",
 }
 """Test files (and folders, ending in ``/``) that one xdist worker runs whole (see
 ``pytest_xdist_make_scheduler``), and why."""

@@ -11,6 +11,9 @@ installed (a stamp with the lock file's digest is kept next to the install).
 - ``tests/interop/mcp1_latest/.venv`` and ``tests/interop/mcp1_old/.venv``: the same for the
   ``mcp`` 1.x SDK that ``tests/interop/mcp1_server.py`` runs on (the newest 1.x, and 1.10.0, the
   oldest with elicitation).
+- ``tests/interop/fastmcp_tasks/.venv``: the same for ``fastmcp-tasks`` (FastMCP's implementation
+  of the 2026-07-28 tasks extension), which ``tests/interop/fastmcp_tasks/server.py`` runs on; it
+  pins its own ``fastmcp`` and ``mcp``, so it shares an environment with nothing.
 
 Run it directly (``python tests/interop/install.py``) or call :func:`ensure_installed`; the test
 fixtures do. Only the standard library is used, so it runs before any environment exists.
@@ -32,7 +35,8 @@ NODE_MODULES = HERE / "node_modules"
 PYTHON_VENV = PYTHON_PROJECT / ".venv"
 MCP1_PROJECTS = {"latest": HERE / "mcp1_latest", "old": HERE / "mcp1_old"}
 """The uv projects pinning an ``mcp`` 1.x SDK for ``mcp1_server.py``, by name."""
-UV_PROJECTS = (PYTHON_PROJECT, *MCP1_PROJECTS.values())
+FASTMCP_TASKS_PROJECT = HERE / "fastmcp_tasks"
+UV_PROJECTS = (PYTHON_PROJECT, *MCP1_PROJECTS.values(), FASTMCP_TASKS_PROJECT)
 _NPM_STAMP = NODE_MODULES / ".interop-installed"
 _STAMP_NAME = ".interop-installed"
 _LOCK = HERE / ".install.lock"
@@ -52,6 +56,11 @@ def python_bin(name: str) -> Path:
 def mcp1_python(version: str) -> Path:
     """The Python of the ``mcp`` 1.x environment ``version`` (a key of :data:`MCP1_PROJECTS`)."""
     return MCP1_PROJECTS[version] / ".venv" / "bin" / "python"
+
+
+def fastmcp_tasks_python() -> Path:
+    """The Python of the ``fastmcp-tasks`` environment."""
+    return FASTMCP_TASKS_PROJECT / ".venv" / "bin" / "python"
 
 
 def _digest(*files: Path) -> str:

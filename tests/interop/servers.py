@@ -15,10 +15,19 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from tests.interop.install import PYTHON_PROJECT, ensure_installed, mcp1_python, node_bin, python_bin
+from tests.interop.install import (
+    FASTMCP_TASKS_PROJECT,
+    PYTHON_PROJECT,
+    ensure_installed,
+    fastmcp_tasks_python,
+    mcp1_python,
+    node_bin,
+    python_bin,
+)
 
 FASTMCP_SERVER = PYTHON_PROJECT / "fastmcp_server.py"
 MCP1_SERVER = Path(__file__).with_name("mcp1_server.py")
+FASTMCP_TASKS_SERVER = FASTMCP_TASKS_PROJECT / "server.py"
 LOOPBACK_PRELOAD = Path(__file__).with_name("loopback.cjs")
 _LISTEN_TIMEOUT = 30.0
 _STOP_GRACE = 5.0
@@ -69,6 +78,18 @@ def mcp1_stdio(version: str, **extra: Any) -> dict[str, Any]:
     see ``install.MCP1_PROJECTS``) over stdio."""
     ensure_installed()
     return {"command": str(mcp1_python(version)), "args": [str(MCP1_SERVER)], **extra}
+
+
+def fastmcp_tasks_stdio(log: Path, **extra: Any) -> dict[str, Any]:
+    """``tests/interop/fastmcp_tasks/server.py`` (on ``fastmcp-tasks``) over stdio, logging what
+    its tools do to ``log``."""
+    ensure_installed()
+    return {
+        "command": str(fastmcp_tasks_python()),
+        "args": [str(FASTMCP_TASKS_SERVER)],
+        "env": {"TASKS_LOG": str(log)},
+        **extra,
+    }
 
 
 def _pump(stream: IO[bytes], announce: str | None, seen: list[str], found: threading.Event) -> None:
@@ -179,6 +200,20 @@ def mcp1_http(version: str) -> Iterator[str]:
         yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
 
 
+@contextmanager
+def fastmcp_tasks_http(log: Path) -> Iterator[str]:
+    """``tests/interop/fastmcp_tasks/server.py --http`` (it binds port 0 of 127.0.0.1 itself),
+    logging what its tools do to ``log``; its URL."""
+    ensure_installed()
+    with _running(
+        [str(fastmcp_tasks_python()), str(FASTMCP_TASKS_SERVER), "--http"],
+        env={"PYTHONUNBUFFERED": "1", "TASKS_LOG": str(log)},
+        announce="LISTENING ",
+        on_stderr=False,
+    ) as line:
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+
+
 class Servers:
     """Configuration entries for the foreign servers that speak both stdio and HTTP. The HTTP
     servers are started on first use and shared (each pool still opens its own MCP session)
@@ -214,12 +249,15 @@ class Servers:
 
 __all__ = [
     "FASTMCP_SERVER",
+    "FASTMCP_TASKS_SERVER",
     "MCP1_SERVER",
     "Servers",
     "everything_http",
     "everything_stdio",
     "fastmcp_http",
     "fastmcp_stdio",
+    "fastmcp_tasks_http",
+    "fastmcp_tasks_stdio",
     "filesystem_stdio",
     "git_stdio",
     "mcp1_http",
