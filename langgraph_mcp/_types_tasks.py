@@ -25,8 +25,8 @@ class MCPTaskInterrupt(TypedDict):
     tool_name: str
     """The tool whose call the task is."""
     tool_call_id: str | None
-    task_id: str
-    """The server's id of the task."""
+    """The tool call that waits on the task (the task's own id is not shown: a server may use it
+    as a bearer token)."""
     status: Literal["working", "input_required"]
     """The task's status when the run parked."""
     status_message: str | None

@@ -25,19 +25,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import ipaddress
 import json
 import re
-import unicodedata
 from collections.abc import Mapping
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import jsonschema
 import mcp_types as types
 from pydantic import AfterValidator, WithJsonSchema
 from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._compat.langgraph import shown_question
 from langgraph_mcp._elicitation.hitl import (
     bind,
     bound_to,
@@ -46,6 +44,7 @@ from langgraph_mcp._elicitation.hitl import (
     keyed_elsewhere,
     shown_here,
 )
+from langgraph_mcp._elicitation.urls import MAX_URL, UnfitQuestion, check_url
 from langgraph_mcp._patterns import (
     PatternNotChecked,
     UnsafePattern,
@@ -56,7 +55,6 @@ from langgraph_mcp._patterns import (
 )
 from langgraph_mcp._sanitise import MAX_DESCRIPTION, sanitise_text
 from langgraph_mcp._schema import REGISTRY, model_schema
-from langgraph_mcp.errors import MCPError
 from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [
@@ -93,61 +91,6 @@ MAX_MESSAGE = MAX_DESCRIPTION
 MAX_REQUESTED_SCHEMA = 65_536
 """The most characters of JSON a question's ``requested_schema`` may take (a larger one is
 refused): it goes into the interrupt, the checkpoint and the person's form."""
-MAX_URL = 8192
-"""The most characters a URL-mode question's URL may have."""
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost."})
-
-
-class UnfitQuestion(MCPError, ValueError):
-    """A server's question that is not shown to a person: its URL may not be visited, or it is
-    too large. The server is told (``-32602``, invalid params) where it can be."""
-
-
-def check_url(url: str, *, loopback_http: bool = False) -> None:
-    """Refuse a URL a person should not be sent to: anything but ``https://<host>``, or
-    ``http://`` to ``localhost``, ``127.0.0.0/8`` or ``::1`` when ``loopback_http``. Whitespace,
-    control and bidi characters, backslashes and a user name or password (``https://bank@evil``)
-    are refused in any URL: each can make it read as another address than the one it opens.
-
-    Raises:
-        UnfitQuestion: saying why.
-    """
-    if len(url) > MAX_URL:
-        raise UnfitQuestion(f"the URL is longer than {MAX_URL:,} characters")
-    if "\\" in url or any(c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in url):
-        raise UnfitQuestion("the URL contains whitespace, control characters or a backslash")
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        parts.port  # noqa: B018 - an invalid port raises
-    except ValueError as exc:
-        raise UnfitQuestion(f"the URL cannot be read ({exc})") from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("https", "http"):
-        raise UnfitQuestion(f"URL scheme {scheme + ':' if scheme else '(none)'} is not allowed; only https")
-    if parts.username is not None or parts.password is not None:
-        raise UnfitQuestion("the URL carries a user name or password (user@host), which hides its host")
-    if not host:
-        raise UnfitQuestion("the URL names no host")
-    if scheme == "http":
-        if not loopback_http:
-            raise UnfitQuestion(
-                "plain http URLs are not allowed; only https (http to a loopback host when the "
-                "server's elicitation_loopback_http is set)"
-            )
-        if not _is_loopback(host):
-            raise UnfitQuestion(
-                f"plain http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1), not {host!r}"
-            )
-
-
-def _is_loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _shown_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -382,6 +325,12 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
     keys = {r["key"] for r in requests}
 
     def validate(value: Any) -> dict[str, Any]:
+        if not (isinstance(value, Mapping) and ("responses" in value or "decisions" in value)) and (
+            not shown_here(keys)
+        ):
+            # Not an answer to questions, and not sent to these questions (a run parked on a task
+            # was resumed with it, at this interrupt's place): ask them.
+            return STALE
         if (
             tool_name is not None
             and isinstance(value, Mapping)
@@ -423,7 +372,7 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
         decisions = decisions_schema(tool_name, requests)["properties"]["decisions"]
         schema["properties"]["decisions"] = decisions
         schema["oneOf"] = [{"required": [schema.pop("required")[0]]}, {"required": ["decisions"]}]
-    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+    return Annotated[Any, AfterValidator(validate), WithJsonSchema(schema)]
 
 
 def sampling_key(params: types.CreateMessageRequestParams, *, scope: str) -> str:
@@ -438,6 +387,9 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
     ``key``) comes back as :data:`STALE`."""
 
     def validate(value: Any) -> dict[str, Any]:
+        shown = shown_question()
+        if not isinstance(value, Mapping) and not (isinstance(shown, Mapping) and shown.get("key") == key):
+            return STALE  # not an answer, and not sent to this request (a parked run's resume)
         if (
             isinstance(value, Mapping)
             and "responses" in value
@@ -492,4 +444,4 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
             },
         ]
     }
-    return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
+    return Annotated[Any, AfterValidator(validate), WithJsonSchema(schema)]

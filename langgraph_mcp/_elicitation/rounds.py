@@ -32,7 +32,7 @@ import mcp_types as types
 from langgraph_mcp._compat.mcp import INPUT_ROUNDS_MAX, STATE_ONLY_BACKOFF
 from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal, decode_error, encode_error
 from langgraph_mcp._elicitation.policy import Answerer
-from langgraph_mcp._elicitation.tasks import follow
+from langgraph_mcp._elicitation.tasks import follow, remember, remembered
 from langgraph_mcp._session import CallClock, CallSink, Round, ServerConnection
 from langgraph_mcp._session.taskwire import TaskHandle
 from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPToolCallError
@@ -47,10 +47,10 @@ _INLINE = {"kind": "inline"}
 
 
 def _encode(result: Round) -> dict[str, Any]:
-    if isinstance(result, TaskHandle):
-        kind = "task"
-    else:
-        kind = "input_required" if isinstance(result, types.InputRequiredResult) else "result"
+    if isinstance(result, TaskHandle):  # its status message is the server's words: not kept
+        data = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"status_message"})
+        return {"kind": "task", "data": data}
+    kind = "input_required" if isinstance(result, types.InputRequiredResult) else "result"
     return {"kind": kind, "data": result.model_dump(mode="json", by_alias=True, exclude_none=True)}
 
 
@@ -102,7 +102,8 @@ async def run_rounds(
         what following a task raises (``tasks.py``). ``keep()``: the run is only being handed
         over (a drain), so a task is left running on the server when the call is cancelled.
     """
-    journal = Journal.open(journal_key, tasks=connection.offers_tasks and connection.follows_tasks())
+    tasks = connection.offers_tasks and connection.follows_tasks()
+    journal = Journal.open(journal_key, tasks=tasks)
 
     async def send(responses: dict[str, Any] | None, state: str | None) -> Round:
         return await connection.send_call(
@@ -143,9 +144,11 @@ async def run_rounds(
         looked for in the journal first even when the run was not resumed (a run picked up after
         a crash): sending it again would start a second task. Only a marker is stored for an
         answer that is neither a task nor a round that asks."""
+        if tasks and (handle := remembered(journal)) is not None:
+            return handle  # an attempt before this one (a retry) started the task
         if journal is not None and journal.resuming:
             return await stored(lambda: send(None, None))
-        if journal is None or not connection.offers_tasks:
+        if journal is None or not tasks:
             return await asked(await send(None, None))
         fresh: list[Round] = []
 
@@ -154,8 +157,8 @@ async def run_rounds(
                 result = await send(None, None)
             except STORED_ERRORS as exc:
                 return encode_error(exc)
-            if _kept(result):
-                return _encode(result)
+            if _kept(result) or isinstance(result, types.InputRequiredResult):
+                return _encode(result)  # the rounds that follow it may start a task: replayable
             fresh.append(result)
             return _INLINE
 
@@ -187,8 +190,12 @@ async def run_rounds(
             # polls again from the last stored state), so a long wait writes no checkpoints.
             await clock.sleep(delay)
             delay = min(delay * 2, max_delay)
+            state = result.request_state
             try:
-                result = await asked(await send(None, result.request_state))
+                if tasks and journal is not None:  # the answer may be a task: replayable
+                    result = await stored(lambda state=state: send(None, state))  # type: ignore[misc]
+                else:
+                    result = await asked(await send(None, state))
             except MCPServerError as exc:
                 result = await reissued(exc)
             continue
@@ -213,6 +220,7 @@ async def run_rounds(
         except MCPServerError as exc:
             result = await reissued(exc)
     if isinstance(result, TaskHandle) and connection.follows_tasks():
+        remember(journal, result)
         return await follow(
             connection,
             name,

@@ -16,20 +16,24 @@ The session layer polls the task (``_session/tasks.py``). Here:
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
-from langgraph_mcp._elicitation.durable import Journal
+from langgraph_mcp._compat.langgraph import graph_configurable
+from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._session.tasks import Asker, Parker
 from langgraph_mcp._session.taskwire import TaskHandle, TaskState
 from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
-__all__ = ["follow"]
+__all__ = ["follow", "forget", "remember", "remembered"]
 
 
 async def follow(
@@ -45,16 +49,24 @@ async def follow(
 ) -> types.CallToolResult:
     """Follow the task ``handle`` of the call of ``name`` to its result (see the module
     docstring). Raises what :meth:`ServerConnection.follow_task` raises, and ``GraphInterrupt``
-    while a person answers or the run is parked."""
-    return await connection.follow_task(
-        name,
-        handle,
-        clock=clock,
-        progress=progress,
-        asker=_asker(connection, handle.task_id, clock, answers, journal),
-        parker=_parker(connection, answers) if journal is not None and answers.in_graph else None,
-        keep=keep,
-    )
+    while a person answers or the run is parked. Without a journal nobody could follow the task
+    after a drain, so a drain cancels it too."""
+    try:
+        result = await connection.follow_task(
+            name,
+            handle,
+            clock=clock,
+            progress=progress,
+            asker=_asker(connection, handle.task_id, clock, answers, journal),
+            parker=_parker(connection, answers) if journal is not None and answers.in_graph else None,
+            keep=keep if journal is not None else None,
+        )
+    except GraphBubbleUp:
+        raise  # asked or parked: the task is followed again when the run resumes
+    except BaseException:
+        forget(journal)  # a retry starts the call afresh
+        raise
+    return result  # remembered still: a retry of the node reads the same (finished) task
 
 
 def _asker(
@@ -63,14 +75,24 @@ def _asker(
     async def ask(requests: dict[str, types.InputRequest]) -> set[str]:
         respond = await answers.plan_round(requests)  # a person is asked here (an interrupt)
         keys = sorted(requests)
+        failed: list[BaseException] = []
 
         async def answer_and_update() -> dict[str, Any]:
             with clock.answering():
                 responses = await respond()
-            await connection.update_task(task_id, dict(responses), timeout=connection.request_timeout())
+            try:
+                async with clock.running():  # the call's own limit, not a request's
+                    await connection.update_task(task_id, dict(responses), timeout=None)
+            except STORED_ERRORS as exc:
+                # Stored as "not sent": a replay asks again (the answers are kept with the
+                # interrupts), rather than failing again the same way.
+                failed.append(exc)
+                return {"kind": "not_updated", "keys": []}
             return {"kind": "updated", "keys": keys}
 
         done = await (answer_and_update() if journal is None else journal.record(answer_and_update))
+        if failed:
+            raise failed[0]
         # A replayed update may be an earlier one (the task asked something else since): its keys
         # are answered; what is still outstanding is asked on the next poll.
         answered = done.get("keys") if isinstance(done, dict) else None
@@ -81,12 +103,12 @@ def _asker(
 
 def _parker(connection: ServerConnection, answers: Answerer) -> Parker:
     async def park(state: TaskState) -> None:
+        # No task id: a server may use it as a bearer token for the task's state.
         payload: MCPTaskInterrupt = {
             "type": TASK_INTERRUPT_TYPE,
             "server": connection.name,
             "tool_name": answers.tool_name,
             "tool_call_id": answers.tool_call_id,
-            "task_id": state.task_id,
             "status": "input_required" if state.status == "input_required" else "working",
             "status_message": connection.redact(state.status_message) if state.status_message else None,
             "poll_interval_ms": round(state.poll_interval() * 1000),
@@ -94,3 +116,50 @@ def _parker(connection: ServerConnection, answers: Answerer) -> Parker:
         interrupt(payload)  # returns once the run was resumed: the caller looks at the task again
 
     return park
+
+
+# -- a retry in the same process ---------------------------------------------------------------
+# A ``RetryPolicy`` runs the node again in the same execution, where LangGraph does not replay
+# the stored rounds of the failed attempt (their positions are not counted again). The handle of
+# a task that attempt started is kept here, so the retry follows it (or reads its result, when it
+# finished) instead of starting another. Bounded; dropped when the call fails.
+
+_HANDLES: OrderedDict[tuple[Any, ...], TaskHandle] = OrderedDict()
+_HANDLES_MAX = 4096
+_HANDLES_LOCK = threading.Lock()
+
+
+def _where(journal: Journal) -> tuple[Any, ...] | None:
+    conf = graph_configurable()
+    thread = conf.get("thread_id") if conf else None
+    if thread is None:
+        return None
+    return (str(thread), str(conf.get("checkpoint_ns", "")) if conf else "", journal.key)
+
+
+def remember(journal: Journal | None, handle: TaskHandle) -> None:
+    """Keep ``handle`` for a retry of its call in this process."""
+    where = _where(journal) if journal is not None else None
+    if where is None:
+        return
+    with _HANDLES_LOCK:
+        _HANDLES[where] = handle
+        _HANDLES.move_to_end(where)
+        while len(_HANDLES) > _HANDLES_MAX:
+            _HANDLES.popitem(last=False)
+
+
+def remembered(journal: Journal | None) -> TaskHandle | None:
+    """The handle an earlier attempt of this call (in this process) was given, if any."""
+    where = _where(journal) if journal is not None else None
+    if where is None:
+        return None
+    with _HANDLES_LOCK:
+        return _HANDLES.get(where)
+
+
+def forget(journal: Journal | None) -> None:
+    where = _where(journal) if journal is not None else None
+    if where is not None:
+        with _HANDLES_LOCK:
+            _HANDLES.pop(where, None)

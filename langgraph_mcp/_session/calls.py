@@ -159,10 +159,6 @@ class Calls(Listings):
                     result = await self._send(
                         session, client, request, clock, sink, exclusive, progress, headers
                     )
-                    if isinstance(result, types.CreateTaskResult):  # 2025-11-25 tasks
-                        result = await self._follow_legacy_task(
-                            name, result.task, session, client, clock, sink, exclusive, progress, headers
-                        )
                 except NotSent:
                     unsent += 1
                     if unsent > _MAX_UNSENT:
@@ -187,6 +183,10 @@ class Calls(Listings):
                     clock.stats.resends += 1
                     await self.refresh_tools()
                     continue
+                if isinstance(result, types.CreateTaskResult):  # 2025-11-25: never sent again
+                    result = await self._follow_legacy_task(
+                        name, result.task, session, client, clock, sink, exclusive, progress, headers
+                    )
                 if isinstance(result, types.CallToolResult):
                     if result.is_error:  # the server's own words, which may echo a secret
                         return masked_result(result, self.redact)

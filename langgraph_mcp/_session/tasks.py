@@ -39,11 +39,15 @@ from langgraph_mcp._session.taskwire import (
 )
 from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPTimeoutError, MCPToolCallError
 
-__all__ = ["Asker", "Parker", "TaskRequests"]
+__all__ = ["QUESTIONS_MAX", "QUESTION_ROUNDS_MAX", "Asker", "Parker", "TaskRequests"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
 _CANCEL_TIMEOUT = 5.0
+QUESTION_ROUNDS_MAX = 50
+"""The most times one task may ask for input (a server asking again and again is refused)."""
+QUESTIONS_MAX = 32
+"""The most questions a task may ask at once."""
 _LEGACY_TTL_MS = 3_600_000
 """The lifetime a 2025-11-25 task is asked for (the server may choose another)."""
 
@@ -131,7 +135,7 @@ class TaskRequests(Calls):
                 await clock.sleep(_legacy_interval(state.poll_interval))
                 async with clock.running():
                     state = await self.request(
-                        f"get task {task_id!r}",
+                        "poll a task",
                         lambda c: c.session.send_request(get, types.GetTaskResult),
                         timeout=None,
                     )
@@ -140,7 +144,7 @@ class TaskRequests(Calls):
                 try:
                     cancel = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
                     await self.request(
-                        f"cancel task {task_id!r}",
+                        "cancel a task",
                         lambda c: c.session.send_request(cancel, types.CancelTaskResult),
                         timeout=_CANCEL_TIMEOUT,
                     )
@@ -195,15 +199,38 @@ class TaskRequests(Calls):
         (not the time spent answering); when it runs out, or the caller is cancelled, the task is
         cancelled on the server unless ``keep()`` says the run is only handed over (a drain).
 
+        A task that asks more than :data:`QUESTION_ROUNDS_MAX` times, or more than
+        :data:`QUESTIONS_MAX` questions at once, is refused; so is one whose questions cannot be
+        read or whose result is not a tool result. A task the call gives up on this way is
+        cancelled on the server.
+
         Raises:
             MCPTimeoutError: the call's limit ran out (the task was cancelled).
             MCPServerError: the task failed with a JSON-RPC error.
-            MCPToolCallError: the task was cancelled by the server, or asked without an asker.
-            MCPConnectionError, MCPProtocolError: polling failed; the task may still run.
+            MCPToolCallError: the task was cancelled by the server, asked without an asker, or
+                asked too much (cancelled).
+            MCPProtocolError: the server broke the protocol (the task was cancelled).
+            MCPConnectionError: polling failed; the task may still run.
         """
+        # A server may use a task's id as a bearer token for its state: it is masked in whatever
+        # is said or logged about the call meanwhile (the server's own error messages included).
+        with self.redact.holding((handle.task_id,)):
+            return await self._follow(name, handle, clock, progress, asker, parker, keep)
+
+    async def _follow(
+        self,
+        name: str,
+        handle: TaskHandle | TaskState,
+        clock: CallClock,
+        progress: ProgressFnT | None,
+        asker: Asker | None,
+        parker: Parker | None,
+        keep: Callable[[], bool] | None,
+    ) -> types.CallToolResult:
         task_id = handle.task_id
         state: TaskState | TaskHandle = handle
         answered: set[str] = set()
+        rounds = 0
         shown: str | None = None
         shown_count = 0
         detach = self.config.task_detach_after
@@ -223,6 +250,14 @@ class TaskRequests(Calls):
                 if state.status == "input_required" and isinstance(state, TaskState):
                     pending = {k: v for k, v in (state.input_requests or {}).items() if k not in answered}
                     if pending:
+                        rounds += 1
+                        if rounds > QUESTION_ROUNDS_MAX or len(pending) > QUESTIONS_MAX:
+                            raise MCPToolCallError(
+                                f"MCP tool {name!r} on server {self.name!r}: its task asked for input "
+                                f"more than {QUESTION_ROUNDS_MAX} times, or more than {QUESTIONS_MAX} "
+                                "questions at once; it was cancelled",
+                                kind="protocol",
+                            )
                         answered |= await self._ask_task(name, pending, asker)
                         state = await self._poll(task_id, clock)
                         continue
@@ -236,6 +271,9 @@ class TaskRequests(Calls):
         except (asyncio.CancelledError, MCPTimeoutError):
             if keep is None or not keep():
                 await self._cancel_quietly(name, task_id)
+            raise
+        except (MCPToolCallError, MCPProtocolError):  # given up on: nobody will follow it
+            await self._cancel_quietly(name, task_id)
             raise
 
     async def _poll(self, task_id: str, clock: CallClock) -> TaskState:
@@ -310,12 +348,12 @@ class TaskRequests(Calls):
         """
         request = TaskRequest(method="tasks/get", params=TaskParams(task_id=task_id))
         state = await self.request(
-            f"get task {task_id!r}",
+            "poll a task",
             lambda client: client.session.send_request(request, STATE),
             timeout=timeout,
         )
         if state.task_id != task_id:
-            raise MCPProtocolError(self.name, f"tasks/get for {task_id!r} answered for another task")
+            raise MCPProtocolError(self.name, "tasks/get answered for another task")
         return state
 
     async def update_task(self, task_id: str, responses: dict[str, Any], *, timeout: float | None) -> None:
@@ -324,7 +362,7 @@ class TaskRequests(Calls):
             method="tasks/update", params=TaskParams(task_id=task_id, input_responses=responses)
         )
         await self.request(
-            f"answer task {task_id!r}",
+            "answer a task's questions",
             lambda client: client.session.send_request(request, ACK),
             timeout=timeout,
         )
@@ -333,7 +371,7 @@ class TaskRequests(Calls):
         """Ask the server to cancel the task (``tasks/cancel``), within a few seconds."""
         request = TaskRequest(method="tasks/cancel", params=TaskParams(task_id=task_id))
         await self.request(
-            f"cancel task {task_id!r}",
+            "cancel a task",
             lambda client: client.session.send_request(request, ACK),
             timeout=_CANCEL_TIMEOUT,
         )

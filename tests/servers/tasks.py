@@ -24,6 +24,9 @@ Tools:
 - ``sorry_job()``: completes with an ``isError`` result.
 - ``quick(x)``: a plain result, never a task.
 - ``stuck_job()``: works until cancelled.
+- ``gated_ask(label)``: works until ``$TASKS_DIR/release-<label>`` exists, then asks like
+  ``ask_job``.
+- ``greedy_ask()``: asks a new question after every answer, for ever (a hostile server).
 - ``odd_job()``: answers with a task handle whose ``taskId`` is empty (a broken server).
 - ``gated_job(label)``: works until the file ``$TASKS_DIR/release-<label>`` exists, then completes
   with ``done <label>`` (a test decides when).
@@ -53,7 +56,18 @@ from tests.servers._runner import run_cli
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = -32021
-TASK_TOOLS = {"odd_job", "job", "maybe_job", "ask_job", "broken_job", "sorry_job", "stuck_job", "gated_job"}
+TASK_TOOLS = {
+    "greedy_ask",
+    "gated_ask",
+    "odd_job",
+    "job",
+    "maybe_job",
+    "ask_job",
+    "broken_job",
+    "sorry_job",
+    "stuck_job",
+    "gated_job",
+}
 POLL_MS = int(os.environ.get("TASKS_POLL_MS", "50"))
 
 
@@ -132,7 +146,26 @@ def _state(record: dict[str, Any]) -> dict[str, Any]:
             return {**base, "status": "working", "statusMessage": "waiting for the gate"}
         return {**base, "status": "completed", "result": _text(f"done {label}")}
     elapsed = now - record["created"]
-    if tool == "ask_job":
+    if tool == "greedy_ask":  # a new question after every answer, without end
+        asked = int(record.get("answers", 0)) + 1
+        question = {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": f"Question {asked}?",
+                "requestedSchema": {"type": "object", "properties": {}},
+            },
+        }
+        return {**base, "status": "input_required", "inputRequests": {f"q-{asked}": question}}
+    if tool == "gated_ask":  # asks once its gate is open (``release-<label>``)
+        if (
+            record.get("answer") is None
+            and not (_folder() / f"release-{record['args'].get('label')}").exists()
+        ):
+            return {**base, "status": "working", "statusMessage": "waiting for the gate"}
+        record = {**record, "tool": "ask_job", "args": {"seconds": 0}}
+        record.setdefault("answered", record["created"])
+    if record["tool"] == "ask_job":
         answer = record.get("answer")
         if answer is None:
             if elapsed < seconds:
@@ -195,7 +228,10 @@ async def _update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Ha
     record = _load(params.task_id)
     responses = params.input_responses or {}
     _log("update", params.task_id, keys=sorted(responses), **_routing(ctx))
-    if record["tool"] == "ask_job" and record.get("answer") is None and "name-1" in responses:
+    if record["tool"] == "greedy_ask" and f"q-{int(record.get('answers', 0)) + 1}" in responses:
+        record["answers"] = int(record.get("answers", 0)) + 1
+        _save(record)
+    if record["tool"] in ("ask_job", "gated_ask") and record.get("answer") is None and "name-1" in responses:
         record["answer"] = responses["name-1"]
         record["answered"] = time.time()
         _save(record)
@@ -300,6 +336,16 @@ def build_server(name: str = "tasks") -> MCPServer:
     @srv.tool()
     async def gated_job(label: str) -> str:
         """A job that waits for its gate."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def greedy_ask() -> str:
+        """A job that never stops asking."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def gated_ask(label: str) -> str:
+        """A job that asks for a name once its gate opens."""
         raise AssertionError("runs as a task")
 
     @srv.tool()

@@ -198,6 +198,20 @@ async def test_direct_calls_follow_tasks_but_cannot_answer_questions(server: Tas
         assert result.structured_content == {"result": "done direct"}
         with pytest.raises(MCPToolCallError, match="asked for input"):
             await connection.call_tool("ask_job", {"seconds": 0})
+    (cancel,) = server.events("cancel")  # given up on: nobody would follow it
+    assert cancel["task"] == server.events("created", "ask_job")[0]["task"]
+
+
+async def test_a_task_that_never_stops_asking_is_cancelled(server: TaskServer) -> None:
+    async def handler(request: Any, call: Any) -> Any:
+        return {"action": "accept", "content": {}}
+
+    graph = tool_graph(server.node(elicitation=handler))
+    out = await graph.ainvoke({"messages": [ai(("greedy_ask", {}, "c1"))]}, thread())
+    message = _results(out)["c1"]
+    assert message.status == "error" and "asked for input more than 50 times" in str(message.content)
+    assert len(server.events("update")) == 50
+    assert len(server.events("cancel")) == 1
 
 
 async def test_with_tasks_off_the_extension_is_not_advertised(server: TaskServer) -> None:
@@ -231,20 +245,39 @@ async def test_detached_task_parks_the_run_and_a_resume_picks_it_up(server: Task
         "server": "tasks",
         "tool_name": "gated_job",
         "tool_call_id": "c1",
-        "task_id": created[0]["task"],
         "status": "working",
         "status_message": "waiting for the gate",
         "poll_interval_ms": 50,
     }
     out = await graph.ainvoke(Command(resume=True), thread())  # still running: parks again
     (again,) = (await graph.aget_state(thread())).interrupts
-    assert again.value["task_id"] == created[0]["task"] and again.id != parked.id
+    assert again.value["tool_call_id"] == "c1" and again.id != parked.id
+    assert created[0]["task"] not in json.dumps(parked.value)  # a task id may be a bearer token
     assert "c1" not in _results(out)
     server.release("g")
     out = await graph.ainvoke(Command(resume=True), thread())
     assert _results(out)["c1"].content == "done g"
     assert not (await graph.aget_state(thread())).interrupts
     assert len(server.events("created")) == 1 and not server.events("cancel")
+
+
+async def test_a_parked_task_that_then_asks_gets_its_question_asked(server: TaskServer) -> None:
+    # The park's resume value sits at the interrupt's place the question takes on the replay
+    # (parking depends on the clock): it is not an answer, and the question is asked.
+    graph = tool_graph(server.node(task_detach_after=0.2))
+    await graph.ainvoke({"messages": [ai(("gated_ask", {"label": "q"}, "c1"))]}, thread())
+    (parked,) = (await graph.aget_state(thread())).interrupts
+    assert parked.value["type"] == "mcp_task"
+    server.release("q")  # the task asks now
+    await graph.ainvoke(Command(resume=True), thread())
+    (pending,) = (await graph.aget_state(thread())).interrupts
+    assert pending.value["type"] == "mcp_elicitation"
+    key = pending.value["requests"][0]["key"]
+    out = await graph.ainvoke(
+        Command(resume={"responses": {key: {"action": "accept", "content": {"name": "Lin"}}}}), thread()
+    )
+    assert _results(out)["c1"].content == "Hello, Lin!"
+    assert len(server.events("created")) == 1 and len(server.events("update")) == 1
 
 
 # -- in new OS processes ---------------------------------------------------------------------
