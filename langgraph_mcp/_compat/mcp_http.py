@@ -22,7 +22,9 @@ body is read:
   error (as the SDK does).
 
 GET streams (server messages outside any request, resumption, reconnection) keep the SDK's own
-SSE reader, bounded the same way; their events are parsed as above too.
+SSE reader, bounded the same way; their events are parsed as above too. The body of an HTTP
+error response, which the SDK reads whole for a JSON-RPC error, is read up to 1 MiB
+(:func:`cap_error_body`, a response hook of the transport's HTTP client).
 
 Everything private the SDK is relied on for here is named in this module (and ``mcp.py``).
 """
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -46,7 +48,16 @@ from pydantic import ValidationError
 
 from langgraph_mcp._pace import Pace, loads_in_slices
 
-__all__ = ["Event", "EventReader", "LeanStreamableHTTP", "parse_message", "read_body", "streamable_http"]
+__all__ = [
+    "ERROR_BODY_BYTES",
+    "Event",
+    "EventReader",
+    "LeanStreamableHTTP",
+    "cap_error_body",
+    "parse_message",
+    "read_body",
+    "streamable_http",
+]
 
 logger = logging.getLogger("mcp.client.streamable_http")
 
@@ -224,6 +235,38 @@ async def parse_message(data: bytes | bytearray | str) -> types.JSONRPCMessage:
     parsed: Any = json.loads(text) if len(text) <= SLICED_PARSE else await loads_in_slices(text)
     del text
     return types.jsonrpc_message_adapter.validate_python(parsed, by_name=False)
+
+
+ERROR_BODY_BYTES = 1 << 20
+"""The most of an HTTP error response's body that is read (the SDK reads a JSON one whole, for
+the JSON-RPC error in it)."""
+
+
+class _Capped(httpx2.AsyncByteStream):
+    """A response body that fails (``httpx2.StreamError``, which the SDK takes for a body
+    without a JSON-RPC error in it) once more than ``limit`` bytes have come."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise httpx2.StreamError(f"the error response's body exceeded {self._limit} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def cap_error_body(response: httpx2.Response) -> None:
+    """An ``httpx2`` response hook: the body of an error response (4xx, 5xx) is read up to
+    :data:`ERROR_BODY_BYTES`, so a server cannot make the client buffer an endless one."""
+    if response.status_code >= 400 and isinstance(response.stream, httpx2.AsyncByteStream):
+        response.stream = _Capped(response.stream, ERROR_BODY_BYTES)
 
 
 def _why(exc: BaseException) -> str:

@@ -40,7 +40,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import MCP_SESSION_ID
 from mcp.shared.exceptions import MCPError
 
-from langgraph_mcp._compat.mcp_http import streamable_http
+from langgraph_mcp._compat.mcp_http import cap_error_body, streamable_http
 from langgraph_mcp._redact import Redactor
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.hints import HTTPAnswer
@@ -417,7 +417,7 @@ async def open_client(
         headers=dict(config.headers) or None,
         auth=config.auth,
         timeout=httpx2.Timeout(grace.HTTP, read=None),
-        event_hooks={"response": [watch.on_response, session_gone]},
+        event_hooks={"response": [watch.on_response, session_gone, cap_error_body]},
     )
     await stack.enter_async_context(http)
     try:

@@ -48,6 +48,7 @@ class Scripted:
         self.app = app
         self.body: Body | None = None
         self.content_type = b"text/event-stream"
+        self.status = 200
         self.hold = False
         self.answered = 0
 
@@ -77,7 +78,7 @@ class Scripted:
             return
         self.answered += 1
         headers = [(b"content-type", self.content_type)]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
         for piece in self.body(request["id"]):
             await send({"type": "http.response.body", "body": piece, "more_body": True})
         if self.hold:
@@ -211,6 +212,23 @@ async def test_an_answer_past_the_limit_is_an_error_result_not_a_hang(
 
     # As when a response stream fails: the call's outcome is unknown, the pool opens a new session.
     await with_scripted(protocol, test, connects=2)
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_an_endless_error_response_is_read_up_to_a_limit(protocol: str) -> None:
+    """The SDK reads a JSON error response whole, for the JSON-RPC error in it; one that goes
+    on past 1 MiB (and never ends) fails the call as an error response without one."""
+
+    async def test(scripted: Scripted, tools: dict[str, Any]) -> None:
+        scripted.content_type = b"application/json"
+        scripted.status = 400
+        scripted.hold = True
+        scripted.body = lambda request_id: [b'{"jsonrpc": "2.0", "error": "'] + [b"x" * (64 << 10)] * 20
+        message = await asyncio.wait_for(call(tools[SCRIPTED_TOOL], {"mb": 0.001}), 30)
+        assert message.status == "error"
+        assert "Server returned an error response" in str(message.content), message.content
+
+    await with_scripted(protocol, test)
 
 
 def test_the_event_reader_takes_any_cut_of_the_stream() -> None:
