@@ -47,6 +47,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from langgraph_mcp._pace import Pace, loads_in_slices
+from langgraph_mcp.errors import MCPError
 
 __all__ = [
     "ERROR_BODY_BYTES",
@@ -201,7 +202,7 @@ TOO_LARGE = "JSON response failed"
 (``mcp.py`` knows it for a transport's answer, as it knows the SDK's)."""
 
 
-class BodyTooLargeError(ValueError):
+class BodyTooLargeError(MCPError, ValueError):
     """A JSON response body longer than the limit."""
 
 
