@@ -10,7 +10,8 @@ body is read:
 
 * The body is read as bytes, in the chunks that arrive. :class:`EventReader` splits SSE lines in
   time linear in their length (a line that spans chunks is assembled once, in a ``bytearray``;
-  each chunk is searched for a line end once) and keeps a ``data`` field's bytes as they are.
+  a chunk is split at its line ends by ``bytes.splitlines``, a chunk without one only searched)
+  and keeps a ``data`` field's bytes as they are.
 * An event's data (or a JSON body) is decoded, parsed by ``json`` (in slices past 1 MiB, so the
   event loop goes on, see ``_pace.py``) and validated from Python objects, each step dropping
   what the one before made: the peak is about twice the message.
@@ -112,36 +113,36 @@ class EventReader:
     def feed(self, chunk: bytes) -> list[Event]:
         """The events ``chunk`` completes."""
         out: list[Event] = []
-        start, n = 0, len(chunk)
-        if self._skip_lf and n:
+        if self._skip_lf:  # the last chunk ended in CR: an LF right after it ends no other line
             self._skip_lf = False
-            if chunk[0] == _LF:
-                start = 1
-        view = memoryview(chunk)
-        while start < n:
-            end = chunk.find(b"\n", start)
-            cr = chunk.find(b"\r", start, end if end >= 0 else n)
-            if cr >= 0:
-                end = cr
-            if end < 0:
-                self._grow(view[start:])
-                break
-            if self._partial:
-                self._grow(view[start:end])
-                line: bytes | bytearray = self._partial
-                self._partial = bytearray()
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+        if not chunk:
+            return out
+        last = chunk[-1]
+        if last != _LF and last != _CR and chunk.find(b"\n") < 0 and chunk.find(b"\r") < 0:
+            self._grow(chunk)  # (a long line goes on)
+            return out
+        lines: list[bytes | bytearray] = list(chunk.splitlines())  # (bytes: at CR LF, LF, CR only)
+        rest: bytes | bytearray | None = None
+        if last == _CR:
+            self._skip_lf = True
+        elif last != _LF:
+            rest = lines.pop()
+        if self._partial:
+            self._grow(lines[0])
+            lines[0] = self._partial
+            self._partial = bytearray()
+        for line in lines:
+            if line or self._pending:
+                self._line(line, out)
             else:
-                line = chunk[start:end]
-            self._line(line, out)
-            start = end + 1
-            if chunk[end] == _CR:
-                if start == n:
-                    self._skip_lf = True
-                elif chunk[start] == _LF:
-                    start += 1
+                self._size = 0
+        if rest is not None:
+            self._grow(rest)
         return out
 
-    def _grow(self, data: memoryview) -> None:
+    def _grow(self, data: bytes | bytearray) -> None:
         if self._limit is not None and self._size + len(self._partial) + len(data) > self._limit:
             raise httpx2.SSEError(f"Server-sent event exceeded the {self._limit} byte limit.")
         self._partial += data

@@ -259,3 +259,7 @@ def test_the_event_reader_takes_any_cut_of_the_stream() -> None:
         reader = EventReader(None)
         events = [e for i in range(0, len(stream), size) for e in reader.feed(stream[i : i + size])]
         assert [(e.event, bytes(e.data), e.id, e.retry) for e in events] == expected, size
+    # Lines ended by CR alone, many in one chunk, then an LF far away.
+    reader = EventReader(None)
+    events = reader.feed(b"data: a\r\r" * 1000 + b"data: end\n\n")
+    assert [bytes(e.data) for e in events] == [b"a"] * 1000 + [b"end"]
