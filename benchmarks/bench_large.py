@@ -11,7 +11,10 @@ Paths (the client side of one ``tools/call``):
 
 * ``sdk-stdio``     bare ``mcp.Client.call_tool`` over the SDK's own ``stdio_client`` (baseline)
 * ``ours-stdio``    bare ``mcp.Client.call_tool`` over ``langgraph_mcp``'s stdio transport
-* ``sdk-http``      bare ``mcp.Client.call_tool`` over streamable HTTP (no cap on SSE events)
+* ``sdk-http``      bare ``mcp.Client.call_tool`` over the SDK's streamable HTTP transport (no
+                    cap on SSE events)
+* ``ours-http``     bare ``mcp.Client.call_tool`` over ``langgraph_mcp``'s streamable HTTP
+                    transport (the SDK's, with the package's response reader)
 * ``tool-stdio``    ``MCPTool.ainvoke`` -> ``ToolMessage`` through an ``MCPPool`` over stdio
 * ``tool-http``     the same over streamable HTTP
 
@@ -19,7 +22,9 @@ Each (path, size) runs in a fresh Python process, so its peak RSS is its own: th
 client process's peak resident memory during the call minus its resident memory just before it
 (Linux: the peak is reset through ``/proc/self/clear_refs`` first). The server's memory is not
 counted (it is another process). Each case runs ``--repeats`` times (``sdk-stdio``:
-``--sdk-stdio-repeats``); the tables show the median time and the median peak.
+``--sdk-stdio-repeats``), the paths taking turns (one run of each, then the next round), so a
+change in the machine's load falls on every path alike; the tables show the median time and the
+median peak.
 
 The busy-latency section times the ``small`` tool on an idle session, then again when started
 as soon as the server says a ``--busy-mb`` result is on its way (on the same session).
@@ -50,8 +55,8 @@ from _common import proc_status, reset_peak  # noqa: E402
 from tests.conftest_servers import spawn_http_server, stdio_params  # noqa: E402
 from tests.servers.bulky import bulky_length  # noqa: E402
 
-PATHS = ("sdk-stdio", "ours-stdio", "sdk-http", "tool-stdio", "tool-http")
-BUSY_PATHS = ("sdk-stdio", "ours-stdio", "tool-stdio", "sdk-http", "tool-http")
+PATHS = ("sdk-stdio", "ours-stdio", "sdk-http", "ours-http", "tool-stdio", "tool-http")
+BUSY_PATHS = ("sdk-stdio", "ours-stdio", "tool-stdio", "sdk-http", "ours-http", "tool-http")
 KIND = "ascii"
 CHILD_TIMEOUT = 900.0
 OnSending = Callable[[], None] | None
@@ -98,6 +103,14 @@ async def _open(stack: AsyncExitStack, path: str, url: str) -> Callable[..., Awa
         # The SDK caps an SSE event at 1 MiB by default: a larger result sent as an event (as it
         # is when the call asks for progress) failed as a lost connection.
         target = streamable_http_client(url, max_sse_event_size=None)
+    elif path == "ours-http":
+        import httpx2
+
+        from langgraph_mcp._compat.mcp_http import streamable_http
+        from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES
+
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=None)))
+        target = streamable_http(url, http_client=http, max_message_bytes=MAX_MESSAGE_BYTES)
     elif path == "sdk-stdio":
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -213,19 +226,24 @@ async def main(args: argparse.Namespace) -> None:
     busy: dict[str, dict[str, Any]] = {}
     async with spawn_http_server("bulky") as url:
         for mb in sizes:
-            for path in paths:
-                if path == "sdk-stdio" and mb > args.sdk_stdio_max:
-                    continue
-                runs = []
-                for _ in range(args.sdk_stdio_repeats if path == "sdk-stdio" else args.repeats):
+            runs: dict[str, list[dict[str, Any]]] = {}
+            failed: dict[str, dict[str, Any]] = {}
+            todo = [p for p in paths if not (p == "sdk-stdio" and mb > args.sdk_stdio_max)]
+            for turn in range(max(args.repeats, args.sdk_stdio_repeats)):
+                for path in todo:  # the paths take turns: one run of each per round
+                    repeats = args.sdk_stdio_repeats if path == "sdk-stdio" else args.repeats
+                    if turn >= repeats or path in failed:
+                        continue
                     out = await asyncio.to_thread(run_child, "size", path, str(mb), url)
                     if "error" in out:
                         print(f"{path:>10} {mb:>5g} MB: failed: {out['error']}", flush=True)
-                        break
-                    runs.append(out)
+                        failed[path] = out
+                        continue
+                    runs.setdefault(path, []).append(out)
                     seconds, peak = out["seconds"], out["increase"] / 1e6
                     print(f"{path:>10} {mb:>5g} MB: {seconds:8.3f} s, peak +{peak:7.1f} MB", flush=True)
-                results[(path, mb)] = median_run(runs) if runs else out
+            for path in todo:
+                results[(path, mb)] = median_run(runs[path]) if path in runs else failed[path]
         if args.busy_mb:
             for path in [p for p in BUSY_PATHS if p in paths]:
                 out = await asyncio.to_thread(
@@ -272,7 +290,12 @@ def print_tables(
     print("|---|" + "---|" * len(sizes))
     for path in paths:
         print(f"| `{path}` | " + " | ".join(cell(path, mb) for mb in sizes) + " |")
-    pairs = [("sdk-stdio", "sdk-http"), ("ours-stdio", "sdk-http"), ("tool-stdio", "tool-http")]
+    pairs = [
+        ("sdk-stdio", "sdk-http"),
+        ("ours-stdio", "sdk-http"),
+        ("ours-stdio", "ours-http"),
+        ("tool-stdio", "tool-http"),
+    ]
     for stdio, http in pairs:
         if stdio not in paths or http not in paths:
             continue

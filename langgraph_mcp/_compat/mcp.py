@@ -1,4 +1,6 @@
-"""Every private MCP SDK name this package relies on, in one place.
+"""Every private MCP SDK name this package relies on, in one place (with ``mcp_http.py``, the
+streamable HTTP transport's response reader, which overrides private methods of the SDK's
+transport).
 
 mcp is pinned to 2.x: a rename fails loudly at import here, not somewhere along a call. Nothing
 else in the package imports a private SDK name. This module imports nothing from LangGraph: the
@@ -195,6 +197,7 @@ _TRANSPORT_ANSWERS = (
     "SSE stream ended without a response",
     "SSE stream ended and reconnection attempts were exhausted",
     "SSE stream failed:",
+    "JSON response failed:",  # this package's transport (``mcp_http.py``): a body past the limit
 )
 CLOSED_MESSAGE = "Connection closed"
 """The message of the SDK's own ``-32000``; an SDK server also answers the requests it cancels

@@ -13,9 +13,12 @@ HTTP transports get no read timeout: a request may run as long as its call's own
 writing and pool waits are bounded (30 s). An :class:`HTTPWatch` sees every HTTP response: the
 SDK turns a 401 or 403 into a generic JSON-RPC error (or, over SSE, a dead session), so the
 status is kept for the session layer to say that the server refused the credentials.
-Streamable HTTP takes a message (one SSE event) of up to ``MAX_MESSAGE_BYTES`` (256 MiB), as
-stdio does; the SDK's default, 1 MiB, failed larger tool results as a lost connection. (The
-SDK's old SSE transport keeps its 1 MiB.)
+Streamable HTTP takes a message (one SSE event, or a JSON response body) of up to
+``MAX_MESSAGE_BYTES`` (256 MiB), as stdio does; the SDK's default, 1 MiB, failed larger tool
+results as a lost connection. It runs the SDK's transport with its own response reader
+(``_compat/mcp_http.py``): a large result is read as bytes and parsed once, at about twice its
+size in memory (the SDK's reader peaked at about 6x). (The SDK's old SSE transport keeps its
+1 MiB.)
 """
 
 from __future__ import annotations
@@ -34,9 +37,10 @@ import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.sse import sse_client
-from mcp.client.streamable_http import MCP_SESSION_ID, streamable_http_client
+from mcp.client.streamable_http import MCP_SESSION_ID
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp._compat.mcp_http import cap_error_body, streamable_http
 from langgraph_mcp._redact import Redactor
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.hints import HTTPAnswer
@@ -413,14 +417,12 @@ async def open_client(
         headers=dict(config.headers) or None,
         auth=config.auth,
         timeout=httpx2.Timeout(grace.HTTP, read=None),
-        event_hooks={"response": [watch.on_response, session_gone]},
+        event_hooks={"response": [watch.on_response, session_gone, cap_error_body]},
     )
     await stack.enter_async_context(http)
     try:
         async with AsyncExitStack() as attempt:
-            transport = streamable_http_client(
-                config.url, http_client=http, max_sse_event_size=MAX_MESSAGE_BYTES
-            )
+            transport = streamable_http(config.url, http_client=http, max_message_bytes=MAX_MESSAGE_BYTES)
             wire = WireTap(http=True)
             client = await attempt.enter_async_context(client_for(transport, wire))
             stack.push_async_exit(attempt.pop_all())
