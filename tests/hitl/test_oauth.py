@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -146,7 +147,8 @@ async def connect(w: World, user: str, thread: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_two_users_one_connects(protocol: str) -> None:
+async def test_two_users_one_connects(protocol: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     async with world(protocol) as w:
         asked = payload(await w.run("alice", "a1"))
         assert set(asked) == {
@@ -185,6 +187,12 @@ async def test_two_users_one_connects(protocol: str) -> None:
         stored = [item.value for item in await w.store.asearch(("langgraph_mcp", "oauth", "tokens"))]
         assert len(stored) == 1 and token not in json.dumps(stored)
         assert not any(r in json.dumps(stored) for r in refresh)
+        # Nor in a log record (access tokens reach the SDK's debug log only inside this tool's
+        # own results).
+        logged = [(r.name, r.getMessage()) for r in caplog.records]
+        assert not any(t in m for _, m in logged for t in refresh)
+        ours = [m for name, m in logged if name.startswith("langgraph_mcp")]
+        assert ours and not any(t in m for m in ours for t in w.provider.access)
 
 
 async def test_state_tampering_reuse_and_iss_are_refused() -> None:
