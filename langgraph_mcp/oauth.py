@@ -63,7 +63,11 @@ def _page(status: int, title: str, text: str) -> HTMLResponse:
 
 
 def oauth_callback_app(
-    servers: Mapping[str, Any], *, store: StoreSource, path: str = "/callback"
+    servers: Mapping[str, Any],
+    *,
+    store: StoreSource,
+    path: str = "/callback",
+    user_of: Callable[[Request], str | Awaitable[str | None] | None] | None = None,
 ) -> Starlette:
     """A Starlette app with the OAuth redirect route (``GET <path>``) of per-user OAuth servers.
 
@@ -80,6 +84,9 @@ def oauth_callback_app(
         store: The graph's store (the one the runs use), or a function returning it (for a
             store made when the server starts).
         path: The route's path inside the app.
+        user_of: Who the browser is signed in as, for the deployment (e.g. from its session
+            cookie): given, a callback whose ``state`` was made for another user is refused, so
+            a link made for one user cannot attach another person's account to it.
 
     Example::
 
@@ -101,6 +108,13 @@ def oauth_callback_app(
         if pending is None:
             logger.info("MCP server %r: an OAuth callback with an unknown, used or expired state", server)
             return _page(400, "Not connected", "This link has expired or was already used; try again.")
+        if user_of is not None:
+            browser = user_of(request)
+            if inspect.isawaitable(browser):
+                browser = await browser
+            if browser != pending.user:
+                logger.warning("MCP server %r: an OAuth callback from another user than the link's", server)
+                return _page(400, "Not connected", "This link was made for someone else.")
         if "error" in query:
             return _page(400, "Not connected", "The authorization was refused.")
         code = query.get("code", "")

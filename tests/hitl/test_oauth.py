@@ -95,7 +95,7 @@ def failure(out: dict[str, Any]) -> str:
 
 
 @asynccontextmanager
-async def world(protocol: str = "auto", **oauth: Any) -> AsyncIterator[World]:
+async def world(protocol: str = "auto", user_of: Any = None, **oauth: Any) -> AsyncIterator[World]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -121,7 +121,12 @@ async def world(protocol: str = "auto", **oauth: Any) -> AsyncIterator[World]:
                 enabled=True, valid_scopes=["read", "admin"]
             ),
         )
-        app = Starlette(routes=[*routes, Mount("/oauth", oauth_callback_app({"api": config}, store=store))])
+        app = Starlette(
+            routes=[
+                *routes,
+                Mount("/oauth", oauth_callback_app({"api": config}, store=store, user_of=user_of)),
+            ]
+        )
         authorization = make_uvicorn_server(app)
         serving = asyncio.ensure_future(authorization.serve([sock]))
         try:
@@ -280,3 +285,23 @@ async def test_revocation_asks_again_and_a_refused_token_reconnects() -> None:
         assert asked["reason"] == "expired"
         assert (await w.browse(asked["url"], "alice")).status_code == 200
         assert w.answered_as(await w.run("alice", "a1", resume=True)) == "alice"
+
+
+async def test_a_link_opened_by_another_signed_in_user_is_refused() -> None:
+    async def signed_in(request: Any) -> str | None:
+        return request.cookies.get("user")
+
+    async with world(user_of=signed_in) as w:
+        asked = payload(await w.run("alice", "a1"))
+        async with httpx2.AsyncClient(timeout=10, cookies={"user": "mallory"}) as browser:
+            w.provider.next_user = "mallory"
+            to_callback = (await browser.get(asked["url"])).headers["location"]
+            assert (await browser.get(to_callback)).status_code == 400
+        assert w.provider.grants == []
+        assert "has not connected" in failure(await w.run("alice", "a1", resume=True))
+        asked = payload(await w.run("alice", "a2"))
+        async with httpx2.AsyncClient(timeout=10, cookies={"user": "alice"}) as browser:
+            w.provider.next_user = "alice"
+            to_callback = (await browser.get(asked["url"])).headers["location"]
+            assert (await browser.get(to_callback)).status_code == 200
+        assert w.answered_as(await w.run("alice", "a2", resume=True)) == "alice"
