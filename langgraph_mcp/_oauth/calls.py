@@ -263,7 +263,11 @@ async def user_session(
     reset = _challenges.set(seen)
     try:
         async with pool.using(call.name, call.thread, user=call.user, auth=bearer) as connection:
-            yield connection
+            try:
+                yield connection
+            except MCPAuthenticationError:
+                connection.retry()  # a new token is tried at once, without the refusal's back-off
+                raise
     except MCPAuthenticationError:
         status, challenge = seen[-1] if seen else (401, "")
         if asked:

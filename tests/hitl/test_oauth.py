@@ -95,7 +95,9 @@ def failure(out: dict[str, Any]) -> str:
 
 
 @asynccontextmanager
-async def world(protocol: str = "auto", user_of: Any = None, **oauth: Any) -> AsyncIterator[World]:
+async def world(
+    protocol: str = "auto", user_of: Any = None, session_scope: str = "shared", **oauth: Any
+) -> AsyncIterator[World]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -110,6 +112,7 @@ async def world(protocol: str = "auto", user_of: Any = None, **oauth: Any) -> As
         config = HTTPServerConfig(
             url=url,
             protocol=protocol,
+            session_scope=session_scope,
             timeout=20,
             oauth={"redirect_uri": f"{base}/oauth/callback", "encryption_key": KEY, **oauth},
         )
@@ -305,3 +308,22 @@ async def test_a_link_opened_by_another_signed_in_user_is_refused() -> None:
             to_callback = (await browser.get(asked["url"])).headers["location"]
             assert (await browser.get(to_callback)).status_code == 200
         assert w.answered_as(await w.run("alice", "a2", resume=True)) == "alice"
+
+
+async def test_thread_sessions_per_user_and_a_token_refused_at_connect() -> None:
+    async with world(session_scope="thread") as w:
+        assert w.answered_as(await connect(w, "alice", "a1")) == "alice"
+        assert w.answered_as(await connect(w, "bob", "b1")) == "bob"
+        assert w.answered_as(await w.run("alice", "a2")) == "alice"
+        # Each (user, thread) has a session of its own.
+        assert len(w.graph.nodes["tools"].bound.pool.thread_sessions("api")) == 3
+        # Alice's token is refused as a new session opens: asked again, and the resumed call
+        # connects at once (no back-off from the refused attempt).
+        alice = {t for t in w.provider.access if w.provider.user_of(t) == "alice"}
+        for token in alice:
+            del w.provider.access[token]
+        asked = payload(await w.run("alice", "a3"))
+        assert asked["reason"] == "expired"
+        assert (await w.browse(asked["url"], "alice")).status_code == 200
+        assert w.answered_as(await w.run("alice", "a3", resume=True)) == "alice"
+        assert w.answered_as(await w.run("bob", "b1", "c2")) == "bob"
