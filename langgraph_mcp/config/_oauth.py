@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -52,8 +52,12 @@ class UserOAuth(BaseModel):
     @field_validator("redirect_uri", "client_metadata_url")
     @classmethod
     def _https(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(r"^https?://", value, re.IGNORECASE):
-            raise ValueError("must start with https:// (or http:// for a loopback host)")
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        loopback = parts.hostname in ("localhost", "::1") or (parts.hostname or "").startswith("127.")
+        if not parts.netloc or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+            raise ValueError("must be an https:// URL (http:// only to a loopback host)")
         return value
 
     @field_validator("encryption_key")
