@@ -24,6 +24,7 @@ from cryptography.fernet import Fernet
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolRuntime
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from mcp.client.auth.utils import issuers_match
@@ -34,7 +35,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from langgraph_mcp import MCPToolNode
-from langgraph_mcp.config import HTTPServerConfig
+from langgraph_mcp._oauth.calls import user_of
+from langgraph_mcp.config import HTTPServerConfig, UserOAuth
 from langgraph_mcp.oauth import oauth_callback_app, revoke
 from langgraph_mcp.schemas import json_schema
 from tests.conftest_servers import serve_in_loop
@@ -327,3 +329,34 @@ async def test_thread_sessions_per_user_and_a_token_refused_at_connect() -> None
         assert (await w.browse(asked["url"], "alice")).status_code == 200
         assert w.answered_as(await w.run("alice", "a3", resume=True)) == "alice"
         assert w.answered_as(await w.run("bob", "b1", "c2")) == "bob"
+
+
+class _AuthUser:
+    """What the LangGraph server puts under ``langgraph_auth_user``: an object with ``identity``."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+
+
+def _runtime(context: Any = None, **configurable: Any) -> ToolRuntime:
+    return ToolRuntime(
+        state={}, context=context, config={"configurable": configurable}, stream_writer=lambda _: None,
+        tool_call_id="c1", store=None,
+    )  # fmt: skip
+
+
+def test_the_user_is_the_authenticated_one_else_the_configured_key() -> None:
+    plain = UserOAuth(redirect_uri="https://a.example/cb", encryption_key=KEY)
+    keyed = UserOAuth(redirect_uri="https://a.example/cb", encryption_key=KEY, user_key="user_id")
+    assert user_of(_runtime(langgraph_auth_user=_AuthUser("alice")), plain) == "alice"
+    assert user_of(_runtime(langgraph_auth_user={"identity": "alice"}), plain) == "alice"
+    # The authenticated user wins over anything the run's input says.
+    assert user_of(_runtime({"user_id": "bob"}, langgraph_auth_user=_AuthUser("alice")), keyed) == "alice"
+    assert user_of(_runtime({"user_id": "bob"}), keyed) == "bob"
+    assert user_of(_runtime(user_id="carol"), keyed) == "carol"
+    # Without a configured key, nothing but the authenticated user counts; a bad id is no user.
+    assert user_of(_runtime({"user_id": "bob"}, user_id="bob"), plain) is None
+    assert user_of(_runtime({"user_id": ""}), keyed) is None
+    assert user_of(_runtime({"user_id": "x" * 257}), keyed) is None
+    assert user_of(_runtime({"user_id": 7}), keyed) is None
+    assert user_of(None, keyed) is None
