@@ -30,6 +30,7 @@ from langgraph_mcp._oauth.records import (
     Sealer,
     TokenRecord,
     delete_tokens,
+    load_tokens,
     save_tokens,
     split_state,
     take_pending,
@@ -143,6 +144,7 @@ def oauth_callback_app(
             scopes=scope.split() if isinstance(scope, str) else list(pending.scopes),
             client_secret=pending.client_secret,
             auth_method=pending.auth_method,
+            revocation_endpoint=pending.revocation_endpoint,
         )
         await save_tokens(await _resolve(store), sealer, record)
         return _page(200, "Connected", "You can close this window and go back to the conversation.")
@@ -150,8 +152,34 @@ def oauth_callback_app(
     return Starlette(routes=[Route(path, callback, methods=["GET"])])
 
 
-async def revoke(store: BaseStore, user: str, server: str) -> None:
+async def revoke(store: BaseStore, user: str, server: str, *, config: Any = None) -> None:
     """Forget ``user``'s tokens for ``server``: their next call asks them to connect again.
 
-    The tokens are deleted from ``store`` (not revoked at the authorization server)."""
+    Args:
+        store: The store the tokens are kept in (the graph's).
+        user: The user, as the runs name them (see the guide).
+        server: The server's name.
+        config: The server's configuration (an ``HTTPServerConfig`` with ``oauth``). Given, the
+            tokens are also revoked at the authorization server (RFC 7009), when it has a
+            revocation endpoint; a failure there is logged (without the tokens) and the tokens
+            are forgotten all the same.
+
+    Example::
+
+        await revoke(store, "alice", "mail", config=servers["mail"])
+    """
+    oauth = getattr(config, "oauth", None)
+    if isinstance(oauth, UserOAuth):
+        record = await load_tokens(store, Sealer(oauth.encryption_key), user, server)
+        if record is not None and record.revocation_endpoint is not None:
+            tokens = [(record.refresh_token, "refresh_token"), (record.access_token, "access_token")]
+            try:
+                async with flow.client() as http:
+                    for token, hint in tokens:
+                        if token is not None:
+                            status = await flow.revoke_token(http, record, token, hint)
+                            if status != 200:
+                                logger.warning("MCP server %r: revoking a %s: HTTP %d", server, hint, status)
+            except flow.OAuthProblem as exc:
+                logger.warning("MCP server %r: revoking tokens failed: %s", server, exc)
     await delete_tokens(store, user, server)

@@ -186,6 +186,7 @@ class _Call:
             scopes=wanted,
             client_secret=client.client_secret,
             auth_method=client.auth_method,
+            revocation_endpoint=str(found.metadata.revocation_endpoint or "") or None,
         )
         state = await put_pending(self.store, self.sealer, pending)
         payload: MCPAuthorizationInterrupt = {

@@ -35,7 +35,16 @@ from pydantic import ValidationError
 from langgraph_mcp.config import UserOAuth
 from langgraph_mcp.errors import MCPError
 
-__all__ = ["Client", "Discovered", "OAuthProblem", "discover", "exchange", "refresh", "register"]
+__all__ = [
+    "Client",
+    "Discovered",
+    "OAuthProblem",
+    "discover",
+    "exchange",
+    "refresh",
+    "register",
+    "revoke_token",
+]
 
 _MAX_BODY = 256 * 1024
 _TIMEOUT = httpx2.Timeout(10.0)
@@ -288,6 +297,21 @@ async def refresh(http: httpx2.AsyncClient, record: Any) -> dict[str, Any]:
         client_secret=record.client_secret,
         auth_method=record.auth_method,
     )
+
+
+async def revoke_token(http: httpx2.AsyncClient, record: Any, token: str, hint: str) -> int:
+    """Ask the authorization server to revoke one token (RFC 7009); its HTTP status."""
+    data = {"token": token, "token_type_hint": hint, "client_id": record.client_id}
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    if record.client_secret is not None and record.auth_method == "client_secret_post":
+        data["client_secret"] = record.client_secret
+    elif record.client_secret is not None:
+        pair = f"{record.client_id}:{record.client_secret}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    status, _, _ = await _send(
+        http, httpx2.Request("POST", record.revocation_endpoint, data=data, headers=headers)
+    )
+    return status
 
 
 def check_iss(iss: str | None, issuer: str, supported: bool) -> None:

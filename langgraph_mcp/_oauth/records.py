@@ -117,6 +117,7 @@ class TokenRecord:
     scopes: list[str] = field(default_factory=list)
     client_secret: str | None = None
     auth_method: str = "none"
+    revocation_endpoint: str | None = None
 
     def __repr__(self) -> str:
         return f"TokenRecord(server={self.server!r}, issuer={self.issuer!r}, <tokens hidden>)"
@@ -167,6 +168,7 @@ class Pending:
     scopes: list[str]
     client_secret: str | None = None
     auth_method: str = "none"
+    revocation_endpoint: str | None = None
 
     def __repr__(self) -> str:
         return f"Pending(server={self.server!r}, issuer={self.issuer!r}, <secrets hidden>)"

@@ -29,8 +29,9 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from mcp.client.auth.utils import issuers_match
 from mcp.server.auth.routes import create_auth_routes
-from mcp.server.auth.settings import ClientRegistrationOptions
-from pydantic import AnyHttpUrl
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from mcp.shared.auth import OAuthClientInformationFull
+from pydantic import AnyHttpUrl, AnyUrl
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -55,6 +56,7 @@ class World:
     issuer: str
     store: InMemoryStore
     graph: Any
+    config: HTTPServerConfig
 
     async def run(
         self, user: str | None, thread: str, call_id: str = "c1", resume: bool = False
@@ -98,11 +100,25 @@ def failure(out: dict[str, Any]) -> str:
 
 @asynccontextmanager
 async def world(
-    protocol: str = "auto", user_of: Any = None, session_scope: str = "shared", **oauth: Any
+    protocol: str = "auto",
+    user_of: Any = None,
+    session_scope: str = "shared",
+    preregistered: bool = False,
+    **oauth: Any,
 ) -> AsyncIterator[World]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    if preregistered:  # a confidential client registered beforehand, not dynamically
+        provider.clients["app"] = OAuthClientInformationFull(
+            client_id="app",
+            client_secret="app-secret",
+            redirect_uris=[AnyUrl(f"{base}/oauth/callback")],
+            token_endpoint_auth_method="client_secret_post",
+            grant_types=["authorization_code", "refresh_token"],
+            scope="read admin",
+        )
+        oauth = {"client_id": "app", "client_secret": "app-secret", **oauth}
     gates: list[Gate] = []
 
     def wrap(app: Any) -> Gate:
@@ -125,6 +141,7 @@ async def world(
             client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=["read", "admin"]
             ),
+            revocation_options=RevocationOptions(enabled=True),
         )
         app = Starlette(
             routes=[
@@ -141,7 +158,7 @@ async def world(
                 builder.add_node(node)
                 builder.add_edge(START, "tools")
                 graph = builder.compile(checkpointer=InMemorySaver(), store=store)
-                yield World(provider, gates[0], base, store, graph)
+                yield World(provider, gates[0], base, store, graph, config)
         finally:
             authorization.should_exit = True
             await asyncio.wait_for(serving, 10)
@@ -277,9 +294,15 @@ async def test_step_up_on_insufficient_scope() -> None:
 
 
 async def test_revocation_asks_again_and_a_refused_token_reconnects() -> None:
-    async with world() as w:
+    async with world(preregistered=True) as w:
         assert w.answered_as(await connect(w, "alice", "a1")) == "alice"
-        await revoke(w.store, "alice", "api")
+        assert w.answered_as(await connect(w, "bob", "b1")) == "bob"
+        issued = dict(w.provider.access)
+        await revoke(w.store, "alice", "api", config=w.config)
+        # Revoked at the authorization server too: only Bob's tokens are left there.
+        assert {w.provider.user_of(t) for t in w.provider.access} == {"bob"}
+        assert {issued[t][1] for t in issued if t not in w.provider.access} == {"alice"}
+        assert w.answered_as(await w.run("bob", "b1", "c2")) == "bob"
         asked = payload(await w.run("alice", "a1", "c2"))
         assert asked["reason"] == "connect"
         assert (await w.browse(asked["url"], "alice")).status_code == 200
