@@ -186,15 +186,18 @@ class MCPPool:
         """
         return self._threads.connection_for(self.connection(server), thread_id)
 
-    def using(self, server: str, thread_id: str | None) -> AbstractAsyncContextManager[ServerConnection]:
+    def using(
+        self, server: str, thread_id: str | None, *, user: str | None = None, auth: Any = None
+    ) -> AbstractAsyncContextManager[ServerConnection]:
         """:meth:`connection_for`, held in use for the whole ``async with`` block: a thread's
         connection is not evicted or expired while the block runs. Wrap a tool call in it, from
-        before it connects until its result.
+        before it connects until its result. For a per-user OAuth server, ``user`` names the
+        user whose own connection it is, made with ``auth`` (see ``_oauth``).
 
         Raises:
             KeyError: no server is called ``server``.
         """
-        return self._threads.using(self.connection(server), thread_id)
+        return self._threads.using(self.connection(server), thread_id, user=user, auth=auth)
 
     def thread_sessions(self, server: str) -> list[str]:
         """The threads that have a connection of their own to ``server``, least recently used

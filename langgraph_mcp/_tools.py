@@ -46,6 +46,7 @@ from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema, describe_s
 from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry, build_catalog
 from langgraph_mcp._catalog import logger as catalog_logger
+from langgraph_mcp._oauth.calls import user_session
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, ToolCache
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
@@ -362,6 +363,8 @@ class MCPTool(StructuredTool):
         assert private is not None
         pool: MCPPool | None = private["_pool"]
         connection: ServerConnection = private["_connection"]
+        if pool is not None and getattr(connection.config, "oauth", None) is not None:
+            return user_session(pool, connection, runtime, self.name, None)
         if pool is None or connection.config.session_scope != "thread":
             return nullcontext(connection)
         configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}

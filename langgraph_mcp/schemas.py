@@ -43,6 +43,7 @@ from langgraph_mcp.types import (
     MCPApprovalsResume,
     MCPAppToolResult,
     MCPAppUIProps,
+    MCPAuthorizationInterrupt,
     MCPElicitationAccept,
     MCPElicitationActionRequest,
     MCPElicitationCancel,
@@ -127,6 +128,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP task interrupt",
         'The interrupt value ("type": "mcp_task") raised when a tool call parks the run on a task '
         "still running on its MCP server (task_detach_after); any resume value looks at the task again.",
+    ),
+    "authorization-interrupt": (
+        MCPAuthorizationInterrupt,
+        "MCP authorization interrupt",
+        'The interrupt value ("type": "mcp_authorization") raised when a call to a per-user OAuth '
+        "server needs the user to connect (open url); any resume value retries the call.",
     ),
     "interrupt": (
         MCPInterrupt,
@@ -301,6 +308,7 @@ _DOCUMENTED: tuple[type, ...] = (
     MCPResourceUpdatedEvent,
     MCPToolArtifact,
     MCPTaskInterrupt,
+    MCPAuthorizationInterrupt,
 )
 for _documented in _DOCUMENTED:  # their field docstrings become the schemas' property descriptions
     _documented.__pydantic_config__ = {"use_attribute_docstrings": True}  # type: ignore[attr-defined]

@@ -62,11 +62,13 @@ from langgraph_mcp._types_apps import (
     MCPAppUIProps,
 )
 from langgraph_mcp._types_catalog import MCPToolCatalog, MCPToolCatalogServer
+from langgraph_mcp._types_oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
 from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = [
     "APPROVALS_INTERRUPT_TYPE",
     "APP_UI_NAME",
+    "AUTHORIZATION_INTERRUPT_TYPE",
     "APPROVAL_INTERRUPT_TYPE",
     "ELICITATION_INTERRUPT_TYPE",
     "PROGRESS_UI_NAME",
@@ -90,6 +92,7 @@ __all__ = [
     "MCPApprovalsInterrupt",
     "MCPApprovalsResponses",
     "MCPApprovalsResume",
+    "MCPAuthorizationInterrupt",
     "MCPCallInfo",
     "MCPElicitationAccept",
     "MCPElicitationActionRequest",
@@ -417,6 +420,7 @@ MCPInterrupt: TypeAlias = (
     | MCPApprovalsInterrupt
     | MCPSamplingInterrupt
     | MCPTaskInterrupt
+    | MCPAuthorizationInterrupt
 )
 """Any ``interrupt()`` value this package raises; ``type`` tells which."""
 

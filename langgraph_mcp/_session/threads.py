@@ -51,7 +51,7 @@ class ThreadSessions:
         self._servers: dict[str, _ServerThreads] = {
             name: _ServerThreads(self, connection)
             for name, connection in shared.items()
-            if connection.config.session_scope == "thread"
+            if connection.config.session_scope == "thread" or _per_user(connection.config)
         }
         self._retiring: dict[asyncio.Task[None], ServerConnection] = {}
         """Evicted or expired thread sessions being closed in the background."""
@@ -70,13 +70,26 @@ class ThreadSessions:
         return sessions.get(thread_id, hold=False) or shared
 
     @asynccontextmanager
-    async def using(self, shared: ServerConnection, thread_id: str | None) -> AsyncIterator[ServerConnection]:
-        """:meth:`connection_for`, held in use for the whole block."""
+    async def using(
+        self, shared: ServerConnection, thread_id: str | None, *, user: str | None = None, auth: Any = None
+    ) -> AsyncIterator[ServerConnection]:
+        """:meth:`connection_for`, held in use for the whole block.
+
+        For a per-user OAuth server (``oauth`` set) ``user`` is required: the connection is that
+        user's own (per user and thread with ``session_scope: thread``), made with ``auth`` (the
+        user's ``httpx2.Auth``) in place of the configured one."""
         sessions = self._servers.get(shared.name)
-        if sessions is None or thread_id is None:
+        if sessions is not None and _per_user(shared.config):
+            if user is None:
+                raise ValueError(f"MCP server {shared.name!r} has per-user OAuth: a call needs a user")
+            scoped = thread_id if shared.config.session_scope == "thread" else None
+            key = f"user:{len(user)}:{user}:{scoped or ''}"
+            connection = sessions.get(key, hold=True, auth=auth)
+        elif sessions is None or thread_id is None:
             yield shared
             return
-        connection = sessions.get(thread_id, hold=True)
+        else:
+            connection = sessions.get(thread_id, hold=True)
         if connection is None:  # closed
             yield shared
             return
@@ -128,6 +141,10 @@ class ThreadSessions:
         )
 
 
+def _per_user(config: ServerConfig) -> bool:
+    return getattr(config, "oauth", None) is not None
+
+
 async def _settled(task: asyncio.Task[None]) -> None:
     """Wait for ``task`` to end, whatever its outcome (``_retired`` reports failures)."""
     await asyncio.wait({task})
@@ -153,7 +170,7 @@ class _ServerThreads:
         self._over = False
         """Every session was busy when one more was needed: said once, until back in bounds."""
 
-    def get(self, thread_id: str, *, hold: bool) -> _ThreadConnection | None:
+    def get(self, thread_id: str, *, hold: bool, auth: Any = None) -> _ThreadConnection | None:
         """The thread's connection (made if needed), marked as just used (and, with ``hold``,
         in use until :meth:`release`); ``None`` once the pool is closed."""
         loop = _running_loop()
@@ -164,7 +181,7 @@ class _ServerThreads:
             connection = self.open.get(thread_id)
             created = connection is None
             if connection is None:
-                cfg = self.config
+                cfg = self.config if auth is None else self.config.model_copy(update={"auth": auth})
                 connection = self.open[thread_id] = _ThreadConnection(
                     self.name,
                     cfg,

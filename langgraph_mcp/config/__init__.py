@@ -41,6 +41,7 @@ from langgraph_mcp.config._models import (
     ServerConfig,
     SSEServerConfig,
     StdioServerConfig,
+    UserOAuth,
 )
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "ContentRoute",
     "HTTPServerConfig",
+    "UserOAuth",
     "InProcessServerConfig",
     "ListingTTL",
     "LoggingLevel",

@@ -54,6 +54,10 @@ def expand_fields(raw: dict[str, Any], server: str) -> tuple[dict[str, Any], dic
             out[key] = {
                 k: expand(v, server, f"{key}.{k}") if isinstance(v, str) else v for k, v in out[key].items()
             }
+    if isinstance(out.get("oauth"), Mapping):
+        out["oauth"] = {
+            k: expand(v, server, f"oauth.{k}") if isinstance(v, str) else v for k, v in out["oauth"].items()
+        }
     return out, written
 
 

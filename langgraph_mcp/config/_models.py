@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from langgraph_mcp._headers import header_problem
 from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
+from langgraph_mcp.config._oauth import UserOAuth
 
 __all__ = [
     "CONFIG_TYPES",
@@ -32,6 +33,7 @@ __all__ = [
     "RestartPolicy",
     "SSEServerConfig",
     "ServerConfig",
+    "UserOAuth",
     "StdioServerConfig",
 ]
 
@@ -392,6 +394,25 @@ class HTTPServerConfig(_RemoteBase):
     transport: Literal["http"] = "http"
     sse_fallback: bool = True
     """Retry with the old SSE transport when the server rejects streamable HTTP."""
+    oauth: UserOAuth | None = None
+    """Per-user OAuth (:class:`UserOAuth`): each user's calls carry that user's own token, on
+    sessions of their own (per user, or per user and thread with ``session_scope: thread``).
+    The server's shared session (its tool listing) carries ``headers`` and ``auth`` only."""
+
+    def redactor(self) -> Redactor:
+        """As for any remote server, plus the OAuth encryption key and client secret."""
+        base = super().redactor()
+        if self.oauth is None:
+            return base
+        extra = [s for s in (self.oauth.encryption_key, self.oauth.client_secret) if s]
+        return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth), *extra], urls=[self.url])
+
+    @field_validator("oauth")
+    @classmethod
+    def _oauth(cls, value: UserOAuth | None, info: Any) -> UserOAuth | None:
+        if value is not None and info.data.get("auth") is not None:
+            raise ValueError("'oauth' and 'auth' cannot both be set: per-user tokens replace 'auth'")
+        return value
 
 
 class SSEServerConfig(_RemoteBase):

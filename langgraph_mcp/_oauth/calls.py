@@ -1,0 +1,284 @@
+"""A call to a per-user OAuth server: whose it is, with which token, and the interrupt that asks
+the user to connect.
+
+:func:`user_session` wraps one tool call. It finds the run's user (LangGraph's authenticated
+user, else ``oauth.user_key``), loads the user's tokens from the graph's store (refreshing
+them when they expire soon) and runs the call on the user's own session, whose requests carry
+the token (:class:`UserBearer`). With no usable token, or when the server refuses the token
+(HTTP 401) or asks for more scopes (HTTP 403 ``insufficient_scope``), it runs discovery, keeps
+the PKCE verifier in the store under a fresh ``state`` and raises an ``mcp_authorization``
+interrupt. The resumed run makes the call again from the start, with the token the callback
+route stored; if there is still none, the call fails with an error saying so (it asks once per
+call).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
+from langgraph.types import interrupt
+from mcp.client.auth import PKCEParameters
+from mcp.client.auth.utils import should_use_client_metadata_url, union_scopes
+
+from langgraph_mcp._oauth import flow
+from langgraph_mcp._oauth.records import (
+    Pending,
+    Sealer,
+    TokenRecord,
+    delete_tokens,
+    load_client,
+    load_tokens,
+    put_pending,
+    save_client,
+    save_tokens,
+)
+from langgraph_mcp._types_oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
+from langgraph_mcp.config import UserOAuth
+from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
+
+__all__ = ["UserBearer", "user_of", "user_session"]
+
+logger = logging.getLogger("langgraph_mcp.oauth")
+
+_MAX_USER = 256
+_challenges: contextvars.ContextVar[list[tuple[int, str]] | None] = contextvars.ContextVar(
+    "langgraph_mcp_oauth_challenges", default=None
+)
+
+
+class UserBearer(httpx2.Auth):
+    """The ``httpx2.Auth`` of one user's sessions to one server: puts the user's current access
+    token on each request, and notes each 401/403 challenge for the call that sent it."""
+
+    def __init__(self) -> None:
+        self.token: str | None = None
+
+    def __repr__(self) -> str:
+        return "UserBearer(<token hidden>)"
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if self.token is not None:
+            request.headers["Authorization"] = f"Bearer {self.token}"
+        response = yield request
+        if response.status_code in (401, 403):
+            seen = _challenges.get()
+            if seen is not None:
+                seen.append((response.status_code, response.headers.get("WWW-Authenticate", "")[:4096]))
+
+
+_BEARERS: weakref.WeakKeyDictionary[Any, dict[str, UserBearer]] = weakref.WeakKeyDictionary()
+
+
+def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
+    """The run's user: ``configurable["langgraph_auth_user"]``'s identity, else ``oauth.user_key``
+    of the run's context or ``configurable``; ``None`` when there is none (or it is not a
+    non-empty string of at most 256 characters)."""
+    config = (runtime.config if runtime is not None else None) or {}
+    configurable = config.get("configurable") or {}
+    user: Any = None
+    auth_user = configurable.get("langgraph_auth_user")
+    if auth_user is not None:
+        user = (
+            auth_user.get("identity") if isinstance(auth_user, dict) else getattr(auth_user, "identity", None)
+        )
+    if user is None and oauth.user_key is not None:
+        context = runtime.context if runtime is not None else None
+        if isinstance(context, dict):
+            user = context.get(oauth.user_key)
+        elif context is not None:
+            user = getattr(context, oauth.user_key, None)
+        if user is None:
+            user = configurable.get(oauth.user_key)
+    if not isinstance(user, str) or not user or len(user) > _MAX_USER:
+        return None
+    return user
+
+
+class _Call:
+    """One call's view of its server, user and store."""
+
+    def __init__(
+        self, shared: Any, runtime: ToolRuntime | None, tool_name: str, tool_call_id: str | None
+    ) -> None:
+        self.name: str = shared.name
+        self.url: str = shared.config.url
+        oauth = shared.config.oauth
+        assert isinstance(oauth, UserOAuth)
+        self.oauth = oauth
+        self.sealer = Sealer(oauth.encryption_key)
+        self.tool_name = tool_name
+        self.tool_call_id = runtime.tool_call_id if runtime is not None else tool_call_id
+        user = user_of(runtime, oauth)
+        if user is None:
+            raise MCPConnectionError(
+                self.name,
+                "the server acts for a user (per-user OAuth) but this run has no user: run it as an "
+                "authenticated LangGraph user"
+                + (f" or give '{oauth.user_key}' in its context" if oauth.user_key else ""),
+            )
+        self.user = user
+        store = runtime.store if runtime is not None else None
+        if not isinstance(store, BaseStore):
+            raise MCPConnectionError(
+                self.name, "per-user OAuth keeps tokens in the graph's store, and this graph has none"
+            )
+        self.store = store
+        configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
+        thread = configurable.get("thread_id")
+        self.thread = None if thread is None else str(thread)
+
+    async def token(self) -> tuple[TokenRecord | None, bool]:
+        """The user's usable tokens (refreshed if they expire soon), and whether there were any."""
+        record = await load_tokens(self.store, self.sealer, self.user, self.name)
+        if record is None or not record.expiring(self.oauth.refresh_margin):
+            return record, record is not None
+        if record.refresh_token is not None:
+            try:
+                async with flow.client() as http:
+                    answer = await flow.refresh(http, record)
+            except flow.OAuthProblem as exc:
+                logger.info("MCP server %r: a token refresh failed: %s", self.name, exc)
+            else:
+                record.access_token = answer["access_token"]
+                record.expires_at = answer["expires_at"]
+                record.refresh_token = answer.get("refresh_token") or record.refresh_token
+                if isinstance(answer.get("scope"), str):
+                    record.scopes = answer["scope"].split()
+                await save_tokens(self.store, self.sealer, record)
+                return record, True
+        await delete_tokens(self.store, self.user, self.name)
+        return None, True
+
+    async def ask(self, reason: str, challenge: str | None, scopes: list[str] | None = None) -> Any:
+        """Raise the ``mcp_authorization`` interrupt (the resumed run gets its resume value)."""
+        try:
+            async with flow.client() as http:
+                found = await flow.discover(http, self.url, self.oauth, challenge)
+                wanted = scopes if scopes is not None else found.scopes
+                client = await self._client(http, found, wanted)
+        except (flow.OAuthProblem, ValueError) as exc:
+            raise MCPConnectionError(self.name, f"per-user OAuth: {exc}") from None
+        pkce = PKCEParameters.generate()
+        expires_at = time.time() + self.oauth.state_ttl
+        pending = Pending(
+            server=self.name,
+            user=self.user,
+            thread=self.thread,
+            expires_at=expires_at,
+            verifier=pkce.code_verifier,
+            issuer=found.issuer,
+            iss_supported=bool(found.metadata.authorization_response_iss_parameter_supported),
+            token_endpoint=str(found.metadata.token_endpoint),
+            client_id=client.client_id,
+            redirect_uri=self.oauth.redirect_uri,
+            resource=found.resource,
+            scopes=wanted,
+            client_secret=client.client_secret,
+            auth_method=client.auth_method,
+            revocation_endpoint=str(found.metadata.revocation_endpoint or "") or None,
+        )
+        state = await put_pending(self.store, self.sealer, pending)
+        payload: MCPAuthorizationInterrupt = {
+            "type": AUTHORIZATION_INTERRUPT_TYPE,
+            "server": self.name,
+            "tool_name": self.tool_name,
+            "tool_call_id": self.tool_call_id,
+            "url": flow.authorization_url(found, client, self.oauth.redirect_uri, state, pkce, wanted),
+            "scopes": wanted,
+            "issuer": found.issuer,
+            "reason": reason,  # type: ignore[typeddict-item]
+            "expires_at": expires_at,
+        }
+        return interrupt(payload)
+
+    async def _client(
+        self, http: httpx2.AsyncClient, found: flow.Discovered, wanted: list[str]
+    ) -> flow.Client:
+        dynamic = self.oauth.client_id is None and not should_use_client_metadata_url(
+            found.metadata, self.oauth.client_metadata_url
+        )
+        redirect = self.oauth.redirect_uri
+        if dynamic:
+            kept = await load_client(self.store, self.sealer, self.name, found.issuer, redirect)
+            if kept is not None and set(wanted) <= set(kept.get("scopes") or ()):
+                return flow.Client(
+                    kept["client_id"],
+                    kept.get("client_secret"),
+                    kept.get("auth_method", "none"),
+                    kept.get("scopes"),
+                )
+        client = await flow.register(http, self.oauth, found, wanted)
+        if dynamic:
+            kept = {"client_id": client.client_id, "client_secret": client.client_secret}
+            kept.update(auth_method=client.auth_method, scopes=client.scopes)
+            await save_client(self.store, self.sealer, self.name, found.issuer, redirect, kept)
+        return client
+
+
+def _bearer(shared: Any, user: str) -> UserBearer:
+    users = _BEARERS.setdefault(shared, {})
+    bearer = users.get(user)
+    if bearer is None:
+        bearer = users[user] = UserBearer()
+    return bearer
+
+
+@asynccontextmanager
+async def user_session(
+    pool: Any, shared: Any, runtime: ToolRuntime | None, tool_name: str, tool_call_id: str | None
+) -> AsyncIterator[Any]:
+    """The connection one call to per-user OAuth server ``shared`` runs on: the run's user's own,
+    with the user's token; raises the ``mcp_authorization`` interrupt when the user must connect.
+
+    Raises:
+        MCPConnectionError: the run has no user or no store, discovery failed, or the user was
+            asked and has still not connected when the run resumed.
+        GraphInterrupt: the user is asked to connect.
+    """
+    call = _Call(shared, runtime, tool_name, tool_call_id)
+    record, had = await call.token()
+    asked = False
+    if record is None:
+        await call.ask("expired" if had else "connect", None)
+        asked = True
+        record, _ = await call.token()
+        if record is None:
+            raise MCPConnectionError(
+                call.name,
+                "the user has not connected their account to this server (authorization not completed)",
+            )
+    bearer = _bearer(shared, call.user)
+    bearer.token = record.access_token
+    seen: list[tuple[int, str]] = []
+    reset = _challenges.set(seen)
+    try:
+        async with pool.using(call.name, call.thread, user=call.user, auth=bearer) as connection:
+            try:
+                yield connection
+            except MCPAuthenticationError:
+                connection.retry()  # a new token is tried at once, without the refusal's back-off
+                raise
+    except MCPAuthenticationError:
+        status, challenge = seen[-1] if seen else (401, "")
+        if asked:
+            raise
+        if status == 403 and "insufficient_scope" in challenge:
+            needed = union_scopes(" ".join(record.scopes), " ".join(flow.challenge_scope(challenge)))
+            await call.ask("step_up", challenge, (needed or "").split())
+        elif status == 401:
+            await delete_tokens(call.store, call.user, call.name)
+            await call.ask("expired", challenge)
+        raise
+    finally:
+        _challenges.reset(reset)

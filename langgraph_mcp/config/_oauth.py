@@ -1,0 +1,75 @@
+"""The per-user OAuth option of an HTTP server (``HTTPServerConfig.oauth``)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["UserOAuth"]
+
+
+class UserOAuth(BaseModel):
+    """Per-user OAuth for an HTTP server that acts for a person (see the "Per-user OAuth" guide).
+
+    Each user connects once, in a browser: a call that needs the user's authorization raises an
+    ``mcp_authorization`` interrupt carrying the authorization URL; the authorization server sends
+    the browser to ``redirect_uri`` (the deployment's :func:`langgraph_mcp.oauth.oauth_callback_app`),
+    which stores the user's tokens, encrypted with ``encryption_key``, in the graph's store.
+    Resuming the run retries the call with them.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    redirect_uri: str = Field(min_length=1)
+    """The URL of the deployment's callback route (``https://``; ``http://`` only to a loopback
+    host), registered with the authorization server."""
+    encryption_key: str = Field(repr=False, min_length=1)
+    """A Fernet key (``cryptography.fernet.Fernet.generate_key()``; ``${VAR}`` expanded) that
+    seals tokens in the store and signs ``state``. A secret: never shown."""
+    client_id: str | None = None
+    """A client pre-registered with the authorization server (``None``: a client ID metadata
+    document when ``client_metadata_url`` is set and the server supports it, else dynamic
+    registration)."""
+    client_secret: str | None = Field(default=None, repr=False)
+    """The pre-registered client's secret, if it has one (a secret: never shown)."""
+    client_metadata_url: str | None = None
+    """An ``https://`` URL of this client's metadata document, used as its client ID where the
+    authorization server supports client ID metadata documents."""
+    client_name: str = "langgraph-mcp"
+    """The name dynamic registration gives the client (shown on consent pages)."""
+    scopes: tuple[str, ...] | None = None
+    """The scopes to ask for (``None``: those the server's challenge or metadata name)."""
+    user_key: str | None = None
+    """Where the user id is read when the run has no authenticated LangGraph user
+    (``configurable.langgraph_auth_user``): this key of the run's context, or of its
+    ``configurable``. A run with neither has no user: its calls fail, never using a token."""
+    state_ttl: float = Field(default=600.0, gt=0, le=86400)
+    """Seconds an authorization URL (its ``state``) stays usable."""
+    refresh_margin: float = Field(default=60.0, ge=0, le=3600)
+    """A token expiring within this many seconds is refreshed before a call."""
+
+    @field_validator("redirect_uri", "client_metadata_url")
+    @classmethod
+    def _https(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        loopback = parts.hostname in ("localhost", "::1") or (parts.hostname or "").startswith("127.")
+        if not parts.netloc or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+            raise ValueError("must be an https:// URL (http:// only to a loopback host)")
+        return value
+
+    @field_validator("encryption_key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        from cryptography.fernet import Fernet
+
+        try:
+            Fernet(value.encode("ascii"))
+        except (ValueError, UnicodeEncodeError):
+            raise ValueError(
+                "must be a Fernet key: 32 url-safe base64-encoded bytes "
+                "(cryptography.fernet.Fernet.generate_key())"
+            ) from None
+        return value

@@ -1,0 +1,185 @@
+"""Per-user OAuth: the deployment's callback route, and revoking a user's tokens.
+
+An HTTP server configured with ``oauth`` (:class:`~langgraph_mcp.config.UserOAuth`) asks each
+user to connect with an ``mcp_authorization`` interrupt; the authorization server sends the
+user's browser back to the route made by :func:`oauth_callback_app`, which checks ``state``,
+exchanges the code and stores the user's tokens. A deployment mounts it in its ``http.app``::
+
+    app.mount("/oauth", oauth_callback_app(servers, store=get_store))
+
+(the servers' ``redirect_uri`` is then ``https://<host>/oauth/callback``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langgraph.store.base import BaseStore
+from mcp.client.auth import OAuthFlowError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from langgraph_mcp._oauth import flow
+from langgraph_mcp._oauth.records import (
+    MAX_STATE,
+    Sealer,
+    TokenRecord,
+    delete_tokens,
+    load_tokens,
+    save_tokens,
+    split_state,
+    take_pending,
+)
+from langgraph_mcp.config import UserOAuth
+
+__all__ = ["oauth_callback_app", "revoke"]
+
+logger = logging.getLogger("langgraph_mcp.oauth")
+
+StoreSource = BaseStore | Callable[[], BaseStore | Awaitable[BaseStore]]
+_MAX_CODE = 4096
+
+
+def _oauth_of(servers: Mapping[str, Any], server: str) -> UserOAuth | None:
+    config = servers.get(server)
+    oauth = getattr(config, "oauth", None)
+    return oauth if isinstance(oauth, UserOAuth) else None
+
+
+async def _resolve(store: StoreSource) -> BaseStore:
+    if isinstance(store, BaseStore):
+        return store
+    made = store()
+    return await made if inspect.isawaitable(made) else made
+
+
+def _page(status: int, title: str, text: str) -> HTMLResponse:
+    body = f"<!doctype html><title>{title}</title><h1>{title}</h1><p>{text}</p>"
+    return HTMLResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def oauth_callback_app(
+    servers: Mapping[str, Any],
+    *,
+    store: StoreSource,
+    path: str = "/callback",
+    user_of: Callable[[Request], str | Awaitable[str | None] | None] | None = None,
+) -> Starlette:
+    """A Starlette app with the OAuth redirect route (``GET <path>``) of per-user OAuth servers.
+
+    The route checks the ``state`` the authorization server sends back (signed with the server's
+    ``encryption_key``, bound to the user, server and thread it was made for, good once and only
+    until ``state_ttl``), the ``iss`` of the answer (RFC 9207), exchanges the code with the PKCE
+    verifier kept for it, and stores the user's tokens, sealed, in ``store``. Anything else
+    (a tampered, expired or reused ``state``, a refused authorization, a failed exchange) is
+    answered with HTTP 400 and stores nothing. No token, code or secret is shown or logged.
+
+    Args:
+        servers: The server configurations by name (``load_connections(...)`` or the mapping
+            given to ``MCPPool``); only those with ``oauth`` are served.
+        store: The graph's store (the one the runs use), or a function returning it (for a
+            store made when the server starts).
+        path: The route's path inside the app.
+        user_of: Who the browser is signed in as, for the deployment (e.g. from its session
+            cookie): given, a callback whose ``state`` was made for another user is refused, so
+            a link made for one user cannot attach another person's account to it.
+
+    Example::
+
+        app = Starlette()
+        app.mount("/oauth", oauth_callback_app(load_connections(".mcp.json"), store=store))
+    """
+    configs = servers
+
+    async def callback(request: Request) -> HTMLResponse:
+        query = request.query_params
+        state = query.get("state", "")
+        parts = split_state(state) if 0 < len(state) <= MAX_STATE else None
+        oauth = _oauth_of(configs, parts[0]) if parts is not None else None
+        if parts is None or oauth is None:
+            return _page(400, "Not connected", "This link is not valid.")
+        server, nonce, mac = parts
+        sealer = Sealer(oauth.encryption_key)
+        pending = await take_pending(await _resolve(store), sealer, server, nonce, mac)
+        if pending is None:
+            logger.info("MCP server %r: an OAuth callback with an unknown, used or expired state", server)
+            return _page(400, "Not connected", "This link has expired or was already used; try again.")
+        if user_of is not None:
+            browser = user_of(request)
+            if inspect.isawaitable(browser):
+                browser = await browser
+            if browser != pending.user:
+                logger.warning("MCP server %r: an OAuth callback from another user than the link's", server)
+                return _page(400, "Not connected", "This link was made for someone else.")
+        if "error" in query:
+            return _page(400, "Not connected", "The authorization was refused.")
+        code = query.get("code", "")
+        if not code or len(code) > _MAX_CODE:
+            return _page(400, "Not connected", "The answer holds no authorization code.")
+        try:
+            flow.check_iss(query.get("iss"), pending.issuer, pending.iss_supported)
+            async with flow.client() as http:
+                answer = await flow.exchange(http, pending, code)
+        except (flow.OAuthProblem, OAuthFlowError) as exc:
+            logger.warning("MCP server %r: an OAuth callback failed: %s", server, exc)
+            return _page(400, "Not connected", "The authorization could not be completed; try again.")
+        scope = answer.get("scope")
+        record = TokenRecord(
+            user=pending.user,
+            server=server,
+            issuer=pending.issuer,
+            access_token=answer["access_token"],
+            token_endpoint=pending.token_endpoint,
+            client_id=pending.client_id,
+            resource=pending.resource,
+            refresh_token=answer.get("refresh_token")
+            if isinstance(answer.get("refresh_token"), str)
+            else None,
+            expires_at=answer["expires_at"],
+            scopes=scope.split() if isinstance(scope, str) else list(pending.scopes),
+            client_secret=pending.client_secret,
+            auth_method=pending.auth_method,
+            revocation_endpoint=pending.revocation_endpoint,
+        )
+        await save_tokens(await _resolve(store), sealer, record)
+        return _page(200, "Connected", "You can close this window and go back to the conversation.")
+
+    return Starlette(routes=[Route(path, callback, methods=["GET"])])
+
+
+async def revoke(store: BaseStore, user: str, server: str, *, config: Any = None) -> None:
+    """Forget ``user``'s tokens for ``server``: their next call asks them to connect again.
+
+    Args:
+        store: The store the tokens are kept in (the graph's).
+        user: The user, as the runs name them (see the guide).
+        server: The server's name.
+        config: The server's configuration (an ``HTTPServerConfig`` with ``oauth``). Given, the
+            tokens are also revoked at the authorization server (RFC 7009), when it has a
+            revocation endpoint; a failure there is logged (without the tokens) and the tokens
+            are forgotten all the same.
+
+    Example::
+
+        await revoke(store, "alice", "mail", config=servers["mail"])
+    """
+    oauth = getattr(config, "oauth", None)
+    if isinstance(oauth, UserOAuth):
+        record = await load_tokens(store, Sealer(oauth.encryption_key), user, server)
+        if record is not None and record.revocation_endpoint is not None:
+            tokens = [(record.refresh_token, "refresh_token"), (record.access_token, "access_token")]
+            try:
+                async with flow.client() as http:
+                    for token, hint in tokens:
+                        if token is not None:
+                            status = await flow.revoke_token(http, record, token, hint)
+                            if status != 200:
+                                logger.warning("MCP server %r: revoking a %s: HTTP %d", server, hint, status)
+            except flow.OAuthProblem as exc:
+                logger.warning("MCP server %r: revoking tokens failed: %s", server, exc)
+    await delete_tokens(store, user, server)

@@ -1,0 +1,194 @@
+"""A real OAuth authorization server and a bearer-protected MCP endpoint, for per-user OAuth
+tests (served on loopback by the tests, in the test's event loop).
+
+The authorization server is the MCP SDK's (``create_auth_routes``) over :class:`Provider`, an
+in-memory ``OAuthAuthorizationServerProvider`` that "logs in" as ``next_user`` (the browser the
+test drives) and approves at once. :class:`Gate` guards an MCP server's ``tools/call`` requests
+(and any request that carries a token) as a resource server does: 401 with a
+``resource_metadata`` challenge without a valid token, 403 ``insufficient_scope`` when the token
+lacks ``required`` scopes; it serves the protected-resource metadata itself.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+
+class Provider:
+    """In-memory authorization server state: clients, codes, tokens, and whose they are."""
+
+    def __init__(self, *, token_ttl: int = 3600) -> None:
+        self.next_user = "nobody"
+        self.token_ttl = token_ttl
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, tuple[AuthorizationCode, str]] = {}
+        self.access: dict[str, tuple[AccessToken, str]] = {}
+        self.refresh: dict[str, tuple[RefreshToken, str]] = {}
+        self.grants: list[str] = []
+        """The grant type of each token request, in order."""
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        assert client_info.client_id is not None
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        code = secrets.token_urlsafe(16)
+        assert client.client_id is not None
+        self.codes[code] = (
+            AuthorizationCode(
+                code=code,
+                scopes=params.scopes or [],
+                expires_at=time.time() + 300,
+                client_id=client.client_id,
+                code_challenge=params.code_challenge,
+                redirect_uri=params.redirect_uri,
+                redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+                resource=params.resource,
+            ),
+            self.next_user,
+        )
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client: Any, authorization_code: str) -> AuthorizationCode | None:
+        found = self.codes.get(authorization_code)
+        return found[0] if found is not None else None
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None, user: str) -> OAuthToken:
+        access, refresh = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+        expires = int(time.time()) + self.token_ttl
+        self.access[access] = (
+            AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=expires),
+            user,
+        )
+        self.refresh[refresh] = (RefreshToken(token=refresh, client_id=client_id, scopes=scopes), user)
+        return OAuthToken(
+            access_token=access, expires_in=self.token_ttl, scope=" ".join(scopes), refresh_token=refresh
+        )
+
+    async def exchange_authorization_code(
+        self, client: Any, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        self.grants.append("authorization_code")
+        _, user = self.codes.pop(authorization_code.code)
+        return self._issue(
+            authorization_code.client_id, authorization_code.scopes, authorization_code.resource, user
+        )
+
+    async def load_refresh_token(self, client: Any, refresh_token: str) -> RefreshToken | None:
+        found = self.refresh.get(refresh_token)
+        return found[0] if found is not None else None
+
+    async def exchange_refresh_token(
+        self, client: Any, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        self.grants.append("refresh_token")
+        _, user = self.refresh.pop(refresh_token.token)
+        return self._issue(refresh_token.client_id, scopes or refresh_token.scopes, None, user)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        found = self.access.get(token)
+        return found[0] if found is not None else None
+
+    async def revoke_token(self, token: Any) -> None:
+        self.access.pop(getattr(token, "token", ""), None)
+        self.refresh.pop(getattr(token, "token", ""), None)
+
+    def user_of(self, access_token: str) -> str | None:
+        found = self.access.get(access_token)
+        return found[1] if found is not None else None
+
+
+class Gate:
+    """ASGI: an MCP endpoint as an OAuth resource server (see the module docstring)."""
+
+    def __init__(self, app: Any, provider: Provider, issuer: str) -> None:
+        self.app = app
+        self.provider = provider
+        self.issuer = issuer
+        self.required = {"read"}
+        self.origin = ""
+        self.seen_tokens: list[str] = []
+        """The tokens of the requests let through, in order."""
+
+    def metadata_url(self) -> str:
+        return f"{self.origin}/.well-known/oauth-protected-resource/mcp"
+
+    async def _refuse(self, send: Any, status: int, challenge: str) -> None:
+        headers = [(b"content-type", b"application/json"), (b"www-authenticate", challenge.encode())]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"error": "refused"}'})
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode()
+        self.origin = f"http://{host}"
+        if scope["path"].startswith("/.well-known/oauth-protected-resource"):
+            body = json.dumps(
+                {
+                    "resource": f"{self.origin}/mcp",
+                    "authorization_servers": [self.issuer],
+                    "scopes_supported": ["read"],
+                }
+            ).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        chunks = []
+        more = True
+        while more and scope["method"] == "POST":
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        given = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        try:
+            method = json.loads(raw).get("method") if raw else None
+        except (ValueError, AttributeError):
+            method = None
+        if given or method == "tools/call":
+            token = given[7:] if given.startswith("Bearer ") else ""
+            access = self.provider.access.get(token)
+            if access is None:
+                await self._refuse(
+                    send, 401, f'Bearer error="invalid_token", resource_metadata="{self.metadata_url()}"'
+                )
+                return
+            if not self.required <= set(access[0].scopes):
+                wanted = " ".join(sorted(self.required))
+                challenge = f'Bearer error="insufficient_scope", scope="{wanted}"'
+                await self._refuse(send, 403, f'{challenge}, resource_metadata="{self.metadata_url()}"')
+                return
+            self.seen_tokens.append(token)
+        sent = False
+
+        async def replay() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay if scope["method"] == "POST" else receive, send)
