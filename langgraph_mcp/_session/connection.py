@@ -7,6 +7,7 @@ one part per concern:
 
 * ``loops.py``: its state, and one session per event loop that uses it;
 * ``requests.py``, ``listings.py``, ``calls.py``: requests, listings, ``tools/call``;
+* ``tasks.py``, ``taskwire.py``: calls answered with a task, followed to their result;
 * ``failures.py``: the one translation of what the SDK and the transport raise (``errors.py``);
 * ``listen.py``: list changes and resource subscriptions; ``callbacks.py``: what the SDK calls.
 * ``views.py``: the MCP Apps views its tools name, read once per session (:meth:`read_view`).

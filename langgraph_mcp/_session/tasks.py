@@ -1,11 +1,17 @@
-"""The tasks extension on the wire (``io.modelcontextprotocol/tasks``, 2026-07-28).
+"""Calls answered with a task: the 2026-07-28 tasks extension and the 2025-11-25 experimental API.
 
-A server that negotiated the extension may answer a ``tools/call`` with a task handle
-(``resultType: "task"``) instead of its result; the client then polls ``tasks/get`` until the
-task is done, answers what it asks with ``tasks/update`` and may ``tasks/cancel`` it. This module
-sends the three requests and follows a task to its result; what is stored in the checkpoint and
-how a person is asked is the layer above's (``_elicitation/tasks.py``). The wire shapes, and the
-bounds put on what a server sends, are in ``taskwire.py``.
+2026-07-28 (``io.modelcontextprotocol/tasks``): a server that negotiated the extension may
+answer a ``tools/call`` with a task handle (``resultType: "task"``) instead of its result; the
+client then polls ``tasks/get`` until the task is done, answers what it asks with
+``tasks/update`` and may ``tasks/cancel`` it. This module sends the three requests and follows a
+task to its result; what is stored in the checkpoint and how a person is asked is the layer
+above's (``_elicitation/tasks.py``). The wire shapes, and the bounds put on what a server sends,
+are in ``taskwire.py``.
+
+2025-11-25: a tool that requires a task is called with a ``task`` parameter on a server that
+declared task-augmented calls, polled with ``tasks/get``, and its result fetched with
+``tasks/result`` (sent like the call itself, so the server's questions reach the call). Those
+tasks are followed within this process only: that API gives nothing durable to come back to.
 """
 
 from __future__ import annotations
