@@ -226,6 +226,8 @@ class AppRoutes:
         if not isinstance(uri, str) or not uri or len(uri) > 2048:
             raise _Refused(400, "resources/read needs params.uri")
         pool = self.views.pool
+        if getattr(pool.servers[server], "oauth", None) is not None:
+            raise _Refused(403, "a view cannot read resources of a server that acts for each user")
         async with pool.using(server, thread_id) as connection:
             try:
                 result = await _read(connection, uri)
@@ -240,6 +242,11 @@ class AppRoutes:
 
 
 async def _body(request: Request) -> dict[str, Any]:
+    # Only JSON: a page of another origin can send a form or plain text with the user's cookies
+    # without asking, but not application/json (that needs a CORS preflight the route refuses).
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind != "application/json":
+        raise _Refused(415, "the request body must be application/json")
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
         raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
@@ -250,8 +257,8 @@ async def _body(request: Request) -> dict[str, Any]:
             raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
     try:
         body = json.loads(raw)
-    except ValueError:
-        raise _Refused(400, "the request body is not JSON") from None
+    except (ValueError, RecursionError):
+        raise _Refused(400, "the request body is not JSON (or is nested too deeply)") from None
     if not isinstance(body, dict):
         raise _Refused(400, "the request body must be a JSON object")
     return body

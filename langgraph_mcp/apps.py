@@ -134,6 +134,18 @@ def _server_of(state: Any, call_id: str | None) -> str | None:
     return server if isinstance(server, str) else None
 
 
+def _refused_in_sync_runs(request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
+    """Views' calls come through the route, as asynchronous runs: a synchronous run of the node
+    (``graph.invoke``) would not apply the own-server check, so it refuses every call."""
+    return ToolMessage(
+        f"Error: {request.tool_call['name']}: a view's call runs only in an asynchronous run (the "
+        "MCP Apps route); it was not sent.",
+        name=request.tool_call["name"],
+        tool_call_id=request.tool_call.get("id") or "",
+        status="error",
+    )
+
+
 def view_calls_node(node: MCPToolNode, *, name: str = VIEW_CALLS_KEY) -> MCPToolNode:
     """A tool node for views' calls, built from the graph's ``node``: its pool, ``tool_options``,
     ``server_options``, approval settings, ``tool_filter``, error handling and wrappers.
@@ -144,6 +156,11 @@ def view_calls_node(node: MCPToolNode, *, name: str = VIEW_CALLS_KEY) -> MCPTool
     tools and tool search are not offered to views."""
     toolset = node.toolset
     inner = node._awrap_tool_call
+    if inner is None and node._wrap_tool_call is not None:
+        raise ValueError(
+            "view_calls_node: the node has a synchronous wrap_tool_call and no awrap_tool_call; "
+            "views' calls run asynchronously: give the node an awrap_tool_call too"
+        )
 
     async def own_server_only(request: ToolCallRequest, execute: Callable[..., Any]) -> Any:
         tool = request.tool
@@ -164,6 +181,7 @@ def view_calls_node(node: MCPToolNode, *, name: str = VIEW_CALLS_KEY) -> MCPTool
         handle_tool_errors=node._handle_tool_errors,
         messages_key=VIEW_CALLS_KEY,
         awrap_tool_call=own_server_only,
+        wrap_tool_call=_refused_in_sync_runs,
         tool_options=toolset.tool_options,
         server_options=toolset.server_options,
         approval=toolset.approval,

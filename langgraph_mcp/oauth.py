@@ -5,9 +5,10 @@ user to connect with an ``mcp_authorization`` interrupt; the authorization serve
 user's browser back to the route made by :func:`oauth_callback_app`, which checks ``state``,
 exchanges the code and stores the user's tokens. A deployment mounts it in its ``http.app``::
 
-    app.mount("/oauth", oauth_callback_app(servers, store=get_store))
+    app.mount("/oauth", oauth_callback_app(servers, store=get_store, user_of=signed_in_user))
 
-(the servers' ``redirect_uri`` is then ``https://<host>/oauth/callback``).
+(the servers' ``redirect_uri`` is then ``https://<host>/oauth/callback``). ``user_of`` says who
+the browser is signed in as: a sign-in is stored only for the user its link was made for.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def oauth_callback_app(
     servers: Mapping[str, Any],
     *,
     store: StoreSource,
+    user_of: Callable[[Request], str | Awaitable[str | None] | None],
     path: str = "/callback",
-    user_of: Callable[[Request], str | Awaitable[str | None] | None] | None = None,
 ) -> Starlette:
     """A Starlette app with the OAuth redirect route (``GET <path>``) of per-user OAuth servers.
 
@@ -86,13 +87,19 @@ def oauth_callback_app(
             store made when the server starts).
         path: The route's path inside the app.
         user_of: Who the browser is signed in as, for the deployment (e.g. from its session
-            cookie): given, a callback whose ``state`` was made for another user is refused, so
-            a link made for one user cannot attach another person's account to it.
+            cookie, or ``request.user.identity`` behind LangGraph's custom auth with
+            ``enable_custom_route_auth``); ``None`` when nobody is. A callback whose ``state``
+            was made for another user, or from a browser signed in as nobody, is refused:
+            otherwise a link made for one user, opened by another, would attach the second
+            person's account to the first (or the reverse). Required.
 
     Example::
 
         app = Starlette()
-        app.mount("/oauth", oauth_callback_app(load_connections(".mcp.json"), store=store))
+        app.mount(
+            "/oauth",
+            oauth_callback_app(load_connections(".mcp.json"), store=store, user_of=signed_in_user),
+        )
     """
     configs = servers
 
@@ -109,13 +116,14 @@ def oauth_callback_app(
         if pending is None:
             logger.info("MCP server %r: an OAuth callback with an unknown, used or expired state", server)
             return _page(400, "Not connected", "This link has expired or was already used; try again.")
-        if user_of is not None:
-            browser = user_of(request)
-            if inspect.isawaitable(browser):
-                browser = await browser
-            if browser != pending.user:
-                logger.warning("MCP server %r: an OAuth callback from another user than the link's", server)
-                return _page(400, "Not connected", "This link was made for someone else.")
+        if not callable(user_of):  # fails closed: nobody can be told apart
+            return _page(400, "Not connected", "This deployment cannot tell who you are.")
+        browser = user_of(request)
+        if inspect.isawaitable(browser):
+            browser = await browser
+        if not isinstance(browser, str) or browser != pending.user:
+            logger.warning("MCP server %r: an OAuth callback from another user than the link's", server)
+            return _page(400, "Not connected", "This link was made for someone else.")
         if "error" in query:
             return _page(400, "Not connected", "The authorization was refused.")
         code = query.get("code", "")

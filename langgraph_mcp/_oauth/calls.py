@@ -14,6 +14,7 @@ call).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import time
@@ -21,6 +22,7 @@ import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 from langgraph.prebuilt import ToolRuntime
@@ -139,16 +141,34 @@ class _Call:
         self.thread = None if thread is None else str(thread)
 
     async def token(self) -> tuple[TokenRecord | None, bool]:
-        """The user's usable tokens (refreshed if they expire soon), and whether there were any."""
-        record = await load_tokens(self.store, self.sealer, self.user, self.name)
-        if record is None or not record.expiring(self.oauth.refresh_margin):
-            return record, record is not None
+        """The user's usable tokens (refreshed if they expire soon), and whether there were any.
+        Tokens given for another resource (the server's URL changed, or another graph's server
+        of the same name) are not used. One refresh at a time per user and server in this
+        process: a call that waited finds the tokens the other one stored.
+
+        Raises:
+            MCPConnectionError: the refresh could not be done now (the authorization server is
+                unreachable or failing); the tokens are kept for the next call.
+        """
+        async with _refreshing(self.name, self.user):
+            record = await load_tokens(self.store, self.sealer, self.user, self.name)
+            if record is not None and not _same_resource(record.resource, self.url):
+                return None, False
+            if record is None or not record.expiring(self.oauth.refresh_margin):
+                return record, record is not None
+            return await self._refreshed(record)
+
+    async def _refreshed(self, record: TokenRecord) -> tuple[TokenRecord | None, bool]:
         if record.refresh_token is not None:
             try:
                 async with flow.client() as http:
                     answer = await flow.refresh(http, record)
+            except flow.RefusedGrant as exc:
+                logger.info("MCP server %r: a token refresh was refused: %s", self.name, exc)
             except flow.OAuthProblem as exc:
-                logger.info("MCP server %r: a token refresh failed: %s", self.name, exc)
+                raise MCPConnectionError(
+                    self.name, f"per-user OAuth: the token could not be refreshed now ({exc}); try again"
+                ) from None
             else:
                 record.access_token = answer["access_token"]
                 record.expires_at = answer["expires_at"]
@@ -226,6 +246,33 @@ class _Call:
         return client
 
 
+_REFRESH_LOCKS: dict[tuple[str, str], asyncio.Lock] = {}
+_REFRESH_LOCKS_MAX = 4096
+
+
+@asynccontextmanager
+async def _refreshing(server: str, user: str) -> AsyncIterator[None]:
+    key = (server, user)
+    lock = _REFRESH_LOCKS.get(key)
+    if lock is None:
+        if len(_REFRESH_LOCKS) >= _REFRESH_LOCKS_MAX:  # drop the idle ones
+            for idle in [k for k, v in _REFRESH_LOCKS.items() if not v.locked()]:
+                del _REFRESH_LOCKS[idle]
+        lock = _REFRESH_LOCKS[key] = asyncio.Lock()
+    async with lock:
+        yield
+
+
+def _same_resource(resource: str, url: str) -> bool:
+    """Were tokens for ``resource`` given for the server at ``url`` (the same origin, and the
+    URL's path within the resource's)?"""
+    a, b = urlsplit(resource), urlsplit(url)
+    if (a.scheme.lower(), (a.netloc or "").lower()) != (b.scheme.lower(), (b.netloc or "").lower()):
+        return False
+    base = a.path.rstrip("/")
+    return b.path == base or b.path.startswith(base + "/") or not base
+
+
 def _bearer(shared: Any, user: str) -> UserBearer:
     users = _BEARERS.setdefault(shared, {})
     bearer = users.get(user)
@@ -262,6 +309,8 @@ async def user_session(
     bearer.token = record.access_token
     seen: list[tuple[int, str]] = []
     reset = _challenges.set(seen)
+    holding = shared.redact.holding((record.access_token,))  # a server that echoes it
+    holding.__enter__()
     try:
         async with pool.using(call.name, call.thread, user=call.user, auth=bearer) as connection:
             try:
@@ -282,3 +331,4 @@ async def user_session(
         raise
     finally:
         _challenges.reset(reset)
+        holding.__exit__(None, None, None)

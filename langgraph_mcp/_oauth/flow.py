@@ -55,6 +55,12 @@ class OAuthProblem(MCPError):
     """A step failed; the message says which, never with a secret in it."""
 
 
+class RefusedGrant(OAuthProblem):
+    """The token endpoint refused the grant itself (HTTP 400 or 401: an expired, revoked or
+    reused refresh token): asking again is the way on. Anything else (unreachable, 5xx) may
+    pass."""
+
+
 def client() -> httpx2.AsyncClient:
     return httpx2.AsyncClient(timeout=_TIMEOUT, follow_redirects=False)
 
@@ -250,6 +256,8 @@ async def _token_request(
         pair = f"{client_id}:{client_secret}".encode()
         headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
     status, body, _ = await _send(http, httpx2.Request("POST", endpoint, data=data, headers=headers))
+    if status in (400, 401):
+        raise RefusedGrant(f"the token request was refused: HTTP {status}{_error_code(body)}")
     if status != 200:
         raise OAuthProblem(f"the token request was refused: HTTP {status}{_error_code(body)}")
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -55,7 +56,7 @@ class UserOAuth(BaseModel):
         if value is None:
             return value
         parts = urlsplit(value)
-        loopback = parts.hostname in ("localhost", "::1") or (parts.hostname or "").startswith("127.")
+        loopback = parts.hostname == "localhost" or _is_loopback_ip(parts.hostname or "")
         if not parts.netloc or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
             raise ValueError("must be an https:// URL (http:// only to a loopback host)")
         return value
@@ -73,3 +74,10 @@ class UserOAuth(BaseModel):
                 "(cryptography.fernet.Fernet.generate_key())"
             ) from None
         return value
+
+
+def _is_loopback_ip(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -44,6 +44,11 @@ def test_the_key_and_client_secret_come_from_the_environment_and_never_show(
         ({"encryption_key": KEY}, {"auth": ("user", "pw")}, "'oauth' and 'auth' cannot both be set"),
         ({"encryption_key": KEY, "redirect_uri": "javascript:alert(1)"}, {}, "must be an https:// URL"),
         ({"encryption_key": KEY, "redirect_uri": "http://app.example.com/cb"}, {}, "only to a loopback host"),
+        (
+            {"encryption_key": KEY, "redirect_uri": "http://127.attacker.example/cb"},
+            {},
+            "only to a loopback host",
+        ),
         ({"encryption_key": KEY, "client_metadata_url": "ftp://x/c.json"}, {}, "must be an https:// URL"),
         ({"encryption_key": KEY, "state_ttl": 0}, {}, "greater than 0"),
     ],

@@ -80,9 +80,10 @@ class World:
         return self.provider.user_of(text.rsplit("Bearer ", 1)[-1].strip())
 
     async def browse(self, url: str, user: str) -> httpx2.Response:
-        """A browser logged in at the authorization server as ``user`` opens ``url``."""
+        """A browser logged in at the authorization server, and signed in at the deployment
+        (the ``user`` cookie :func:`signed_in` reads), as ``user`` opens ``url``."""
         self.provider.next_user = user
-        async with httpx2.AsyncClient(follow_redirects=True, timeout=10) as browser:
+        async with httpx2.AsyncClient(follow_redirects=True, timeout=10, cookies={"user": user}) as browser:
             return await browser.get(url)
 
 
@@ -98,10 +99,16 @@ def failure(out: dict[str, Any]) -> str:
     return str(message.content)
 
 
+def signed_in(request: Any) -> str | None:
+    """Who the test browser is signed in as at the deployment (its ``user`` cookie)."""
+    user = request.cookies.get("user")
+    return user if isinstance(user, str) else None
+
+
 @asynccontextmanager
 async def world(
     protocol: str = "auto",
-    user_of: Any = None,
+    user_of: Any = signed_in,
     session_scope: str = "shared",
     preregistered: bool = False,
     **oauth: Any,
@@ -226,7 +233,7 @@ async def test_state_tampering_reuse_and_iss_are_refused() -> None:
     async with world() as w:
         asked = payload(await w.run("alice", "a1"))
         w.provider.next_user = "alice"
-        async with httpx2.AsyncClient(timeout=10) as browser:
+        async with httpx2.AsyncClient(timeout=10, cookies={"user": "alice"}) as browser:
             to_callback = (await browser.get(asked["url"])).headers["location"]
             parts = urlsplit(to_callback)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
@@ -316,10 +323,7 @@ async def test_revocation_asks_again_and_a_refused_token_reconnects() -> None:
 
 
 async def test_a_link_opened_by_another_signed_in_user_is_refused() -> None:
-    async def signed_in(request: Any) -> str | None:
-        return request.cookies.get("user")
-
-    async with world(user_of=signed_in) as w:
+    async with world() as w:
         asked = payload(await w.run("alice", "a1"))
         async with httpx2.AsyncClient(timeout=10, cookies={"user": "mallory"}) as browser:
             w.provider.next_user = "mallory"
@@ -327,6 +331,13 @@ async def test_a_link_opened_by_another_signed_in_user_is_refused() -> None:
             assert (await browser.get(to_callback)).status_code == 400
         assert w.provider.grants == []
         assert "has not connected" in failure(await w.run("alice", "a1", resume=True))
+        # A browser signed in as nobody at the deployment is refused too.
+        asked = payload(await w.run("alice", "a1"))
+        async with httpx2.AsyncClient(timeout=10) as browser:
+            w.provider.next_user = "alice"
+            to_callback = (await browser.get(asked["url"])).headers["location"]
+            assert (await browser.get(to_callback)).status_code == 400
+        assert w.provider.grants == []
         asked = payload(await w.run("alice", "a2"))
         async with httpx2.AsyncClient(timeout=10, cookies={"user": "alice"}) as browser:
             w.provider.next_user = "alice"
@@ -383,3 +394,14 @@ def test_the_user_is_the_authenticated_one_else_the_configured_key() -> None:
     assert user_of(_runtime({"user_id": "x" * 257}), keyed) is None
     assert user_of(_runtime({"user_id": 7}), keyed) is None
     assert user_of(None, keyed) is None
+
+
+def test_tokens_are_used_only_for_the_resource_they_were_given_for() -> None:
+    from langgraph_mcp._oauth.calls import _same_resource
+
+    assert _same_resource("https://mail.example.com/mcp", "https://mail.example.com/mcp")
+    assert _same_resource("https://mail.example.com/", "https://mail.example.com/mcp")
+    assert _same_resource("HTTPS://Mail.example.com/mcp", "https://mail.example.com/mcp/")
+    assert not _same_resource("https://mail.example.com/mcp", "https://files.example.com/mcp")
+    assert not _same_resource("https://mail.example.com/mcp", "https://mail.example.com/mcp2")
+    assert not _same_resource("https://mail.example.com/mcp", "http://mail.example.com/mcp")

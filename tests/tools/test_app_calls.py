@@ -145,3 +145,39 @@ def test_a_views_model_context_is_given_to_the_model_as_a_bounded_system_message
     message = app_context_message({"mcp_app_context": big})
     assert message is not None
     assert len(str(message.content)) < MAX_CONTEXT + 100
+
+
+async def test_the_route_takes_only_json_and_bounds_what_it_parses() -> None:
+    # A page of another origin can post a form or plain text with the user's cookies unasked,
+    # never application/json: anything else is refused before any thread is looked at.
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from langgraph_mcp.apps import app_routes
+
+    async with MCPPool({"apps": stdio_params("apps")}) as pool:
+        app = Starlette(routes=app_routes(view_calls_node(MCPToolNode(pool)), api="http://127.0.0.1:9"))
+        with TestClient(app) as client:
+            url = "/mcp-apps/threads/0b7ad5b6-77f3-4c57-9a43-1f0a1b2c3d4e/call"
+            body = '{"server": "apps", "method": "tools/call", "params": {"name": "refresh_chart"}}'
+            refused = client.post(url, content=body, headers={"content-type": "text/plain"})
+            assert refused.status_code == 415
+            deep = "[" * 50_000 + "]" * 50_000
+            nested = client.post(url, content=deep, headers={"content-type": "application/json"})
+            assert nested.status_code == 400 and "nested too deeply" in nested.json()["error"]
+
+
+async def test_a_views_node_refuses_calls_in_a_synchronous_run_and_needs_async_wrappers() -> None:
+    import asyncio
+
+    import pytest as _pytest
+
+    async with MCPPool({"apps": stdio_params("apps")}) as pool:
+        graph = _graph(MCPToolNode(pool))
+        payload = view_call_input("apps", "refresh_chart", {"city": "Oslo"})
+        config = {"configurable": {"thread_id": "sync"}}
+        out = await asyncio.to_thread(graph.invoke, payload, config)
+        (answer,) = [m for m in out[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
+        assert answer.status == "error" and "only in an asynchronous run" in str(answer.content)
+        with _pytest.raises(ValueError, match="synchronous wrap_tool_call"):
+            view_calls_node(MCPToolNode(pool, wrap_tool_call=lambda request, execute: execute(request)))
