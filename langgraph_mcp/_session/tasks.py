@@ -34,7 +34,6 @@ from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp._session.taskwire import (
     ACK,
-    POLL_BOUNDS,
     STATE,
     STATUS_MESSAGE_MAX,
     TERMINAL,
@@ -42,6 +41,7 @@ from langgraph_mcp._session.taskwire import (
     TaskParams,
     TaskRequest,
     TaskState,
+    poll_seconds,
 )
 from langgraph_mcp.errors import MCPProtocolError, MCPServerError, MCPTimeoutError, MCPToolCallError
 
@@ -56,11 +56,6 @@ QUESTIONS_MAX = 32
 """The most questions a task may ask at once."""
 _LEGACY_TTL_MS = 3_600_000
 """The lifetime a 2025-11-25 task is asked for (the server may choose another)."""
-
-
-def _legacy_interval(ms: int | None) -> float:
-    low, high = POLL_BOUNDS
-    return 1.0 if ms is None else min(max(ms / 1000, low), high)
 
 
 _INPUTS: TypeAdapter[dict[str, types.InputRequest]] = TypeAdapter(dict[str, types.InputRequest])
@@ -138,7 +133,7 @@ class TaskRequests(Calls):
                             self.name, f"the task of {name!r} did not end with a tool result"
                         )
                     return result
-                await clock.sleep(_legacy_interval(state.poll_interval))
+                await clock.sleep(poll_seconds(state.poll_interval))
                 async with clock.running():
                     state = await self.request(
                         "poll a task",
@@ -146,21 +141,15 @@ class TaskRequests(Calls):
                         timeout=None,
                     )
         except (asyncio.CancelledError, MCPTimeoutError):
-            with anyio.CancelScope(shield=True):
-                try:
-                    cancel = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
-                    await self.request(
-                        "cancel a task",
-                        lambda c: c.session.send_request(cancel, types.CancelTaskResult),
-                        timeout=_CANCEL_TIMEOUT,
-                    )
-                except Exception as exc:
-                    logger.warning(
-                        "MCP server %r: the task of %r could not be cancelled: %s",
-                        self.name,
-                        name,
-                        self.redact(str(exc)),
-                    )
+            cancel = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+            await self._cancel_quietly(
+                name,
+                lambda: self.request(
+                    "cancel a task",
+                    lambda c: c.session.send_request(cancel, types.CancelTaskResult),
+                    timeout=_CANCEL_TIMEOUT,
+                ),
+            )
             raise
 
     # -- 2026-07-28: the tasks extension ------------------------------------------------------------
@@ -332,12 +321,13 @@ class TaskRequests(Calls):
         self._check_output(name, result)
         return result
 
-    async def _cancel_quietly(self, name: str, task_id: str) -> None:
-        """``tasks/cancel``, shielded from the cancellation that asked for it; a failure is
-        logged (the task ends by its TTL on the server)."""
+    async def _cancel_quietly(self, name: str, cancel: str | Callable[[], Awaitable[Any]]) -> None:
+        """Cancel the task (a 2026-07-28 task id, or how to send a 2025-11-25 ``tasks/cancel``),
+        shielded from the cancellation that asked for it; a failure is logged (the task ends by
+        its TTL on the server)."""
         with anyio.CancelScope(shield=True):
             try:
-                await self.cancel_task(task_id)
+                await (self.cancel_task(cancel) if isinstance(cancel, str) else cancel())
             except Exception as exc:  # best effort: the caller's own error is what it reports
                 logger.warning(
                     "MCP server %r: the task of %r could not be cancelled: %s",

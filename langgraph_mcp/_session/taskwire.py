@@ -23,6 +23,7 @@ __all__ = [
     "TaskParams",
     "TaskRequest",
     "TaskState",
+    "poll_seconds",
 ]
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -36,6 +37,16 @@ STATUS_MESSAGE_MAX = 1000
 """Characters of a status message kept (a longer one is cut)."""
 _TASK_ID_MAX = 256
 _DEFAULT_POLL = 1.0
+
+
+def poll_seconds(ms: float | None) -> float:
+    """Seconds until the next poll: a server's poll interval (milliseconds) within
+    :data:`POLL_BOUNDS`, 1 s when it gives none."""
+    low, high = POLL_BOUNDS
+    if ms is None or ms != ms:  # NaN
+        return _DEFAULT_POLL
+    return min(max(ms / 1000, low), high)
+
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 
@@ -61,13 +72,8 @@ class _TaskFields(types.Result):
         return value[:STATUS_MESSAGE_MAX] if value is not None else None
 
     def poll_interval(self) -> float:
-        """Seconds until the next poll: the server's ``pollIntervalMs`` within
-        :data:`POLL_BOUNDS` (1 s when it gives none)."""
-        low, high = POLL_BOUNDS
-        ms = self.poll_interval_ms
-        if ms is None or ms != ms:  # NaN
-            return _DEFAULT_POLL
-        return min(max(ms / 1000, low), high)
+        """Seconds until the next poll (see :func:`poll_seconds`)."""
+        return poll_seconds(self.poll_interval_ms)
 
 
 class TaskHandle(_TaskFields):
