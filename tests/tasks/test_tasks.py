@@ -379,3 +379,45 @@ def test_a_sync_run_follows_a_task(tmp_path: Path) -> None:
     graph = tool_graph(node)
     out = graph.invoke({"messages": [ai(("job", {"seconds": 0.1, "label": "s"}, "c1"))]}, thread())
     assert _results(out)["c1"].content == "done s"
+
+
+async def test_several_task_calls_of_one_agent_turn_each_follow_their_own_task(server: TaskServer) -> None:
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from langgraph_mcp import create_mcp_agent
+    from langgraph_mcp.testing import ScriptedChatModel
+
+    calls = [
+        ("ask_job", {"seconds": 0}, "a1"),
+        ("ask_job", {"seconds": 0}, "a2"),
+        ("job", {"seconds": 0.1, "label": "z"}, "j1"),
+    ]
+    agent = create_mcp_agent(
+        ScriptedChatModel([calls, "done"]), {"tasks": server.config}, checkpointer=InMemorySaver()
+    )
+    config = thread("agent")
+    await agent.ainvoke({"messages": [HumanMessage("go")]}, config)
+    pending = (await agent.aget_state(config)).interrupts
+    assert sorted(i.value["tool_call_id"] for i in pending) == ["a1", "a2"]
+    resume = {
+        i.id: {
+            "responses": {
+                i.value["requests"][0]["key"]: {
+                    "action": "accept",
+                    "content": {"name": i.value["tool_call_id"]},
+                }
+            }
+        }
+        for i in pending
+    }
+    out = await agent.ainvoke(Command(resume=resume), config)
+    assert {k: m.content for k, m in _results(out).items()} == {
+        "a1": "Hello, a1!",
+        "a2": "Hello, a2!",
+        "j1": "done z",
+    }
+    assert len(server.events("created")) == 3 and len(server.events("update")) == 2
+    assert {e["task"] for e in server.events("update")} == {
+        e["task"] for e in server.events("created", "ask_job")
+    }
