@@ -84,8 +84,6 @@ class Sealer:
         self._fernets = [Fernet(k) for k in keys]
         self._multi = MultiFernet(self._fernets)
         self._mac_keys = [hashlib.sha256(b"langgraph-mcp oauth state\0" + k).digest() for k in keys]
-        self.rotated = False
-        """The last record :meth:`open` opened was sealed with an older key."""
 
     def __repr__(self) -> str:
         return "Sealer(<key hidden>)"
@@ -96,24 +94,26 @@ class Sealer:
     def open(self, value: Any, *, ttl: float | None = None) -> dict[str, Any] | None:
         """The record in a stored value, or ``None`` when it is not one sealed with these keys
         (or, with ``ttl``, older than ``ttl`` seconds)."""
-        self.rotated = False
+        return self.unseal(value, ttl=ttl)[0]
+
+    def unseal(self, value: Any, *, ttl: float | None = None) -> tuple[dict[str, Any] | None, bool]:
+        """:meth:`open`, and whether the record was sealed with an older key than the first."""
         sealed = value.get("sealed") if isinstance(value, dict) else None
         if not isinstance(sealed, str) or len(sealed) > 64 * 1024:
-            return None
+            return None, False
         limit = None if ttl is None else int(ttl) + 1
+        older = False
         try:
             try:
                 opened = self._fernets[0].decrypt(sealed.encode("ascii"), ttl=limit)
             except InvalidToken:
                 if len(self._fernets) == 1:
                     raise
-                opened = self._multi.decrypt(sealed.encode("ascii"), ttl=limit)
-                self.rotated = True
+                opened, older = self._multi.decrypt(sealed.encode("ascii"), ttl=limit), True
             record = json.loads(opened)
         except (InvalidToken, ValueError):
-            self.rotated = False
-            return None
-        return record if isinstance(record, dict) else None
+            return None, False
+        return (record, older) if isinstance(record, dict) else (None, False)
 
     def mac(self, server: str, nonce: str, user: str, thread: str | None, expires_at: float) -> str:
         return self._macs(server, nonce, user, thread, expires_at)[0]
@@ -183,8 +183,7 @@ def _token_key(user: str, server: str) -> str:
 async def load_tokens(store: BaseStore, sealer: Sealer, user: str, server: str) -> TokenRecord | None:
     """``user``'s tokens for ``server``, or ``None`` (none stored, or not sealed for them)."""
     item = await store.aget(TOKENS, _token_key(user, server))
-    record = sealer.open(item.value) if item is not None else None
-    rotated = sealer.rotated
+    record, rotated = sealer.unseal(item.value) if item is not None else (None, False)
     if record is None or record.get("user") != user or record.get("server") != server:
         return None
     try:
@@ -303,8 +302,7 @@ async def load_client(
     store: BaseStore, sealer: Sealer, server: str, issuer: str, redirect: str
 ) -> dict[str, Any] | None:
     item = await store.aget(CLIENTS, _digest("client", server, issuer, redirect))
-    record = sealer.open(item.value) if item is not None else None
-    rotated = sealer.rotated
+    record, rotated = sealer.unseal(item.value) if item is not None else (None, False)
     if record is None or record.get("server") != server or record.get("issuer") != issuer:
         return None
     if rotated and item is not None:  # sealed with an older key: sealed again with the newest
