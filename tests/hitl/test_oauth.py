@@ -113,6 +113,7 @@ async def world(
     preregistered: bool = False,
     store: InMemoryStore | None = None,
     metadata: dict[str, Any] | None = None,
+    server: Any = None,
     **oauth: Any,
 ) -> AsyncIterator[World]:
     provider = Provider(token_ttl=600)
@@ -134,7 +135,7 @@ async def world(
         gates.append(Gate(app, provider, base))
         return gates[-1]
 
-    server = demo.build_server(counters=demo.Counters())
+    server = server if server is not None else demo.build_server(counters=demo.Counters())
     async with serve_in_loop(server, "http", wrap=wrap) as url:  # type: ignore[arg-type]
         config = HTTPServerConfig(
             url=url,

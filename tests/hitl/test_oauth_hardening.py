@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -24,6 +25,7 @@ from langgraph.store.base import GetOp, Op, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError
+from langgraph_mcp._oauth.calls import UserBearer
 from langgraph_mcp._oauth.records import (
     MAX_PENDING_PER_USER,
     PENDING,
@@ -36,9 +38,11 @@ from langgraph_mcp._oauth.records import (
     split_state,
     take_pending,
 )
+from langgraph_mcp._session.era import MODERN
 from langgraph_mcp.config import load_connections
 from langgraph_mcp.oauth import revoke
 from tests.hitl.test_oauth import KEY, connect, failure, payload, world
+from tests.servers import hinted
 
 NEW_KEY = Fernet.generate_key().decode()
 
@@ -72,12 +76,29 @@ async def test_requests_other_than_calls_are_refused_without_a_user(protocol: st
         with pytest.raises(MCPConnectionError, match="acts for each user"):
             pool.subscribe("api", "demo://greeting")
         assert len(w.gate.seen_tokens) == before
-        # Each user's session lists (and caches) for that user alone: no listing is shared
-        # between users, nor with the user-less session the tools were listed with.
-        await connect(w, "bob", "b1")
-        users = pool._threads._servers["api"].open.values()
-        shares = {id(c.listing_share) for c in users} | {id(pool.connection("api").listing_share)}
-        assert len(shares) == 3
+
+
+async def test_a_users_session_reuses_no_other_sessions_listing_or_read(tmp_path: Path) -> None:
+    """The server marks its listings and reads public and reusable: still, each user's session
+    asks it for itself, as that user (the server may answer each user differently)."""
+    log = tmp_path / "lists.log"
+    server = hinted.build_server(log=str(log), ttl_ms=60_000, scope="public")
+    async with world(server=server) as w:
+        pool = pool_of(w)
+        texts = []
+        for user in ("alice", "bob"):
+            bearer = UserBearer()
+            bearer.token = w.provider._issue("c", ["read"], None, user).access_token
+            async with pool.using("api", None, user=user, auth=bearer) as connection:
+                await connection.list_tools()
+                assert connection.era == MODERN  # the era whose listings may be shared
+                await connection.listing("prompts")
+                texts.append((await connection.read("hinted://about")).contents[0])
+            assert w.provider.user_of(w.gate.seen_tokens[-1]) == user
+        methods = [line.split()[0] for line in log.read_text().splitlines()]
+        # Each user's session listed for itself.
+        assert (methods.count("tools/list"), methods.count("prompts/list")) == (2, 2)
+        assert methods.count("resources/read") == 2
 
 
 # -- 2. step-up as a session connects ------------------------------------------------------------
