@@ -139,6 +139,10 @@ async def discover(http: httpx2.AsyncClient, url: str, oauth: UserOAuth, challen
     if not check_resource_allowed(resource_url_from_server_url(url), resource):
         raise OAuthProblem("the server's protected-resource metadata names another resource")
     named = str(prm.authorization_servers[0])
+    if not secure_url(named):
+        raise OAuthProblem(
+            "the server's authorization server is not an https:// URL (http:// only to a loopback host)"
+        )
     metadata: OAuthMetadata | None = None
     for candidate in build_oauth_authorization_server_metadata_discovery_urls(named, url):
         status, body, _ = await _send(http, create_oauth_metadata_request(candidate))

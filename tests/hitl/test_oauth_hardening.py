@@ -243,6 +243,14 @@ async def test_discovered_endpoints_must_be_https(field: str) -> None:
         assert w.provider.clients == {} and w.provider.grants == []
 
 
+async def test_the_authorization_server_must_be_https() -> None:
+    async with world() as w:
+        w.gate.issuer = "http://auth.example.test/"  # the server's metadata names it
+        says = failure(await w.run("alice", "a1"))
+        assert "authorization server is not an https:// URL" in says
+        assert w.provider.clients == {}
+
+
 # -- 6. a sign-in is good once, whatever the timing ----------------------------------------------
 
 
