@@ -21,8 +21,9 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 from cryptography.fernet import Fernet
-from langgraph.store.base import GetOp, Op, Result, SearchOp
+from langgraph.store.base import BaseStore, GetOp, Op, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import AsyncPostgresStore
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError
 from langgraph_mcp._oauth.calls import UserBearer
@@ -149,12 +150,27 @@ def _pending(user: str, expires_at: float, server: str = "api") -> Pending:
     )  # fmt: skip
 
 
-async def _pending_count(store: InMemoryStore) -> int:
+async def _pending_count(store: BaseStore) -> int:
     return len(await store.asearch(PENDING, limit=1000))
 
 
 async def test_abandoned_sign_ins_expire_and_are_bounded_per_user() -> None:
-    store, sealer = InMemoryStore(), Sealer(KEY)
+    await abandoned_sign_ins(InMemoryStore())
+
+
+@pytest.mark.slow
+async def test_abandoned_sign_ins_in_a_postgres_store(postgres_uri: str) -> None:
+    """The sweep's filters (the expiry compared as a number, the owner) hold in the store a
+    deployment runs with."""
+    async with AsyncPostgresStore.from_conn_string(postgres_uri) as store:
+        await store.setup()
+        for item in await store.asearch(PENDING, limit=1000):  # the database is the session's
+            await store.adelete(PENDING, item.key)
+        await abandoned_sign_ins(store)
+
+
+async def abandoned_sign_ins(store: BaseStore) -> None:
+    sealer = Sealer(KEY)
     now = time.time()
     old = [await put_pending(store, sealer, _pending("alice", now - 1)) for _ in range(3)]
     await put_pending(store, sealer, _pending("bob", now + 600))
