@@ -224,6 +224,23 @@ class MCPPool:
 
     # -- resources, prompts, the SDK session (see resources.py and prompts.py) -------------------
 
+    def _for_anyone(self, server: str) -> ServerConnection:
+        """The shared connection, for a request made for nobody in particular; refused for a
+        per-user OAuth server, whose answers may be any user's: there, everything but its tool
+        listing is done on a user's own session (a tool call in a run), never without a user.
+
+        Raises:
+            MCPConnectionError: ``server`` has per-user OAuth.
+        """
+        connection = self.connection(server)
+        if getattr(connection.config, "oauth", None) is not None:
+            raise MCPConnectionError(
+                connection.name,
+                "the server acts for each user (per-user OAuth): its resources, prompts and "
+                "completions are not read without a user; use them through a tool call in a run",
+            )
+        return connection
+
     async def client(self, server: str) -> Client:
         """The live SDK ``mcp.Client`` of ``server``'s shared session (connecting first if needed),
         for anything this package does not wrap. It is valid until that session ends (a crash, a
@@ -231,17 +248,17 @@ class MCPPool:
         pool owns it. Requests sent through it bypass this package's timeouts, error translation
         and ``max_concurrent_calls``.
         """
-        return await self.connection(server).client()
+        return await self._for_anyone(server).client()
 
     async def list_resources(self, server: str) -> list[types.Resource]:
         """``server``'s resources, every page; cached until the server says its resources changed
         (``notifications/resources/list_changed``), the session is replaced, or the listing's
         lifetime ends (the server's ``ttlMs`` hint or its ``listing_ttl`` option)."""
-        return await resources.list_resources(self.connection(server))
+        return await resources.list_resources(self._for_anyone(server))
 
     async def list_resource_templates(self, server: str) -> list[types.ResourceTemplate]:
         """``server``'s resource templates, every page; cached like :meth:`list_resources`."""
-        return await resources.list_resource_templates(self.connection(server))
+        return await resources.list_resource_templates(self._for_anyone(server))
 
     async def read_resource(self, server: str, uri: str) -> list[Blob]:
         """Read ``uri`` from ``server``: one LangChain ``Blob`` per entry of its contents (text as
@@ -254,7 +271,7 @@ class MCPPool:
             MCPTimeoutError: the server did not answer within its ``timeout``.
             MCPProtocolError: the server's answer broke the protocol.
         """
-        return await resources.read_resource(self.connection(server), uri)
+        return await resources.read_resource(self._for_anyone(server), uri)
 
     async def read_resource_template(
         self, server: str, template: str, arguments: Mapping[str, Any]
@@ -265,7 +282,7 @@ class MCPPool:
         Raises:
             MCPArgumentError: no such template, an argument missing or not in the template.
         """
-        return await resources.read_resource_template(self.connection(server), template, arguments)
+        return await resources.read_resource_template(self._for_anyone(server), template, arguments)
 
     async def resolve_link(self, link: Any, *, index: int = 0, server: str | None = None) -> list[Blob]:
         """Read the resource a resource link in a tool result points at, from the server that
@@ -283,7 +300,7 @@ class MCPPool:
             raise MCPArgumentError(
                 None, None, f"the resource link {uri!r} does not say which server it came from: pass server="
             )
-        return await resources.read_resource(self.connection(target), uri)
+        return await resources.read_resource(self._for_anyone(target), uri)
 
     def subscribe(
         self, server: str, *uris: str
@@ -306,12 +323,12 @@ class MCPPool:
             MCPConnectionError: it cannot be reached. Iterating raises ``MCPConnectionError`` when
             the server is given up on (``restart.max_attempts``) or its update stream keeps failing.
         """
-        return resources.subscribe(self.connection(server), uris)
+        return resources.subscribe(self._for_anyone(server), uris)
 
     async def list_prompts(self, server: str) -> list[types.Prompt]:
         """``server``'s prompts, every page; cached like :meth:`list_resources` (until
         ``notifications/prompts/list_changed``, a new session, or the end of its lifetime)."""
-        return await prompts.list_prompts(self.connection(server))
+        return await prompts.list_prompts(self._for_anyone(server))
 
     async def get_prompt(
         self, server: str, name: str, arguments: Mapping[str, Any] | None = None
@@ -328,7 +345,7 @@ class MCPPool:
             MCPTimeoutError: the server did not answer within its ``timeout``.
             MCPProtocolError: the server's answer broke the protocol.
         """
-        return await prompts.get_prompt(self.connection(server), name, arguments)
+        return await prompts.get_prompt(self._for_anyone(server), name, arguments)
 
     async def complete(
         self,
@@ -352,7 +369,7 @@ class MCPPool:
             MCPTimeoutError: the server did not answer within its ``timeout``.
         """
         return await prompts.complete(
-            self.connection(server),
+            self._for_anyone(server),
             argument=argument,
             value=value,
             prompt=prompt,

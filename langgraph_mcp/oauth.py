@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from langgraph_mcp._oauth import flow
+from langgraph_mcp._oauth.calls import evict
 from langgraph_mcp._oauth.records import (
     MAX_STATE,
     Sealer,
@@ -161,7 +162,8 @@ def oauth_callback_app(
 
 
 async def revoke(store: BaseStore, user: str, server: str, *, config: Any = None) -> None:
-    """Forget ``user``'s tokens for ``server``: their next call asks them to connect again.
+    """Forget ``user``'s tokens for ``server`` and close their sessions to it (in every pool of
+    this process, calls in flight included): their next call asks them to connect again.
 
     Args:
         store: The store the tokens are kept in (the graph's).
@@ -191,3 +193,4 @@ async def revoke(store: BaseStore, user: str, server: str, *, config: Any = None
             except flow.OAuthProblem as exc:
                 logger.warning("MCP server %r: revoking tokens failed: %s", server, exc)
     await delete_tokens(store, user, server)
+    evict(server, user)

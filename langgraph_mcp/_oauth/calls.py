@@ -9,7 +9,10 @@ the token (:class:`UserBearer`). With no usable token, or when the server refuse
 the PKCE verifier in the store under a fresh ``state`` and raises an ``mcp_authorization``
 interrupt. The resumed run makes the call again from the start, with the token the callback
 route stored; if there is still none, the call fails with an error saying so (it asks once per
-call).
+call). A refusal as the user's session connects (its ``initialize`` or listing, made by the
+connection's own task) is read from the session's bearer, so it asks just as for a call.
+
+:func:`evict` closes a user's sessions (when their authorization is revoked).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from langgraph_mcp._types_oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthoriz
 from langgraph_mcp.config import UserOAuth
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 
-__all__ = ["UserBearer", "user_of", "user_session"]
+__all__ = ["UserBearer", "evict", "user_of", "user_session"]
 
 logger = logging.getLogger("langgraph_mcp.oauth")
 
@@ -63,6 +66,9 @@ class UserBearer(httpx2.Auth):
 
     def __init__(self) -> None:
         self.token: str | None = None
+        self.refused: tuple[int, str] | None = None
+        """The last 401/403 answer to a request with :attr:`token`, and its challenge (for a
+        refusal met by the session's own task, outside any call's context)."""
 
     def __repr__(self) -> str:
         return "UserBearer(<token hidden>)"
@@ -74,12 +80,25 @@ class UserBearer(httpx2.Auth):
             request.headers["Authorization"] = f"Bearer {self.token}"
         response = yield request
         if response.status_code in (401, 403):
+            refusal = (response.status_code, response.headers.get("WWW-Authenticate", "")[:4096])
+            self.refused = refusal
             seen = _challenges.get()
             if seen is not None:
-                seen.append((response.status_code, response.headers.get("WWW-Authenticate", "")[:4096]))
+                seen.append(refusal)
 
 
 _BEARERS: weakref.WeakKeyDictionary[Any, dict[str, UserBearer]] = weakref.WeakKeyDictionary()
+_POOLS: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The pools that opened a user's session (for :func:`evict`)."""
+
+
+def evict(server: str, user: str) -> int:
+    """Close ``user``'s sessions to per-user OAuth server ``server`` in every pool of this
+    process, and forget the token their bearers hold; how many sessions were closed."""
+    for shared, users in list(_BEARERS.items()):
+        if shared.name == server and (bearer := users.pop(user, None)) is not None:
+            bearer.token = None
+    return sum(pool._threads.evict_user(server, user) for pool in list(_POOLS))
 
 
 def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
@@ -306,7 +325,8 @@ async def user_session(
                 "the user has not connected their account to this server (authorization not completed)",
             )
     bearer = _bearer(shared, call.user)
-    bearer.token = record.access_token
+    bearer.token, bearer.refused = record.access_token, None
+    _POOLS.add(pool)
     seen: list[tuple[int, str]] = []
     reset = _challenges.set(seen)
     holding = shared.redact.holding((record.access_token,))  # a server that echoes it
@@ -318,8 +338,8 @@ async def user_session(
             except MCPAuthenticationError:
                 connection.retry()  # a new token is tried at once, without the refusal's back-off
                 raise
-    except MCPAuthenticationError:
-        status, challenge = seen[-1] if seen else (401, "")
+    except MCPAuthenticationError as exc:
+        status, challenge = seen[-1] if seen else (bearer.refused or (exc.status, ""))
         if asked:
             raise
         if status == 403 and "insufficient_scope" in challenge:

@@ -33,6 +33,7 @@ from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_serv
 from pydantic import ValidationError
 
 from langgraph_mcp.config import UserOAuth
+from langgraph_mcp.config._oauth import secure_url
 from langgraph_mcp.errors import MCPError
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
 _MAX_BODY = 256 * 1024
 _TIMEOUT = httpx2.Timeout(10.0)
 _GRANTS = ["authorization_code", "refresh_token"]
+_ENDPOINTS = ("authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint")
 
 
 class OAuthProblem(MCPError):
@@ -137,6 +139,10 @@ async def discover(http: httpx2.AsyncClient, url: str, oauth: UserOAuth, challen
     if not check_resource_allowed(resource_url_from_server_url(url), resource):
         raise OAuthProblem("the server's protected-resource metadata names another resource")
     named = str(prm.authorization_servers[0])
+    if not secure_url(named):
+        raise OAuthProblem(
+            "the server's authorization server is not an https:// URL (http:// only to a loopback host)"
+        )
     metadata: OAuthMetadata | None = None
     for candidate in build_oauth_authorization_server_metadata_discovery_urls(named, url):
         status, body, _ = await _send(http, create_oauth_metadata_request(candidate))
@@ -153,6 +159,18 @@ async def discover(http: httpx2.AsyncClient, url: str, oauth: UserOAuth, challen
     issuer = str(metadata.issuer)
     if not issuers_match(issuer, named):
         raise OAuthProblem("the authorization server's metadata names another issuer")
+    if oauth.issuer is not None and not issuers_match(issuer, oauth.issuer):
+        raise OAuthProblem(
+            "the server's authorization server is not the issuer its client is registered with "
+            "(oauth.issuer): the client is not used with it"
+        )
+    for name in _ENDPOINTS:
+        endpoint = getattr(metadata, name, None)
+        if endpoint is not None and not secure_url(str(endpoint)):
+            raise OAuthProblem(
+                f"the authorization server's {name.replace('_', ' ')} is not an https:// URL "
+                "(http:// only to a loopback host)"
+            )
     if "S256" not in (metadata.code_challenge_methods_supported or []):
         raise OAuthProblem("the authorization server does not support PKCE with S256")
     if oauth.scopes is not None:

@@ -5,13 +5,21 @@ Three kinds live under ``("langgraph_mcp", "oauth", <kind>)``:
 * ``tokens``: one user's tokens for one server (and the authorization server that issued them),
   keyed by a digest of (user, server);
 * ``pending``: one authorization in progress (its PKCE verifier, what the code exchange needs,
-  and whom it is for), keyed by the nonce in its ``state``; read once, then deleted;
+  and whom it is for), keyed by the nonce in its ``state``; read once, then deleted. Beside the
+  sealed record it shows its expiry and an opaque owner (a keyed digest of server and user), so
+  that abandoned ones are swept as new ones are kept: the expired ones, and a user's oldest
+  beyond :data:`MAX_PENDING_PER_USER`, each sweep reading a bounded number of records;
 * ``clients``: a dynamically registered client of one authorization server.
 
-Every value is ``{"sealed": <Fernet token>}``: nothing readable is stored, and each sealed
+Every value is ``{"sealed": <Fernet token>}`` (plus, for ``pending``, the expiry and owner
+digest): nothing readable is stored, and each sealed
 record names the user and server it belongs to, checked when it is opened (a record copied to
 another key is refused). ``state`` is ``<server>.<nonce>.<mac>``: an HMAC, under a key derived
 from the server's key, of the server, the nonce, the user (a digest), the thread and the expiry.
+
+The key may be several (comma-separated, the newest first): records are sealed and ``state``
+signed with the first; any of them opens a record or checks a ``state``, and tokens opened with
+an older key are sealed again with the first one.
 """
 
 from __future__ import annotations
@@ -21,14 +29,16 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from langgraph.store.base import BaseStore
 
 __all__ = [
+    "MAX_PENDING_PER_USER",
     "MAX_STATE",
     "Pending",
     "Sealer",
@@ -46,6 +56,15 @@ PENDING = (*_ROOT, "pending")
 CLIENTS = (*_ROOT, "clients")
 MAX_STATE = 512
 """The longest ``state`` read, in characters."""
+MAX_PENDING_PER_USER = 10
+"""Sign-ins in progress kept per user and server: keeping one more drops the oldest."""
+_SWEEP = 50
+"""The most expired sign-ins one sweep reads (and deletes)."""
+
+
+def split_keys(value: str) -> list[str]:
+    """The keys of an ``encryption_key`` option: comma-separated, the newest first."""
+    return [k.strip() for k in value.split(",") if k.strip()]
 
 
 def _digest(*parts: str) -> str:
@@ -57,34 +76,65 @@ def _b64(data: bytes) -> str:
 
 
 class Sealer:
-    """Seals and opens records, and signs ``state``, with one server's key."""
+    """Seals and opens records, and signs ``state``, with one server's key (or keys: the first
+    seals and signs, any opens and checks)."""
 
     def __init__(self, key: str) -> None:
-        self._fernet = Fernet(key.encode("ascii"))
-        self._mac_key = hashlib.sha256(b"langgraph-mcp oauth state\0" + key.encode("ascii")).digest()
+        keys = [k.encode("ascii") for k in split_keys(key)]
+        self._fernets = [Fernet(k) for k in keys]
+        self._multi = MultiFernet(self._fernets)
+        self._mac_keys = [hashlib.sha256(b"langgraph-mcp oauth state\0" + k).digest() for k in keys]
 
     def __repr__(self) -> str:
         return "Sealer(<key hidden>)"
 
     def seal(self, record: dict[str, Any]) -> dict[str, str]:
-        return {"sealed": self._fernet.encrypt(json.dumps(record).encode()).decode("ascii")}
+        return {"sealed": self._fernets[0].encrypt(json.dumps(record).encode()).decode("ascii")}
 
     def open(self, value: Any, *, ttl: float | None = None) -> dict[str, Any] | None:
-        """The record in a stored value, or ``None`` when it is not one sealed with this key
+        """The record in a stored value, or ``None`` when it is not one sealed with these keys
         (or, with ``ttl``, older than ``ttl`` seconds)."""
+        return self.unseal(value, ttl=ttl)[0]
+
+    def unseal(self, value: Any, *, ttl: float | None = None) -> tuple[dict[str, Any] | None, bool]:
+        """:meth:`open`, and whether the record was sealed with an older key than the first."""
         sealed = value.get("sealed") if isinstance(value, dict) else None
         if not isinstance(sealed, str) or len(sealed) > 64 * 1024:
-            return None
+            return None, False
+        limit = None if ttl is None else int(ttl) + 1
+        older = False
         try:
-            opened = self._fernet.decrypt(sealed.encode("ascii"), ttl=None if ttl is None else int(ttl) + 1)
+            try:
+                opened = self._fernets[0].decrypt(sealed.encode("ascii"), ttl=limit)
+            except InvalidToken:
+                if len(self._fernets) == 1:
+                    raise
+                opened, older = self._multi.decrypt(sealed.encode("ascii"), ttl=limit), True
             record = json.loads(opened)
         except (InvalidToken, ValueError):
-            return None
-        return record if isinstance(record, dict) else None
+            return None, False
+        return (record, older) if isinstance(record, dict) else (None, False)
 
     def mac(self, server: str, nonce: str, user: str, thread: str | None, expires_at: float) -> str:
-        message = "\0".join([server, nonce, _digest(user), thread or "", repr(float(expires_at))])
-        return _b64(hmac.new(self._mac_key, message.encode("utf-8"), hashlib.sha256).digest())
+        return self._macs(server, nonce, user, thread, expires_at)[0]
+
+    def check(
+        self, mac: str, server: str, nonce: str, user: str, thread: str | None, expires_at: float
+    ) -> bool:
+        """Was ``mac`` made by one of the keys for these values?"""
+        found = False
+        for expected in self._macs(server, nonce, user, thread, expires_at):
+            found |= hmac.compare_digest(expected, mac)
+        return found
+
+    def _macs(self, server: str, nonce: str, user: str, thread: str | None, expires_at: float) -> list[str]:
+        message = "\0".join([server, nonce, _digest(user), thread or "", repr(float(expires_at))]).encode()
+        return [_b64(hmac.new(k, message, hashlib.sha256).digest()) for k in self._mac_keys]
+
+    def owner(self, server: str, user: str) -> str:
+        """An opaque name of ``user`` of ``server`` (a keyed digest, under the first key)."""
+        message = "\0".join(["owner", server, user]).encode("utf-8")
+        return _b64(hmac.new(self._mac_keys[0], message, hashlib.sha256).digest())
 
 
 def split_state(state: str) -> tuple[str, str, str] | None:
@@ -133,13 +183,16 @@ def _token_key(user: str, server: str) -> str:
 async def load_tokens(store: BaseStore, sealer: Sealer, user: str, server: str) -> TokenRecord | None:
     """``user``'s tokens for ``server``, or ``None`` (none stored, or not sealed for them)."""
     item = await store.aget(TOKENS, _token_key(user, server))
-    record = sealer.open(item.value) if item is not None else None
+    record, rotated = sealer.unseal(item.value) if item is not None else (None, False)
     if record is None or record.get("user") != user or record.get("server") != server:
         return None
     try:
-        return TokenRecord(**record)
+        tokens = TokenRecord(**record)
     except TypeError:
         return None
+    if rotated:  # sealed with an older key: sealed again with the newest
+        await save_tokens(store, sealer, tokens)
+    return tokens
 
 
 async def save_tokens(store: BaseStore, sealer: Sealer, record: TokenRecord) -> None:
@@ -175,19 +228,63 @@ class Pending:
 
 
 async def put_pending(store: BaseStore, sealer: Sealer, pending: Pending) -> str:
-    """Store ``pending``; its ``state``."""
+    """Store ``pending``; its ``state``. Sweeps abandoned sign-ins first: expired ones (at most
+    a bounded number per sweep), and the user's oldest beyond :data:`MAX_PENDING_PER_USER`."""
+    owner = sealer.owner(pending.server, pending.user)
+    await _sweep(store, owner)
     nonce = secrets.token_urlsafe(24)
-    await store.aput(PENDING, nonce, sealer.seal(asdict(pending)), index=False)
+    value = {**sealer.seal(asdict(pending)), "owner": owner, "expires_at": float(pending.expires_at)}
+    await store.aput(PENDING, nonce, value, index=False)
     mac = sealer.mac(pending.server, nonce, pending.user, pending.thread, pending.expires_at)
     return f"{_b64(pending.server.encode('utf-8'))}.{nonce}.{mac}"
+
+
+async def _sweep(store: BaseStore, owner: str) -> None:
+    now = time.time()
+    expired = await store.asearch(PENDING, filter={"expires_at": {"$lt": now}}, limit=_SWEEP)
+    mine = await store.asearch(PENDING, filter={"owner": owner}, limit=_SWEEP)
+    kept = sorted(
+        (i for i in mine if i.key not in {e.key for e in expired}),
+        key=lambda i: (float(i.value.get("expires_at") or 0), i.created_at),
+    )
+    extra = kept[: max(0, len(kept) - (MAX_PENDING_PER_USER - 1))]
+    for item in [*expired, *extra]:
+        await store.adelete(PENDING, item.key)
+
+
+_TAKING: set[str] = set()
+_TAKING_LOCK = threading.Lock()
 
 
 async def take_pending(store: BaseStore, sealer: Sealer, server: str, nonce: str, mac: str) -> Pending | None:
     """The authorization a ``state`` names, deleted as it is taken (a ``state`` is good once);
     ``None`` when there is none, it has expired, or the ``state`` does not match it (then it is
-    left alone: a forged ``state`` cannot spend another's)."""
+    left alone: a forged ``state`` cannot spend another's).
+
+    Good once under concurrency too: the nonce is claimed (in this process) before the record is
+    read again and deleted, so of two callbacks with one ``state`` only one gets it."""
     if len(nonce) > 64:
         return None
+    pending = await _read_pending(store, sealer, server, nonce, mac)
+    if pending is None:
+        return None
+    with _TAKING_LOCK:
+        if nonce in _TAKING:
+            return None
+        _TAKING.add(nonce)
+    try:
+        if await _read_pending(store, sealer, server, nonce, mac) is None:  # taken meanwhile
+            return None
+        await store.adelete(PENDING, nonce)
+    finally:
+        with _TAKING_LOCK:
+            _TAKING.discard(nonce)
+    return pending if time.time() <= pending.expires_at else None
+
+
+async def _read_pending(
+    store: BaseStore, sealer: Sealer, server: str, nonce: str, mac: str
+) -> Pending | None:
     item = await store.aget(PENDING, nonce)
     record = sealer.open(item.value) if item is not None else None
     try:
@@ -196,20 +293,20 @@ async def take_pending(store: BaseStore, sealer: Sealer, server: str, nonce: str
         return None
     if pending is None or pending.server != server:
         return None
-    expected = sealer.mac(server, nonce, pending.user, pending.thread, pending.expires_at)
-    if not hmac.compare_digest(expected, mac):
+    if not sealer.check(mac, server, nonce, pending.user, pending.thread, pending.expires_at):
         return None
-    await store.adelete(PENDING, nonce)
-    return pending if time.time() <= pending.expires_at else None
+    return pending
 
 
 async def load_client(
     store: BaseStore, sealer: Sealer, server: str, issuer: str, redirect: str
 ) -> dict[str, Any] | None:
     item = await store.aget(CLIENTS, _digest("client", server, issuer, redirect))
-    record = sealer.open(item.value) if item is not None else None
+    record, rotated = sealer.unseal(item.value) if item is not None else (None, False)
     if record is None or record.get("server") != server or record.get("issuer") != issuer:
         return None
+    if rotated and item is not None:  # sealed with an older key: sealed again with the newest
+        await store.aput(CLIENTS, item.key, sealer.seal(record), index=False)
     return record
 
 

@@ -7,6 +7,12 @@ they are kept least recently used first: at most ``max_thread_sessions`` (an idl
 to make room; one with a call in flight never is), each closed once it has been idle for
 ``thread_session_ttl`` seconds (a timer on the event loop that used it last). Closing runs in
 the background; :meth:`ThreadSessions.aclose` waits for it.
+
+A per-user OAuth server's sessions are each user's own (per user, or per user and thread). Their
+keys cannot be named by a thread id: a thread's key is ``("thread", thread_id)`` and a user's
+``("user", user, thread_id or "")``, so no thread id, however chosen, reaches a user's session;
+and a lookup without a user (:meth:`ThreadSessions.connection_for`) never gets one. Each user's
+session keeps its listings to itself (a listing of its own, shared with no other session).
 """
 
 from __future__ import annotations
@@ -24,10 +30,14 @@ import mcp_types as types
 
 from langgraph_mcp._session.calls import Round
 from langgraph_mcp._session.connection import ServerConnection
+from langgraph_mcp._session.freshness import ListingShare
 from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp.config import ServerConfig
 
 __all__ = ["ThreadSessions"]
+
+_Key = tuple[str, ...]
+"""A session's key: ``("thread", thread_id)``, or ``("user", user, thread_id or "")``."""
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -65,9 +75,9 @@ class ThreadSessions:
         requests only :meth:`using` holds it. Marks the thread as just used. Once closed,
         ``shared`` (closed too) is returned."""
         sessions = self._servers.get(shared.name)
-        if sessions is None or thread_id is None:
+        if sessions is None or thread_id is None or _per_user(shared.config):
             return shared
-        return sessions.get(thread_id, hold=False) or shared
+        return sessions.get(("thread", thread_id), hold=False) or shared
 
     @asynccontextmanager
     async def using(
@@ -83,13 +93,12 @@ class ThreadSessions:
             if user is None:
                 raise ValueError(f"MCP server {shared.name!r} has per-user OAuth: a call needs a user")
             scoped = thread_id if shared.config.session_scope == "thread" else None
-            key = f"user:{len(user)}:{user}:{scoped or ''}"
-            connection = sessions.get(key, hold=True, auth=auth)
+            connection = sessions.get(("user", user, scoped or ""), hold=True, auth=auth)
         elif sessions is None or thread_id is None:
             yield shared
             return
         else:
-            connection = sessions.get(thread_id, hold=True)
+            connection = sessions.get(("thread", thread_id), hold=True)
         if connection is None:  # closed
             yield shared
             return
@@ -104,7 +113,23 @@ class ThreadSessions:
         if sessions is None:
             return []
         with self._lock:
-            return list(sessions.open)
+            return [c.thread_id for key, c in sessions.open.items() if key[0] == "thread" or key[2]]
+
+    def evict_user(self, server: str, user: str) -> int:
+        """Close ``user``'s sessions to per-user OAuth server ``server`` now, calls in flight
+        included (their tokens are no longer to be used); the user's next call makes a new one.
+        How many were closed."""
+        sessions = self._servers.get(server)
+        if sessions is None:
+            return 0
+        return sessions.evict(lambda key: key[0] == "user" and key[1] == user)
+
+    async def settled(self) -> None:
+        """Wait until the sessions being closed in the background on this loop are closed."""
+        here = asyncio.get_running_loop()
+        with self._lock:
+            tasks = [task for task in self._retiring if task.get_loop() is here]
+        await asyncio.gather(*(_settled(task) for task in tasks))
 
     def connections(self) -> list[ServerConnection]:
         """Every open thread connection."""
@@ -166,31 +191,31 @@ class _ServerThreads:
         self.shared = shared
         self.name = shared.name
         self.config = shared.config
-        self.open: OrderedDict[str, _ThreadConnection] = OrderedDict()
+        self.open: OrderedDict[_Key, _ThreadConnection] = OrderedDict()
         self._over = False
         """Every session was busy when one more was needed: said once, until back in bounds."""
 
-    def get(self, thread_id: str, *, hold: bool, auth: Any = None) -> _ThreadConnection | None:
-        """The thread's connection (made if needed), marked as just used (and, with ``hold``,
+    def get(self, key: _Key, *, hold: bool, auth: Any = None) -> _ThreadConnection | None:
+        """The connection of ``key`` (made if needed), marked as just used (and, with ``hold``,
         in use until :meth:`release`); ``None`` once the pool is closed."""
         loop = _running_loop()
         evicted: list[_ThreadConnection] = []
         with self.owner._lock:
             if self.owner._closed:
                 return None
-            connection = self.open.get(thread_id)
+            connection = self.open.get(key)
             created = connection is None
             if connection is None:
                 cfg = self.config if auth is None else self.config.model_copy(update={"auth": auth})
-                connection = self.open[thread_id] = _ThreadConnection(
+                connection = self.open[key] = _ThreadConnection(
                     self.name,
                     cfg,
                     fallback=self.owner.fallback(self.name, cfg),
                     default_timeout=self.shared.default_timeout,
                     sessions=self,
-                    thread_id=thread_id,
+                    key=key,
                 )
-            self.open.move_to_end(thread_id)
+            self.open.move_to_end(key)
             connection.last_used = time.monotonic()
             connection.uses += int(hold)
             self._arm(connection, loop)
@@ -198,7 +223,9 @@ class _ServerThreads:
                 evicted = self._trim()
             count = len(self.open)
         if created:
-            logger.debug("MCP server %r: new session for thread %r (%d open)", self.name, thread_id, count)
+            logger.debug(
+                "MCP server %r: new session for thread %r (%d open)", self.name, connection.thread_id, count
+            )
         self._close(evicted, loop, "least recently used, to stay within max_thread_sessions")
         return connection
 
@@ -206,8 +233,8 @@ class _ServerThreads:
         with self.owner._lock:
             connection.uses += 1
             connection.last_used = time.monotonic()
-            if self.open.get(connection.thread_id) is connection:
-                self.open.move_to_end(connection.thread_id)
+            if self.open.get(connection.key) is connection:
+                self.open.move_to_end(connection.key)
 
     def release(self, connection: _ThreadConnection) -> None:
         """One use of ``connection`` ended: once idle, its idle time starts, and sessions over
@@ -216,13 +243,26 @@ class _ServerThreads:
         with self.owner._lock:
             connection.uses -= 1
             connection.last_used = time.monotonic()
-            if connection.uses or self.open.get(connection.thread_id) is not connection:
+            if connection.uses or self.open.get(connection.key) is not connection:
                 return
             self._arm(connection, loop)
             evicted = (
                 self._trim() if loop is not None and len(self.open) > self.config.max_thread_sessions else []
             )
         self._close(evicted, loop, "least recently used, to stay within max_thread_sessions")
+
+    def evict(self, which: Callable[[_Key], bool]) -> int:
+        """Close the connections whose keys ``which`` picks, busy or not; how many."""
+        loop = _running_loop()
+        with self.owner._lock:
+            picked = [key for key in self.open if which(key)]
+            evicted = [self.open.pop(key) for key in picked]
+            for connection in evicted:
+                connection.disarm()
+        if evicted:
+            assert loop is not None, "sessions are evicted from a running event loop"
+            self._close(evicted, loop, "its user's authorization was revoked")
+        return len(evicted)
 
     def take_all(self) -> list[_ThreadConnection]:
         """Forget every thread connection (the pool is closing): the caller closes them."""
@@ -238,11 +278,11 @@ class _ServerThreads:
         ``max_thread_sessions``, never the most recently used one; the dropped ones."""
         limit = self.config.max_thread_sessions
         evicted = []
-        for thread_id, connection in list(self.open.items())[:-1]:
+        for key, connection in list(self.open.items())[:-1]:
             if len(self.open) <= limit:
                 break
             if not connection.uses:
-                del self.open[thread_id]
+                del self.open[key]
                 connection.disarm()
                 evicted.append(connection)
         if len(self.open) <= limit:
@@ -276,13 +316,13 @@ class _ServerThreads:
             if connection.timer_loop is not loop:
                 return  # re-armed on another loop meanwhile: that timer decides
             connection.timer = None
-            if connection.uses or self.open.get(connection.thread_id) is not connection:
+            if connection.uses or self.open.get(connection.key) is not connection:
                 return
             idle = time.monotonic() - connection.last_used
             if idle < ttl:
                 connection.timer = loop.call_later(ttl - idle, self._check, connection, loop)
                 return
-            del self.open[connection.thread_id]
+            del self.open[connection.key]
         self._close([connection], loop, f"idle for {idle:.3g}s (thread_session_ttl={ttl:g})")
 
     def _close(
@@ -313,17 +353,21 @@ class _ThreadConnection(ServerConnection):
         fallback: CallSink,
         default_timeout: float | None,
         sessions: _ServerThreads,
-        thread_id: str,
+        key: _Key,
     ) -> None:
-        # Public listings, and change notices, are shared with the server's other sessions.
+        # Public listings, and change notices, are shared with the server's other sessions; a
+        # user's session (per-user OAuth) shares none: what it lists may be that user's alone.
+        own = key[0] == "user"
         super().__init__(
             name,
             config,
             fallback=fallback,
             default_timeout=default_timeout,
-            share=sessions.shared.listing_share,
+            share=ListingShare(config.listing_ttl) if own else sessions.shared.listing_share,
         )
-        self.thread_id = thread_id
+        self.key = key
+        self.thread_id = key[-1]
+        """The thread (``""`` for a user's session shared by their threads)."""
         self.uses = 0
         """Uses in progress (see :meth:`_in_use` and ``MCPPool.using``)."""
         self.last_used = time.monotonic()

@@ -404,7 +404,7 @@ class HTTPServerConfig(_RemoteBase):
         base = super().redactor()
         if self.oauth is None:
             return base
-        extra = [s for s in (self.oauth.encryption_key, self.oauth.client_secret) if s]
+        extra = [s for s in (*self.oauth.keys(), self.oauth.encryption_key, self.oauth.client_secret) if s]
         return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth), *extra], urls=[self.url])
 
     @field_validator("oauth")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["UserOAuth"]
+__all__ = ["UserOAuth", "secure_url"]
 
 
 class UserOAuth(BaseModel):
@@ -27,13 +27,21 @@ class UserOAuth(BaseModel):
     host), registered with the authorization server."""
     encryption_key: str = Field(repr=False, min_length=1)
     """A Fernet key (``cryptography.fernet.Fernet.generate_key()``; ``${VAR}`` expanded) that
-    seals tokens in the store and signs ``state``. A secret: never shown."""
+    seals tokens in the store and signs ``state``; several, comma-separated and the newest first,
+    while rotating keys (the first seals and signs, any opens, and tokens opened with an older
+    one are sealed again with the first). A secret: never shown."""
     client_id: str | None = None
     """A client pre-registered with the authorization server (``None``: a client ID metadata
     document when ``client_metadata_url`` is set and the server supports it, else dynamic
     registration)."""
     client_secret: str | None = Field(default=None, repr=False)
-    """The pre-registered client's secret, if it has one (a secret: never shown)."""
+    """The pre-registered client's secret, if it has one (a secret: never shown). Needs
+    ``issuer``."""
+    issuer: str | None = None
+    """The issuer identifier of the authorization server ``client_id`` is registered with
+    (``https://``; ``http://`` only to a loopback host). Required with ``client_secret``. Set, the
+    client is used with that authorization server only: a server whose discovery names another
+    one fails its calls instead of receiving the client's secret."""
     client_metadata_url: str | None = None
     """An ``https://`` URL of this client's metadata document, used as its client ID where the
     authorization server supports client ID metadata documents."""
@@ -50,14 +58,12 @@ class UserOAuth(BaseModel):
     refresh_margin: float = Field(default=60.0, ge=0, le=3600)
     """A token expiring within this many seconds is refreshed before a call."""
 
-    @field_validator("redirect_uri", "client_metadata_url")
+    @field_validator("redirect_uri", "client_metadata_url", "issuer")
     @classmethod
     def _https(cls, value: str | None) -> str | None:
         if value is None:
             return value
-        parts = urlsplit(value)
-        loopback = parts.hostname == "localhost" or _is_loopback_ip(parts.hostname or "")
-        if not parts.netloc or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        if not secure_url(value):
             raise ValueError("must be an https:// URL (http:// only to a loopback host)")
         return value
 
@@ -66,14 +72,38 @@ class UserOAuth(BaseModel):
     def _key(cls, value: str) -> str:
         from cryptography.fernet import Fernet
 
+        keys = [k.strip() for k in value.split(",") if k.strip()]
         try:
-            Fernet(value.encode("ascii"))
+            if not keys:
+                raise ValueError
+            for key in keys:
+                Fernet(key.encode("ascii"))
         except (ValueError, UnicodeEncodeError):
             raise ValueError(
                 "must be a Fernet key: 32 url-safe base64-encoded bytes "
-                "(cryptography.fernet.Fernet.generate_key())"
+                "(cryptography.fernet.Fernet.generate_key()), or several, comma-separated"
             ) from None
         return value
+
+    @model_validator(mode="after")
+    def _pinned(self) -> UserOAuth:
+        if self.client_secret is not None and self.issuer is None:
+            raise ValueError(
+                "'client_secret' needs 'issuer': the authorization server the client is registered "
+                "with (its secret is sent to no other)"
+            )
+        return self
+
+    def keys(self) -> list[str]:
+        """The Fernet keys of ``encryption_key``, the newest first."""
+        return [k.strip() for k in self.encryption_key.split(",") if k.strip()]
+
+
+def secure_url(value: str) -> bool:
+    """Is ``value`` an ``https://`` URL, or an ``http://`` one to a loopback host?"""
+    parts = urlsplit(value)
+    loopback = parts.hostname == "localhost" or _is_loopback_ip(parts.hostname or "")
+    return bool(parts.netloc) and (parts.scheme == "https" or (parts.scheme == "http" and loopback))
 
 
 def _is_loopback_ip(host: str) -> bool:

@@ -27,7 +27,12 @@ def test_the_key_and_client_secret_come_from_the_environment_and_never_show(
     monkeypatch.setenv("MCP_OAUTH_KEY", KEY)
     monkeypatch.setenv("MCP_CLIENT_SECRET", "s3cret-client-value")
     (config,) = load_connections(
-        entry(encryption_key="${MCP_OAUTH_KEY}", client_id="app", client_secret="${MCP_CLIENT_SECRET}")
+        entry(
+            encryption_key="${MCP_OAUTH_KEY}",
+            client_id="app",
+            client_secret="${MCP_CLIENT_SECRET}",
+            issuer="https://auth.example.com/",
+        )
     ).values()
     assert isinstance(config, HTTPServerConfig) and config.oauth is not None
     assert (config.oauth.encryption_key, config.oauth.client_secret) == (KEY, "s3cret-client-value")

@@ -44,7 +44,7 @@ from tests.conftest_servers import serve_in_loop
 from tests.helpers import ai
 from tests.servers import demo
 from tests.servers._runner import bind_socket, make_uvicorn_server
-from tests.servers.authorization import Gate, Provider
+from tests.servers.authorization import Gate, MetadataOverride, Provider
 
 KEY = Fernet.generate_key().decode()
 
@@ -111,6 +111,9 @@ async def world(
     user_of: Any = signed_in,
     session_scope: str = "shared",
     preregistered: bool = False,
+    store: InMemoryStore | None = None,
+    metadata: dict[str, Any] | None = None,
+    server: Any = None,
     **oauth: Any,
 ) -> AsyncIterator[World]:
     provider = Provider(token_ttl=600)
@@ -125,14 +128,14 @@ async def world(
             grant_types=["authorization_code", "refresh_token"],
             scope="read admin",
         )
-        oauth = {"client_id": "app", "client_secret": "app-secret", **oauth}
+        oauth = {"client_id": "app", "client_secret": "app-secret", "issuer": base, **oauth}
     gates: list[Gate] = []
 
     def wrap(app: Any) -> Gate:
         gates.append(Gate(app, provider, base))
         return gates[-1]
 
-    server = demo.build_server(counters=demo.Counters())
+    server = server if server is not None else demo.build_server(counters=demo.Counters())
     async with serve_in_loop(server, "http", wrap=wrap) as url:  # type: ignore[arg-type]
         config = HTTPServerConfig(
             url=url,
@@ -141,7 +144,7 @@ async def world(
             timeout=20,
             oauth={"redirect_uri": f"{base}/oauth/callback", "encryption_key": KEY, **oauth},
         )
-        store = InMemoryStore()
+        store = store if store is not None else InMemoryStore()
         routes = create_auth_routes(
             provider,  # type: ignore[arg-type]
             AnyHttpUrl(base),
@@ -156,7 +159,7 @@ async def world(
                 Mount("/oauth", oauth_callback_app({"api": config}, store=store, user_of=user_of)),
             ]
         )
-        authorization = make_uvicorn_server(app)
+        authorization = make_uvicorn_server(app if metadata is None else MetadataOverride(app, metadata))
         serving = asyncio.ensure_future(authorization.serve([sock]))
         try:
             await asyncio.wait_for(authorization.ready.wait(), 10)

@@ -38,6 +38,8 @@ class Provider:
         self.refresh: dict[str, tuple[RefreshToken, str]] = {}
         self.grants: list[str] = []
         """The grant type of each token request, in order."""
+        self.code_requests = 0
+        """Token requests that presented an authorization code (granted or not)."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -65,6 +67,7 @@ class Provider:
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
     async def load_authorization_code(self, client: Any, authorization_code: str) -> AuthorizationCode | None:
+        self.code_requests += 1
         found = self.codes.get(authorization_code)
         return found[0] if found is not None else None
 
@@ -192,3 +195,35 @@ class Gate:
             return await receive()
 
         await self.app(scope, replay if scope["method"] == "POST" else receive, send)
+
+
+class MetadataOverride:
+    """ASGI: an authorization server whose metadata document (``/.well-known/...``) has some
+    fields replaced by ``overrides`` (e.g. an endpoint moved to another origin), the rest of the
+    app untouched."""
+
+    def __init__(self, app: Any, overrides: dict[str, Any]) -> None:
+        self.app = app
+        self.overrides = overrides
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/.well-known/oauth-authorization-server"):
+            await self.app(scope, receive, send)
+            return
+        started: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def keep(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+            else:
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, keep)
+        body = b"".join(chunks)
+        if started.get("status") == 200:
+            body = json.dumps({**json.loads(body), **self.overrides}).encode()
+        headers = [(k, v) for k, v in started.get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": started.get("status", 500), "headers": headers})
+        await send({"type": "http.response.body", "body": body})
