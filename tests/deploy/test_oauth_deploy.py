@@ -36,8 +36,6 @@ from tests.deploy.test_langgraph_dev import interrupts_of, tool_results
 from tests.helpers import check
 from tests.langgraph_server import REPO_ROOT, langgraph_dev
 
-pytestmark = [pytest.mark.slow, pytest.mark.deploy, pytest.mark.timeout(300)]
-
 
 def as_user(url: str, user: str) -> LangGraphClient:
     return get_client(url=url, headers={"Authorization": f"Bearer {user}"}, timeout=60)
@@ -68,6 +66,9 @@ async def result(client: LangGraphClient, thread: str) -> dict[str, str]:
     return tool_results(await client.threads.get_state(thread))
 
 
+@pytest.mark.slow
+@pytest.mark.deploy
+@pytest.mark.timeout(300)
 async def test_each_user_connects_through_the_deployments_callback_route(tmp_path: Path) -> None:
     """Alice is asked, connects in her browser through the deployment's route, and her resumed
     run makes the call with her token; Bob is asked for himself, cannot touch Alice's thread, and
@@ -158,3 +159,34 @@ async def test_each_user_connects_through_the_deployments_callback_route(tmp_pat
             assert len(read) >= 2, lines  # the refused ones at least (a 200 is logged at INFO)
             assert all("query_string='code=-&state=" in line for line in read), read
     print(f"\nper-user OAuth on langgraph dev: {time.monotonic() - started:.1f} s")
+
+
+def test_the_bundled_app_takes_only_a_user_custom_auth_signed_in() -> None:
+    """``graphs.app``'s callback route: the identity LangGraph's custom auth gave the request;
+    nobody without custom auth (the server then sets an unauthenticated user, identity ``""``)."""
+    from starlette.authentication import UnauthenticatedUser
+    from starlette.requests import Request
+
+    from graphs.app import signed_in_user
+
+    class User:  # what custom auth sets: an authenticated user with an identity
+        is_authenticated = True
+
+        def __init__(self, identity: Any) -> None:
+            self.identity = identity
+
+    class Nobody(UnauthenticatedUser):  # langgraph_api.auth.noop's
+        identity = ""
+
+    def request(user: Any = None) -> Request:
+        scope: dict[str, Any] = {"type": "http", "method": "GET", "path": "/oauth/callback", "headers": []}
+        if user is not None:
+            scope["user"] = user
+        return Request(scope)
+
+    assert signed_in_user(request(User("alice"))) == "alice"
+    for nobody in (Nobody(), None, User(""), User(None)):
+        assert signed_in_user(request(nobody)) is None
+    anonymous = Nobody()
+    anonymous.identity = "alice"  # unauthenticated, whatever it says
+    assert signed_in_user(request(anonymous)) is None
