@@ -2,17 +2,51 @@
 
 Its routes (``/mcp-apps/...``, :func:`langgraph_mcp.apps.app_routes`) take the calls MCP Apps
 views make and run them on their thread, as the caller (the server's authentication applies).
+When a server of the config has per-user ``oauth``, it also serves their OAuth redirect route,
+``GET /oauth/callback`` (:func:`langgraph_mcp.oauth.oauth_callback_app`; the servers'
+``redirect_uri`` is then ``https://<deployment>/oauth/callback``): it stores a user's tokens
+in the server's store only for the user the deployment's custom auth signed the browser in as
+(``"http": {"enable_custom_route_auth": true}``; without custom auth nobody is signed in and
+every callback is refused).
 Its lifespan closes the shared MCP pool when the server stops, so no stdio server outlives it
 (``SIGTERM``, ``Ctrl-C`` and hot reloads alike).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from langgraph.store.base import BaseStore
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import BaseRoute, Mount
 
 from graphs.agent import views
 from graphs.shared import pool
 from langgraph_mcp.apps import app_routes
 from langgraph_mcp.deploy import lifespan
+from langgraph_mcp.oauth import oauth_callback_app
 
-app = Starlette(routes=app_routes(views), lifespan=lifespan(pool))
+
+def signed_in_user(request: Request) -> str | None:
+    """The identity LangGraph's custom auth gave the request; ``None`` when nobody signed in."""
+    user: Any = request.scope.get("user")
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    identity = getattr(user, "identity", None)
+    return identity if isinstance(identity, str) and identity else None
+
+
+async def server_store() -> BaseStore:
+    """The LangGraph server's store: the one the runs are given."""
+    from langgraph_api.store import get_store
+
+    return await get_store()
+
+
+routes: list[BaseRoute] = list(app_routes(views))
+if any(getattr(config, "oauth", None) is not None for config in pool.servers.values()):
+    callback = oauth_callback_app(pool.servers, store=server_store, user_of=signed_in_user)
+    routes.append(Mount("/oauth", callback))
+
+app = Starlette(routes=routes, lifespan=lifespan(pool))

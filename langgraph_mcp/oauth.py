@@ -17,6 +17,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+from urllib.parse import urlencode
 
 from langgraph.store.base import BaseStore
 from mcp.client.auth import OAuthFlowError
@@ -58,6 +59,10 @@ async def _resolve(store: StoreSource) -> BaseStore:
         return store
     made = store()
     return await made if inspect.isawaitable(made) else made
+
+
+def _without_code(query: Any) -> bytes:
+    return urlencode([(k, "-" if k == "code" else v) for k, v in query.multi_items()]).encode("ascii")
 
 
 def _page(status: int, title: str, text: str) -> HTMLResponse:
@@ -106,6 +111,9 @@ def oauth_callback_app(
 
     async def callback(request: Request) -> HTMLResponse:
         query = request.query_params
+        # Read once: the request's log line (uvicorn's, LangGraph server's, written from this
+        # same scope) then shows the code blanked.
+        request.scope["query_string"] = _without_code(query)
         state = query.get("state", "")
         parts = split_state(state) if 0 < len(state) <= MAX_STATE else None
         oauth = _oauth_of(configs, parts[0]) if parts is not None else None

@@ -1,4 +1,5 @@
-"""LangGraph custom auth for the MCP Apps tests: ``Authorization: Bearer <user>`` names the user
+"""LangGraph custom auth for the tests of a deployment with users (MCP Apps, per-user OAuth):
+``Authorization: Bearer <user>`` names the user
 (no header: ``anonymous``, the chat page); each thread is its creator's alone."""
 
 from __future__ import annotations

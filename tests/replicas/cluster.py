@@ -12,6 +12,11 @@ Each replica is ``tests/replicas/launch.py`` on a free port, in a process group 
 its own MCP config: the fixture servers it starts write their PID into a folder of that replica
 (``DEMO_PID_DIR``) and the demo server's ``gauge`` calls into a file of that replica
 (``DEMO_EVENTS_FILE``), so a test can tell which replica ran a call and which processes it owns.
+With a sign-in server (``tests/servers/signin.py``), the config also names it, with per-user
+OAuth, once per protocol era (``tests/deploy/signin.py``); its requests carry the replica's name
+(``X-Replica``). The replicas run LangGraph custom auth (``tests/browser/app_auth.py``: a bearer
+token names the user, no token is ``anonymous``; each thread is its creator's) on the custom
+routes too, and share one ``MCP_OAUTH_KEY``.
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 from tests.conftest_servers import stdio_params
+from tests.deploy.signin import new_key, signin_servers
 from tests.helpers import free_port, pid_alive
 from tests.langgraph_server import REPO_ROOT, children_of, cmdline
 
@@ -111,10 +118,10 @@ def prepare(python: Path, env: dict[str, str]) -> None:
     assert done.returncode == 0, f"preparing the database failed:\n{done.stdout}{done.stderr}"
 
 
-def mcp_config(folder: Path) -> Path:
+def mcp_config(folder: Path, extra: dict[str, Any] | None = None) -> Path:
     """The MCP servers of one replica: the demo fixture server (progress, ``gauge``) and the
     bundled shop server (a question), each once per protocol era; the 2025-11-25 ones expose
-    their tools as ``legacy_<name>``."""
+    their tools as ``legacy_<name>``. And the ``extra`` servers."""
     demo = {
         **stdio_params("demo", env={"DEMO_PID_DIR": str(folder / "pids"),
                                     "DEMO_EVENTS_FILE": str(folder / "events.log")}, fork=False),
@@ -127,6 +134,7 @@ def mcp_config(folder: Path) -> Path:
         "shop": {**shop, "protocol": "auto"},
         "legacy_demo": {**demo, **legacy, "tools": ["sleep", "gauge"]},
         "legacy_shop": {**shop, **legacy, "tools": ["cancel_order"]},
+        **(extra or {}),
     }
     (folder / "pids").mkdir(parents=True, exist_ok=True)
     path = folder / "mcp.json"
@@ -168,6 +176,12 @@ class Replica:
         """PIDs the demo servers it started wrote into its folder."""
         return {int(p.name) for p in (self.folder / "pids").iterdir()}
 
+    def ran(self, run_id: str) -> bool:
+        """Whether this replica started the run ``run_id`` (its log says so)."""
+        return any(
+            "Starting background run" in line and run_id in line for line in self.log_text().splitlines()
+        )
+
     def gauge_events(self, tag: str) -> list[str]:
         """``start`` / ``done`` of the ``gauge`` calls tagged ``tag`` that ran on this replica."""
         events = self.folder / "events.log"
@@ -206,10 +220,11 @@ class Replica:
 
 
 class Cluster:
-    """Replicas ``A`` and ``B`` of one deployment; :meth:`ensure` (re)starts the missing ones."""
+    """Replicas ``A`` and ``B`` of one deployment; :meth:`ensure` (re)starts the missing ones.
+    ``signin``: the URL of the sign-in server the replicas' config names, if any."""
 
-    def __init__(self, python: Path, folder: Path, env: dict[str, str]) -> None:
-        self.python, self.folder, self.env = python, folder, env
+    def __init__(self, python: Path, folder: Path, env: dict[str, str], signin: str | None = None) -> None:
+        self.python, self.folder, self.env, self.signin = python, folder, env, signin
         self.replicas: dict[str, Replica] = {}
         self.retired: list[Replica] = []
         self.starts = 0
@@ -244,7 +259,8 @@ class Cluster:
         folder = self.folder / f"{name}-{self.starts}"
         folder.mkdir(parents=True)
         port = free_port()
-        env = {**self.env, "LANGGRAPH_MCP_CONFIG": str(mcp_config(folder))}
+        extra = signin_servers(self.signin, headers={"X-Replica": name}) if self.signin else None
+        env = {**self.env, "LANGGRAPH_MCP_CONFIG": str(mcp_config(folder, extra))}
         with (folder / "server.log").open("wb") as out:
             proc = subprocess.Popen(
                 [str(self.python), str(LAUNCHER), str(port)], cwd=folder, env=env,
@@ -273,7 +289,8 @@ class Cluster:
 
 
 def replica_env(database_uri: str, redis_uri: str) -> dict[str, str]:
-    """The settings every replica runs with: the repository's graphs and ``http.app``, offline."""
+    """The settings every replica runs with: the repository's graphs and ``http.app``, offline,
+    with custom auth on every route, and the key that seals per-user OAuth tokens."""
     project = json.loads((REPO_ROOT / "langgraph.json").read_text())
     unwanted = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "VIRTUAL_ENV")
     env = {k: v for k, v in os.environ.items() if k not in unwanted}
@@ -285,12 +302,14 @@ def replica_env(database_uri: str, redis_uri: str) -> dict[str, str]:
         LG_BG_JOB_HEARTBEAT=str(HEARTBEAT),
         N_JOBS_PER_WORKER="4",
         LANGSERVE_GRAPHS=json.dumps(project["graphs"]),
-        LANGGRAPH_HTTP=json.dumps(project["http"]),
+        LANGGRAPH_HTTP=json.dumps({**project["http"], "enable_custom_route_auth": True}),
+        LANGGRAPH_AUTH=json.dumps({"path": str(REPO_ROOT / "tests/browser/app_auth.py") + ":auth"}),
         LANGGRAPH_MCP_MODEL="scripted",
         LANGSMITH_TRACING="false",
         LANGGRAPH_NO_VERSION_CHECK="true",
         PYTHONPATH=str(REPO_ROOT),
         PYTHONUNBUFFERED="1",
+        **new_key(),
     )
     return env
 

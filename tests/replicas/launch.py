@@ -10,6 +10,15 @@ too, where it asks for the store before the runtime has opened its connection po
 server then answers every request with HTTP 500. HTTP requests still pass the whole middleware
 stack.
 
+The runtime's database engine serializes JSON with the server's own rules
+(``langgraph_api.serde.default``): with custom auth the stock server puts the caller, a user
+object, in each run's ``configurable`` (``langgraph_auth_user``), which the runtime's plain
+``json.dumps`` cannot write, and every run would fail to be created (HTTP 500). The server's
+worker makes the stored form a user object again.
+
+The queue worker's own log lines (``Starting background run`` with its ``run_id``, ...) are
+written to stdout: they tell which replica ran a run.
+
 ``python launch.py prepare`` instead makes the database ready for replicas, once, before any
 starts: the runtime's migrations, then the checkpointer's and the store's tables (each replica
 creates those at startup, and two replicas creating them at once on an empty database race:
@@ -21,6 +30,8 @@ Usage: ``python launch.py PORT`` or ``python launch.py prepare``
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import sys
 from typing import Any
 
@@ -39,11 +50,28 @@ async def prepare() -> None:
     await teardown_store()
 
 
+def _serialize_as_the_server_does() -> None:
+    from langgraph_api.serde import default
+    from langgraph_runtime_pg import database
+
+    create = database.create_async_engine
+
+    def engine(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("json_serializer", lambda value: json.dumps(value, default=default))
+        return create(*args, **kwargs)
+
+    database.create_async_engine = engine
+
+
 def main() -> None:
     if sys.argv[1] == "prepare":
         asyncio.run(prepare())
         return
     port = int(sys.argv[1])
+    _serialize_as_the_server_does()
+    worker = logging.getLogger("langgraph_api.worker")
+    worker.addHandler(logging.StreamHandler(sys.stdout))
+    worker.setLevel(logging.INFO)
     from langgraph_api.server import app  # reads its settings from the environment on import
 
     async def replica(scope: dict[str, Any], receive: Any, send: Any) -> None:

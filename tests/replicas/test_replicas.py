@@ -4,7 +4,8 @@ The runtime is ``langgraph-runtime-pg`` (see ``tests/replicas/cluster.py``): a r
 PostgreSQL and executed by whichever replica claims it first, its stream reaches the client
 through Redis from any replica, and a run whose replica stopped heart-beating is queued again.
 Clients talk to one replica or the other with ``langgraph-sdk``, as a load balancer would send
-them. The MCP servers are real stdio children of the replicas.
+them. The MCP servers are real stdio children of the replicas, and the sign-in fixture server
+(per-user OAuth, over HTTP) that all replicas share.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import NotFoundError
 
 from langgraph_mcp.elicitation import accept, resume_elicitations
+from tests.deploy.signin import ERAS, authorize, callback_of, calls, come_back, tampered
 from tests.helpers import check, pid_alive, until
 from tests.langgraph_server import cmdline
 from tests.replicas.cluster import Cluster, Replica, versions
@@ -33,14 +36,18 @@ PREFIX = {"auto": "", "legacy": "legacy_"}
 """The tools of the servers pinned to 2025-11-25 carry this prefix (``cluster.mcp_config``)."""
 
 
-def client(replica: Replica) -> LangGraphClient:
-    return get_client(url=replica.url, timeout=120)
+def client(replica: Replica, user: str | None = None) -> LangGraphClient:
+    """A client of ``replica``, signed in as ``user`` (``anonymous`` without one)."""
+    headers = {"Authorization": f"Bearer {user}"} if user is not None else None
+    return get_client(url=replica.url, timeout=120, headers=headers)
 
 
-async def stream(on: Replica, thread_id: str, **kwargs: Any) -> list[tuple[str, Any]]:
+async def stream(
+    on: Replica, thread_id: str, user: str | None = None, **kwargs: Any
+) -> list[tuple[str, Any]]:
     return [
         (part.event, part.data)
-        async for part in client(on).runs.stream(
+        async for part in client(on, user).runs.stream(
             thread_id, "tools", stream_mode=["updates", "custom"], **kwargs
         )
     ]
@@ -84,13 +91,15 @@ async def settled(on: Replica, thread_id: str, run_id: str, timeout: float = 90)
         await asyncio.sleep(0.1)
 
 
-async def pending_calls(on: Replica, thread_id: str, timeout: float = 30) -> list[str]:
+async def pending_calls(
+    on: Replica, thread_id: str, timeout: float = 30, user: str | None = None
+) -> list[str]:
     """The tool calls whose questions ``on`` shows pending in the thread's state, once it shows
     any (or none at the deadline): the stream ends with the run's last event, and the state
     other replicas read is written just after, by whichever replica ran it."""
     deadline = time.monotonic() + timeout
     while True:
-        state = await client(on).threads.get_state(thread_id)
+        state = await client(on, user).threads.get_state(thread_id)
         pending = [
             i["value"]["tool_call_id"]
             for task in state.get("tasks", [])
@@ -225,4 +234,71 @@ async def test_sigterm_of_a_replica_leaves_no_mcp_server_and_its_question_is_ans
     print(
         f"\nSIGTERM of replica {runner.name} (exit {code}): {len(children)} MCP servers, none left; "
         f"the question answered through replica {survivor.name}"
+    )
+
+
+def run_of(events: list[tuple[str, Any]]) -> str:
+    [run_id] = [d["run_id"] for e, d in events if e == "metadata"]
+    return str(run_id)
+
+
+def runner_of(cluster: Cluster, run_id: str) -> Replica:
+    """The replica that ran the run ``run_id`` (its log says it started it)."""
+    runners = [r for r in (cluster["A"], cluster["B"]) if r.ran(run_id)]
+    assert len(runners) == 1, run_id
+    return runners[0]
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+async def test_a_user_connects_on_the_replica_that_did_not_ask_and_the_run_resumes(
+    cluster: Cluster, era: str
+) -> None:
+    """Per-user OAuth across replicas: Alice's call, requested through replica A, raises the
+    ``mcp_authorization`` interrupt on the replica that ran it; her browser comes back to the
+    redirect route of the other replica, which exchanges the code with the PKCE verifier the
+    first one kept in the shared PostgreSQL store and stores her tokens there, sealed with the
+    key from the configuration (``${MCP_OAUTH_KEY}``); the resume, through replica B, makes
+    the call with her token, wherever it runs."""
+    started = time.monotonic()
+    a, b = cluster["A"], cluster["B"]
+    p = ERAS[era]
+    whoami = {"tool_calls": [{"name": f"{p}whoami", "args": {}, "id": "who"}]}
+    thread = (await client(a, "alice").threads.create())["thread_id"]
+    events = await stream(a, thread, "alice", input=whoami)
+    [question] = interrupts_of(events)
+    check("authorization-interrupt", question["value"])
+    assert (question["value"]["reason"], question["value"]["tool_call_id"]) == ("connect", "who")
+    asked_on = runner_of(cluster, run_of(events))
+    assert await pending_calls(b, thread, user="alice") == ["who"]  # replica B sees the question
+    # Bob, through replica B: Alice's thread is not his; he is asked for himself.
+    bob = client(b, "bob")
+    for refused in (bob.threads.get(thread), bob.runs.create(thread, "tools", command={"resume": True})):
+        with pytest.raises(NotFoundError):
+            await refused
+    shown = await bob.threads.get_state(thread)  # this runtime answers with an empty state
+    assert (shown["values"], shown["interrupts"], shown["tasks"]) == ({}, [], [])
+    bobs = interrupts_of(await stream(b, (await bob.threads.create())["thread_id"], "bob", input=whoami))
+    assert [q["value"]["reason"] for q in bobs] == ["connect"]
+    assert bobs[0]["value"]["url"] != question["value"]["url"]
+
+    connected_on = other(cluster, asked_on)
+    callback = callback_of(await authorize(question["value"]["url"], "alice"), connected_on.url)
+    assert (await come_back(tampered(callback), "alice")).status_code == 400
+    answer = await come_back(callback, "alice")
+    assert (answer.status_code, "Connected" in answer.text) == (200, True), answer.text + connected_on.tail()
+    for replica in (connected_on, asked_on):  # good once, on any replica
+        assert (await come_back(callback.replace(connected_on.url, replica.url), "alice")).status_code == 400
+
+    events = await stream(b, thread, "alice", command={"resume": True})
+    assert not interrupts_of(events), events
+    resumed_on = runner_of(cluster, run_of(events))
+    assert tool_results(await client(a, "alice").threads.get_state(thread)) == {
+        f"{p}whoami": "signed in as alice"
+    }
+    # The call with her token went out from the replica that ran the resumed run.
+    taken = [c for c in await calls(cluster.signin or "") if c["status"] == 200]
+    assert taken and taken[-1] == {"status": 200, "user": "alice", "replica": resumed_on.name}, taken
+    print(
+        f"\n[{era}] asked through A, ran on {asked_on.name}; connected on {connected_on.name}; "
+        f"resumed through B, ran on {resumed_on.name}: {time.monotonic() - started:.1f} s"
     )
