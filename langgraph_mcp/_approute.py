@@ -85,7 +85,7 @@ class _Slots:
         """Count one request (of ``thread_id``, or only in the total); refuse one too many."""
         if thread_id is None:
             if self.taken >= self.total:
-                raise _Refused(429, "too many MCP Apps calls are being served; try again shortly")
+                raise _Refused(429, "too many MCP Apps calls at once in all; try again shortly")
             self.taken += 1
             return
         if self.threads.get(thread_id, 0) >= self.per_thread:
@@ -302,12 +302,14 @@ class AppRoutes:
         async with pool.using(server, thread_id) as connection:
             try:
                 declared: set[str | None] = {str(r.uri) for r in await list_resources(connection)}
-                declared |= {view_uri(t.mcp_meta) for t in tools if t.server == server}
-                if uri not in declared:
-                    raise _Refused(
-                        403,
-                        f"a view of {server!r} may read only resources its server lists or its tools show",
-                    )
+            except MCPError as exc:  # the package's errors carry no secrets; masked once more
+                raise _Refused(502, connection.redact(str(exc))[:1000]) from None
+            declared |= {view_uri(t.mcp_meta) for t in tools if t.server == server}
+            if uri not in declared:
+                raise _Refused(
+                    403, f"a view of {server!r} may read only resources its server lists or its tools show"
+                )
+            try:
                 result = await _read(connection, uri)
             except MCPError as exc:  # the package's errors carry no secrets; masked once more
                 raise _Refused(502, connection.redact(str(exc))[:1000]) from None
