@@ -20,11 +20,19 @@ The graph gets three additions::
     builder.add_edge(VIEW_CALLS_KEY, END)
 
 and the deployment's custom app serves :func:`app_routes` (its HTTP contract: the MCP Apps how-to
-guide, "The route's contract"). A view's call arrives in the ``mcp_app_calls`` state key as an AI message with
-one tool call (id ``mcp-app-call:<hex>``; ``additional_kwargs["mcp_app"]["server"]`` names the
-view's server) that replaces whatever the key held; the node answers it there with a
-``ToolMessage``. The model's ``messages`` are not touched, so the model never sees the view's
-calls.
+guide, "The route's contract"). An agent built with ``create_mcp_agent`` or ``MCPMiddleware``
+takes views' calls with ``view_calls=True`` instead (a ``before_agent`` hook; serve
+``app_routes(agent.mcp)``).
+
+A view's call runs only in the run started for it, whose config names it
+(:func:`view_call_config`; the route's runs do), or in the run that resumes it after its
+approval. Any other run goes the graph's own way: a call left waiting for its approval when the
+user's next message came is dropped, never run.
+
+A view's call arrives in the ``mcp_app_calls`` state key as an AI message with one tool call
+(id ``mcp-app-call:<hex>``; ``additional_kwargs["mcp_app"]["server"]`` names the view's server)
+that replaces whatever the key held; the node answers it there with a ``ToolMessage``. The
+model's ``messages`` are not touched, so the model never sees the view's calls.
 """
 
 from __future__ import annotations
