@@ -48,7 +48,14 @@ from langgraph_mcp._search import ToolSearcher, revealed_in, search_settings, to
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp._tools import MCPTool
 from langgraph_mcp._toolset import DEFAULT_DECISIONS, PoolHolder, ToolSet
-from langgraph_mcp._viewnode import VIEW_CALLS_KEY, MCPAppCallsState, build_views_node, own_call, refuse_all
+from langgraph_mcp._viewnode import (
+    VIEW_CALLS_KEY,
+    MCPAppCallsState,
+    app_context_message,
+    build_views_node,
+    own_call,
+    refuse_all,
+)
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError, MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
@@ -90,7 +97,9 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             gets the ``mcp_app_calls`` and ``mcp_app_context`` keys and a ``before_agent`` hook
             that answers a run started for a view's call (the route's runs) with the view-calls
             node :attr:`view_calls`, under this middleware's policies, then ends the run
-            without reaching the model. Serve its route with ``app_routes(middleware)``.
+            without reaching the model. Serve its route with ``app_routes(middleware)``. A view's
+            model context (``mcp_app_context``) is given to the model before the conversation,
+            as data (``langgraph_mcp.apps.app_context_message``).
         on_connection_error: For a pool the middleware creates.
         default_timeout: For a pool the middleware creates.
 
@@ -219,7 +228,13 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         else:
             allowed = self.toolset.allowed(tools, context)
         allowed = [t for t in allowed if t.name not in taken]
-        return request.override(tools=[*request.tools, *allowed])
+        return self._with_view_context(request.override(tools=[*request.tools, *allowed]))
+
+    def _with_view_context(self, request: ModelRequest) -> ModelRequest:
+        """With ``view_calls``: what an MCP Apps view said the user sees (``mcp_app_context``),
+        given to the model as data before the conversation (``app_context_message``)."""
+        context = app_context_message(request.state) if self.view_calls is not None else None
+        return request if context is None else request.override(messages=[context, *request.messages])
 
     def _goes_native(self, request: ModelRequest) -> bool:
         """Does this model request use the provider's own tool search (``ToolSearch.native``)?"""
@@ -250,7 +265,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
                     update={"extras": {**(tool.extras or {}), "defer_loading": True}}
                 )
             deferred.append(copies[id(tool)])
-        return request.override(tools=[*own, *deferred])
+        return self._with_view_context(request.override(tools=[*own, *deferred]))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]

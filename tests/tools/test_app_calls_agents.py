@@ -121,9 +121,8 @@ async def test_an_agents_view_call_asks_for_approval_and_a_users_run_drops_it(
 async def test_a_create_agent_with_the_middleware_takes_views_calls_and_its_routes() -> None:
     async with MCPPool({"apps": {**stdio_params("apps"), "apps": True}}) as pool:
         mcp = MCPMiddleware(pool, view_calls=True)
-        graph = create_agent(
-            ScriptedChatModel(unbound="reply"), middleware=[mcp], checkpointer=InMemorySaver()
-        )
+        model = ScriptedChatModel(unbound="reply")
+        graph = create_agent(model, middleware=[mcp], checkpointer=InMemorySaver())
         answer = await _view_call(graph, "t1", "apps", "refresh_chart", {"city": "Oslo"})
         assert answer is not None and answer.status == "success"
 
@@ -134,6 +133,14 @@ async def test_a_create_agent_with_the_middleware_takes_views_calls_and_its_rout
         (answer,) = [m for m in out[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
         assert answer.status == "error" and "only in an asynchronous run" in answer.text
         assert out.get("messages", []) == []
+
+        # A view's model context reaches the model as data, before the conversation.
+        context = {"server": "apps", "tool_call_id": "c1", "structuredContent": {"city": "Oslo"}}
+        said = {"messages": [HumanMessage("hello")], "mcp_app_context": context}
+        await graph.ainvoke(said, {"configurable": {"thread_id": "t2"}})
+        first, second = model.calls[-1].messages
+        assert first.type == "human" and '"view_server": "apps"' in first.text and '"Oslo"' in first.text
+        assert second.text == "hello"
 
         assert {r.path for r in app_routes(mcp)} == {
             "/mcp-apps/threads/{thread_id}/call",
