@@ -83,7 +83,9 @@ def view_call_input(
     server: str, tool: str, arguments: Mapping[str, Any], call_id: str | None = None
 ) -> dict[str, Any]:
     """The run input that makes one view call: ``tool`` is the tool's name as the graph exposes
-    it (``MCPTool.name``). The call replaces the key's previous content, so it stays bounded."""
+    it (``MCPTool.name``). The call replaces the key's previous content, so it stays bounded.
+    Run it with :func:`view_call_config` (``graph.ainvoke(payload, view_call_config(payload,
+    config))``): a run whose config does not name the call does not run it."""
     call_id = call_id or f"{VIEW_CALL_PREFIX}{uuid.uuid4().hex}"
     call = {"name": tool, "args": dict(arguments), "id": call_id, "type": "tool_call"}
     message = AIMessage("", id=call_id, tool_calls=[call], additional_kwargs={"mcp_app": {"server": server}})
