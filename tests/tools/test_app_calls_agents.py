@@ -148,6 +148,10 @@ async def test_a_create_agent_with_the_middleware_takes_views_calls_and_its_rout
         }
         with pytest.raises(ValueError, match="view_calls=True"):
             app_routes(MCPMiddleware(pool))
+        # With batched approvals too, the middleware has both hooks.
+        both = MCPMiddleware(pool, view_calls=True, approval_mode="batched")
+        nodes = create_agent(ScriptedChatModel(), middleware=[both]).get_graph().nodes
+        assert {"MCPMiddleware.before_agent", "MCPMiddleware.after_model"} <= set(nodes)
         # Without view_calls an agent keeps its shape: no hook node, no views' keys.
         plain = create_agent(ScriptedChatModel(), middleware=[MCPMiddleware(pool)])
         assert not any(n.endswith(".before_agent") for n in plain.get_graph().nodes)
