@@ -13,12 +13,15 @@ Contract (``{prefix}`` is ``/mcp-apps`` by default; bodies and answers are JSON)
     interrupt (an approval), ``{"status": "pending", "call_id"}`` (202).
 ``GET {prefix}/threads/{thread_id}/calls/{call_id}``
     The same answer for a pending call once the thread went on; 404 when the thread no longer
-    holds it (a later view call replaced it).
+    holds it (a later view call replaced it); 410 when it was dropped unanswered (the thread went
+    on with another run while the call waited for its approval: it never ran).
 
 Refusals, ``{"error": "..."}``: 400 a malformed request; 401 / 403 as the LangGraph API answered
 the caller; 404 an unknown server or a thread the caller may not read; 403 a tool the view may not
-call (not its server's, or its visibility leaves out ``"app"``); 409 the thread waits for a
-person's answer, stayed busy for a minute, or has never run; 502 the run or the server failed.
+call (not its server's, or its visibility leaves out ``"app"``), or a resource its server does not
+list (or a read that would need the user's per-call identity); 409 the thread waits for a person's
+answer, stayed busy for a minute, or has never run; 429 (with ``Retry-After``) too many calls at
+once, of the thread or in all; 502 the run or the server failed.
 """
 
 from __future__ import annotations
@@ -36,13 +39,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from langgraph_mcp._apps import VIEW_CALL_PREFIX, app_visible
+from langgraph_mcp._apps import VIEW_CALL_PREFIX, app_visible, view_uri
 from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._redact import mask_all
-from langgraph_mcp._resources import _read
+from langgraph_mcp._resources import _read, list_resources
+from langgraph_mcp._viewnode import VIEW_CALL_CONFIG
 from langgraph_mcp.errors import MCPError
 
-__all__ = ["ROUTE_PREFIX", "AppRoutes"]
+__all__ = ["MAX_CALLS", "MAX_CALLS_PER_THREAD", "ROUTE_PREFIX", "AppRoutes"]
 
 
 ROUTE_PREFIX = "/mcp-apps"
@@ -60,6 +64,43 @@ _ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 """A thread id (LangGraph's are UUIDs): nothing that could change the API path it goes into."""
 _CALL_ID = re.compile(re.escape(VIEW_CALL_PREFIX) + r"[0-9a-f]{32}")
 _RUN_TIMEOUT = httpx.Timeout(connect=10, read=600, write=30, pool=10)
+MAX_CALLS_PER_THREAD = 4
+"""Requests of one thread (``POST .../call``) the route serves at once, by default."""
+MAX_CALLS = 64
+"""Requests (``POST .../call``) the route serves at once in all, by default."""
+RETRY_AFTER = 2
+"""Seconds a request refused for the cap is told to wait (``Retry-After``)."""
+
+
+class _Slots:
+    """The requests being served: at most ``per_thread`` of one thread and ``total`` in all.
+    (One event loop: no lock is needed between the check and the count.)"""
+
+    def __init__(self, per_thread: int, total: int) -> None:
+        self.per_thread, self.total = per_thread, total
+        self.taken = 0
+        self.threads: dict[str, int] = {}
+
+    def take(self, thread_id: str | None) -> None:
+        """Count one request (of ``thread_id``, or only in the total); refuse one too many."""
+        if thread_id is None:
+            if self.taken >= self.total:
+                raise _Refused(429, "too many MCP Apps calls at once in all; try again shortly")
+            self.taken += 1
+            return
+        if self.threads.get(thread_id, 0) >= self.per_thread:
+            raise _Refused(429, "too many calls of this thread's views at once; try again shortly")
+        self.threads[thread_id] = self.threads.get(thread_id, 0) + 1
+
+    def give_back(self, thread_id: str | None) -> None:
+        if thread_id is None:
+            self.taken -= 1
+            return
+        left = self.threads.get(thread_id, 0) - 1
+        if left > 0:
+            self.threads[thread_id] = left
+        else:
+            self.threads.pop(thread_id, None)
 
 
 class _Refused(MCPError):
@@ -81,9 +122,11 @@ class AppRoutes:
         *,
         api: Any,
         forward_headers: tuple[str, ...],
+        limits: tuple[int, int] = (MAX_CALLS_PER_THREAD, MAX_CALLS),
     ) -> None:
         self.views, self.key, self.make_input = views, key, make_input
         self.api, self.forward = api, tuple(h.lower() for h in forward_headers)
+        self.slots = _Slots(*limits)
 
     def routes(self, prefix: str) -> list[Route]:
         prefix = prefix.rstrip("/")
@@ -121,22 +164,32 @@ class AppRoutes:
 
     async def call(self, request: Request) -> JSONResponse:
         thread_id = request.path_params["thread_id"]
+        held: list[str | None] = []
         try:
             if not _ID.fullmatch(thread_id):
                 raise _Refused(404, "no such thread")
+            self.slots.take(None)  # the whole process first: before any work for the request
+            held.append(None)
             body = await _body(request)
             server, method, params = _fields(body)
             if server not in self.views.pool.servers:
                 raise _Refused(404, f"no MCP server {server[:_MAX_NAME]!r}")
             async with self._client(request) as client:
                 thread = await self._thread(client, thread_id)
+                # Per thread only once the caller may use it: nobody fills another's thread.
+                self.slots.take(thread_id)
+                held.append(thread_id)
                 if method == "resources/read":
                     return await self._read(thread_id, server, params)
                 return await self._call(client, thread, server, params, body.get("assistant_id"))
         except _Refused as refusal:
-            return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
+            headers = {"Retry-After": str(RETRY_AFTER)} if refusal.status == 429 else None
+            return JSONResponse({"error": str(refusal)}, status_code=refusal.status, headers=headers)
         except MCPError as exc:  # a server that cannot be reached, ...: no secrets in these
             return JSONResponse({"error": str(exc)[:1000]}, status_code=502)
+        finally:
+            for slot in held:
+                self.slots.give_back(slot)
 
     async def result(self, request: Request) -> JSONResponse:
         thread_id, call_id = request.path_params["thread_id"], request.path_params["call_id"]
@@ -144,12 +197,19 @@ class AppRoutes:
             if not _ID.fullmatch(thread_id) or not _CALL_ID.fullmatch(call_id):
                 raise _Refused(404, "no such thread or call")
             async with self._client(request) as client:
-                await self._thread(client, thread_id)
+                thread = await self._thread(client, thread_id)
                 state = await client.get(f"/threads/{thread_id}/state")
                 if state.status_code != 200:
                     raise _Refused(404, "no such thread")
                 values = state.json().get("values") or {}
-                return self._answer(values, call_id)
+                answer = self._answer(values, call_id)
+                if answer.status_code == 202 and not _still_asked(thread, call_id):
+                    raise _Refused(
+                        410,
+                        "the view's call was dropped unanswered: the thread went on with another run "
+                        "while it waited for its approval (it never ran); call again",
+                    )
+                return answer
         except _Refused as refusal:
             return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
 
@@ -181,7 +241,13 @@ class AppRoutes:
             raise _Refused(400, "'assistant_id' must be an assistant id or graph id")
         payload = self.make_input(server, tool.name, arguments)
         call_id = payload[self.key][-1].tool_calls[0]["id"]
-        request = {"assistant_id": assistant, "input": _jsonable(payload), "multitask_strategy": "reject"}
+        request = {
+            "assistant_id": assistant,
+            "input": _jsonable(payload),
+            # Names the run's own call: only this run runs it (see ``_viewnode``).
+            "config": {"configurable": {VIEW_CALL_CONFIG: call_id}},
+            "multitask_strategy": "reject",
+        }
         # A run with input on a thread paused at an interrupt would drop the question a person
         # has not answered yet, so a busy thread is waited for (not queued behind: its run may
         # end at an interrupt) and an interrupted one refused.
@@ -228,7 +294,21 @@ class AppRoutes:
         pool = self.views.pool
         if getattr(pool.servers[server], "oauth", None) is not None:
             raise _Refused(403, "a view cannot read resources of a server that acts for each user")
+        tools = await self.views.toolset.tools()
+        if self.views.toolset.per_call_identity(server):
+            # Per-call headers and _meta are computed from a run's runtime; a read outside a run
+            # would go without them, as the deployment rather than the user.
+            raise _Refused(403, "a view cannot read resources of a server whose calls carry per-call headers")
         async with pool.using(server, thread_id) as connection:
+            try:
+                declared: set[str | None] = {str(r.uri) for r in await list_resources(connection)}
+            except MCPError as exc:  # the package's errors carry no secrets; masked once more
+                raise _Refused(502, connection.redact(str(exc))[:1000]) from None
+            declared |= {view_uri(t.mcp_meta) for t in tools if t.server == server}
+            if uri not in declared:
+                raise _Refused(
+                    403, f"a view of {server!r} may read only resources its server lists or its tools show"
+                )
             try:
                 result = await _read(connection, uri)
             except MCPError as exc:  # the package's errors carry no secrets; masked once more
@@ -273,6 +353,13 @@ def _fields(body: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     if not isinstance(params, dict):
         raise _Refused(400, "'params' must be an object")
     return server, method, params
+
+
+def _still_asked(thread: Mapping[str, Any], call_id: str) -> bool:
+    """May the pending ``call_id`` still run: the thread is busy, or its open interrupts ask about it?"""
+    if thread.get("status") == "busy":
+        return True
+    return call_id in json.dumps(thread.get("interrupts") or {}, default=str)
 
 
 def _jsonable(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,15 +29,18 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
     ProviderToolSearchMiddleware,
+    hook_config,
 )
 from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_mcp._approval import GIVEN, ApprovalMode, ApprovalRequest, ask_together
 from langgraph_mcp._compat.langchain import native_search_provider
+from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._output import reader_tools
 from langgraph_mcp._pool import OnConnectionError
 from langgraph_mcp._results import RAISE_KINDS
@@ -45,6 +48,14 @@ from langgraph_mcp._search import ToolSearcher, revealed_in, search_settings, to
 from langgraph_mcp._sync import run_sync
 from langgraph_mcp._tools import MCPTool
 from langgraph_mcp._toolset import DEFAULT_DECISIONS, PoolHolder, ToolSet
+from langgraph_mcp._viewnode import (
+    VIEW_CALLS_KEY,
+    MCPAppCallsState,
+    app_context_message,
+    build_views_node,
+    own_call,
+    refuse_all,
+)
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError, MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
@@ -82,6 +93,13 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             (``retry_on=(MCPToolCallError,)``).
         state_schema: Extra agent state (e.g. the keys a ``ResultToState`` updates).
         name: The middleware's name (two MCP middlewares in one agent need different names).
+        view_calls: Take the calls of MCP Apps views (``langgraph_mcp.apps``): the agent state
+            gets the ``mcp_app_calls`` and ``mcp_app_context`` keys and a ``before_agent`` hook
+            that answers a run started for a view's call (the route's runs) with the view-calls
+            node :attr:`view_calls`, under this middleware's policies, then ends the run
+            without reaching the model. Serve its route with ``app_routes(middleware)``. A view's
+            model context (``mcp_app_context``) is given to the model before the conversation,
+            as data (``langgraph_mcp.apps.app_context_message``).
         on_connection_error: For a pool the middleware creates.
         default_timeout: For a pool the middleware creates.
 
@@ -106,6 +124,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         name: str | None = None,
         on_connection_error: OnConnectionError = "raise",
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        view_calls: bool = False,
     ) -> None:
         super().__init__()
         unknown = sorted(set(raise_errors) - FAILURE_KINDS)
@@ -146,6 +165,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             self.state_schema = _with_decisions(state_schema or AgentState)
         if self.search is not None:
             self.state_schema = _with_revealed(self.state_schema)
+        self.view_calls: MCPToolNode | None = None
+        """The node answering MCP Apps views' calls (``view_calls=True``), else ``None``."""
+        if view_calls:
+            self.view_calls = build_views_node(self.pool, self.toolset)
+            self.state_schema = _with_views(self.state_schema)
         self._name = name or type(self).__name__
         self._others: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools, as last offered to the model."""
@@ -160,11 +184,16 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
         sets them): a batch of approvals never asks about their calls."""
 
-    def __new__(cls, *args: Any, approval_mode: ApprovalMode = "per_call", **kwargs: Any) -> Any:
+    def __new__(
+        cls, *args: Any, approval_mode: ApprovalMode = "per_call", view_calls: bool = False, **kwargs: Any
+    ) -> Any:
         # ``create_agent`` adds a graph node for a middleware whose class defines
-        # ``after_model``: only the batched mode has one, so per-call agents keep their shape.
-        if approval_mode == "batched" and not issubclass(cls, _BatchedApprovals):
-            cls = _batched(cls)
+        # ``after_model`` (only the batched mode has one) or ``before_agent`` (only with
+        # ``view_calls``), so other agents keep their shape.
+        batched = approval_mode == "batched" and not issubclass(cls, _BatchedApprovals)
+        views = view_calls and not issubclass(cls, _ViewCalls)
+        if batched or views:
+            cls = _variant(cls, batched, views)
         return super().__new__(cls)
 
     @property
@@ -199,7 +228,13 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         else:
             allowed = self.toolset.allowed(tools, context)
         allowed = [t for t in allowed if t.name not in taken]
-        return request.override(tools=[*request.tools, *allowed])
+        return self._with_view_context(request.override(tools=[*request.tools, *allowed]))
+
+    def _with_view_context(self, request: ModelRequest) -> ModelRequest:
+        """With ``view_calls``: what an MCP Apps view said the user sees (``mcp_app_context``),
+        given to the model as data before the conversation (``app_context_message``)."""
+        context = app_context_message(request.state) if self.view_calls is not None else None
+        return request if context is None else request.override(messages=[context, *request.messages])
 
     def _goes_native(self, request: ModelRequest) -> bool:
         """Does this model request use the provider's own tool search (``ToolSearch.native``)?"""
@@ -230,7 +265,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
                     update={"extras": {**(tool.extras or {}), "defer_loading": True}}
                 )
             deferred.append(copies[id(tool)])
-        return request.override(tools=[*own, *deferred])
+        return self._with_view_context(request.override(tools=[*own, *deferred]))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -355,17 +390,29 @@ def _with_revealed(base: type[Any]) -> type[Any]:
     return WithRevealed
 
 
-def _batched(cls: type[MCPMiddleware]) -> type[MCPMiddleware]:
-    """``cls`` with the batched mode's ``after_model`` hook (same name, so the agent's node for
-    the hook is named after the middleware as usual); one per class."""
-    if cls in _BATCHED:
-        return _BATCHED[cls]
-    names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
-    made = _BATCHED[cls] = type(cls.__name__, (_BatchedApprovals, cls), names)
-    return made
+def _with_views(base: type[Any]) -> type[Any]:
+    """``base`` plus the keys of MCP Apps views (``mcp_app_calls``, ``mcp_app_context``)."""
+
+    class WithViews(base, MCPAppCallsState):  # type: ignore[misc]  # TypedDicts, given at run time
+        pass
+
+    WithViews.__name__ = WithViews.__qualname__ = f"{base.__name__}WithMCPApps"
+    return WithViews
 
 
-_BATCHED: dict[type[MCPMiddleware], type[MCPMiddleware]] = {}
+def _variant(cls: type[MCPMiddleware], batched: bool, views: bool) -> type[MCPMiddleware]:
+    """``cls`` with the batched mode's ``after_model`` hook and/or the views' ``before_agent``
+    hook (same name, so the agent's nodes for the hooks are named after the middleware as
+    usual); one per combination."""
+    key = (cls, batched, views)
+    if key not in _VARIANTS:
+        mixins = (*((_ViewCalls,) if views else ()), *((_BatchedApprovals,) if batched else ()))
+        names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        _VARIANTS[key] = type(cls.__name__, (*mixins, cls), names)
+    return _VARIANTS[key]
+
+
+_VARIANTS: dict[tuple[type[MCPMiddleware], bool, bool], type[MCPMiddleware]] = {}
 
 
 class _BatchedApprovals(MCPMiddleware):
@@ -404,3 +451,34 @@ class _BatchedApprovals(MCPMiddleware):
             return await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
 
         return self._decided(state, run_sync(requests, pool=self.pool))
+
+
+class _ViewCalls(MCPMiddleware):
+    """:class:`MCPMiddleware` with ``view_calls=True``: a run started for a view's call (see
+    ``_viewnode``) is answered by the view-calls node in ``before_agent`` and ends there; any
+    other run goes on to the model, and a view call an earlier run left waiting for its approval
+    is dropped (never run)."""
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> Any:
+        """Answers the run's own view call, then ends the run."""
+        config = get_config()
+        if self.view_calls is None or own_call(state, config) is None:
+            return None
+        out = await self.view_calls.ainvoke(state, config)
+        return _then_end(out)
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: Any, runtime: Runtime[Any]) -> Any:
+        """Synchronous runs refuse a view's call (views' calls come as asynchronous runs)."""
+        call = own_call(state, get_config())
+        if self.view_calls is None or call is None:
+            return None
+        return {VIEW_CALLS_KEY: refuse_all(call), "jump_to": "end"}
+
+
+def _then_end(out: Any) -> Any:
+    """The view-calls node's update, and the jump that ends the agent's run."""
+    if isinstance(out, dict):
+        return {**out, "jump_to": "end"}
+    return [*out, Command(update={"jump_to": "end"})]

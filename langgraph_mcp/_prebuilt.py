@@ -54,6 +54,7 @@ def create_mcp_agent(
     raise_errors: Collection[FailureKind] = (),
     on_connection_error: OnConnectionError = "raise",
     default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    view_calls: bool = False,
     **agent_kwargs: Any,
 ) -> Any:
     """An agent (``create_agent``'s compiled graph) whose tools are the MCP servers' tools, plus
@@ -67,8 +68,10 @@ def create_mcp_agent(
     ``agent_kwargs`` go to ``create_agent`` (``checkpointer``, ``store``, ``context_schema``,
     ``state_schema``, ``response_format``, ``name``, ...). Nothing connects until the first model
     call. With ``tool_search`` on, the model finds MCP tools with a search tool instead of being
-    given them all (see :class:`~langgraph_mcp.MCPMiddleware`). The MCP middleware is
-    ``agent.mcp`` (close an owned pool with ``agent.mcp.aclose()``).
+    given them all (see :class:`~langgraph_mcp.MCPMiddleware`). With ``view_calls`` the agent
+    takes the calls of MCP Apps views (``MCPMiddleware(view_calls=True)``; serve their route with
+    ``app_routes(agent.mcp)``). The MCP middleware is ``agent.mcp`` (close an owned pool with
+    ``agent.mcp.aclose()``).
     """
     mcp = MCPMiddleware(
         connections,
@@ -82,6 +85,7 @@ def create_mcp_agent(
         raise_errors=raise_errors,
         on_connection_error=on_connection_error,
         default_timeout=default_timeout,
+        view_calls=view_calls,
     )
     agent = create_agent(
         model,

@@ -197,6 +197,17 @@ class ToolSet:
         """The tools of the last listing (no I/O)."""
         return self._bound
 
+    def per_call_identity(self, server: str) -> bool:
+        """Do calls to ``server`` carry per-call headers or ``_meta`` (its ``server_options``, or
+        any of its listed tools' options)? Those are computed in a run, from its runtime."""
+        own = self.server_options.get(server)
+        if own is not None and (own.headers is not None or own.meta is not None):
+            return True
+        return any(
+            b.source.server == server and (b.options.headers is not None or b.options.meta is not None)
+            for b in self._bindings.values()
+        )
+
     def get(self, name: str) -> MCPTool | None:
         """The bound tool exposed as ``name`` in the last listing."""
         return self._by_name.get(name)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph, add_messages
 from langgraph.graph.ui import AnyUIMessage, ui_message_reducer
@@ -20,6 +20,7 @@ from langgraph_mcp.apps import (
     VIEW_CALLS_KEY,
     app_context_message,
     route_view_calls,
+    view_call_config,
     view_call_input,
     view_calls_node,
 )
@@ -50,7 +51,8 @@ async def _view_call(
     payload = view_call_input(server, tool, args)
     call_id = payload[VIEW_CALLS_KEY][-1].tool_calls[0]["id"]
     events = []
-    async for mode, chunk in graph.astream(payload, config, stream_mode=["custom", "values"]):
+    run = view_call_config(payload, config)
+    async for mode, chunk in graph.astream(payload, run, stream_mode=["custom", "values"]):
         events.append((mode, chunk))
     values = (await graph.aget_state(config)).values
     answers = [
@@ -131,6 +133,52 @@ async def test_a_view_call_that_needs_approval_is_the_threads_interrupt(
         assert "refresh_chart is not a valid tool" in str(out["messages"][-1].content)
 
 
+async def test_a_users_run_reaches_the_agent_while_a_view_call_waits_and_drops_that_call(
+    apps_config: dict[str, Any],  # noqa: F811
+) -> None:
+    def agent(state: State) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"agent saw {len(state['messages'])} message(s)")]}
+
+    async with MCPPool({"apps": apps_config}) as pool:
+        node = MCPToolNode(pool, approval=["apps/refresh_chart"])
+        builder = StateGraph(State)
+        builder.add_node(agent)
+        builder.add_node(node)
+        builder.add_node(view_calls_node(node))
+        builder.add_conditional_edges(START, route_view_calls("agent"), ["agent", VIEW_CALLS_KEY])
+        builder.add_edge(VIEW_CALLS_KEY, END)
+        builder.add_edge("agent", END)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t1"}}
+
+        answer, _, _ = await _view_call(graph, "t1", "apps", "refresh_chart", {"city": "Oslo"})
+        assert answer is None and (await graph.aget_state(config)).next == (VIEW_CALLS_KEY,)
+
+        # The user's next message is the user's: it reaches the agent, not the waiting call.
+        await graph.ainvoke({"messages": [HumanMessage("hello")]}, config)
+        state = await graph.aget_state(config)
+        assert [m.content for m in state.values["messages"]] == ["hello", "agent saw 1 message(s)"]
+        assert state.next == () and state.interrupts == ()
+        # The call was dropped: never answered, never run; later runs are not swallowed by it.
+        assert not [m for m in state.values[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
+        await graph.ainvoke({"messages": [HumanMessage("again")]}, config)
+        state = await graph.aget_state(config)
+        assert state.values["messages"][-1].content == "agent saw 3 message(s)" and state.interrupts == ()
+
+        # A run that only repeats a view call's input, without naming it as its own, does not run it.
+        await graph.ainvoke(view_call_input("apps", "refresh_chart", {"city": "Rome"}), config)
+        state = await graph.aget_state(config)
+        assert state.interrupts == () and state.values["messages"][-1].content == "agent saw 4 message(s)"
+
+        # The next view call is answered as usual (after its approval).
+        answer, _, _ = await _view_call(graph, "t1", "apps", "refresh_chart", {"city": "Oslo"})
+        assert answer is None
+        await graph.ainvoke(Command(resume={"type": "approve"}), config)
+        values = (await graph.aget_state(config)).values
+        [answer] = [m for m in values[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
+        assert answer.status == "success" and answer.artifact["structured_content"]["city"] == "Oslo"
+
+
 def test_a_views_model_context_is_given_to_the_model_as_bounded_data() -> None:
     assert app_context_message({}) is None
     assert app_context_message({"mcp_app_context": {"server": "apps", "tool_call_id": "c1"}}) is None
@@ -181,7 +229,7 @@ async def test_a_views_node_refuses_calls_in_a_synchronous_run_and_needs_async_w
     async with MCPPool({"apps": stdio_params("apps")}) as pool:
         graph = _graph(MCPToolNode(pool))
         payload = view_call_input("apps", "refresh_chart", {"city": "Oslo"})
-        config = {"configurable": {"thread_id": "sync"}}
+        config = view_call_config(payload, {"configurable": {"thread_id": "sync"}})
         out = await asyncio.to_thread(graph.invoke, payload, config)
         (answer,) = [m for m in out[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
         assert answer.status == "error" and "only in an asynchronous run" in str(answer.content)

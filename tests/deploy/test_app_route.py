@@ -1,0 +1,202 @@
+"""The MCP Apps route (``app_routes``) of a ``create_mcp_agent`` deployment on a real
+``langgraph dev`` with custom auth (``tests/deploy/app_agent.py``): views' calls of the prebuilt
+agent, a call waiting for approval that a user's run drops, reads only of what the view's server
+declares, and the cap on calls at once.
+
+Its MCP servers: the apps fixture server over stdio in both protocol eras (``apps``,
+``apps_legacy``) and one over streamable HTTP reached in both eras (``apps_http``,
+``apps_http_legacy``) and once more with a per-call header (``apps_user``); the demo server (its
+``hang`` tool keeps a thread busy)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.conftest_servers import http_server_process
+from tests.langgraph_server import REPO_ROOT, DevServer, langgraph_dev
+
+pytestmark = [pytest.mark.deploy, pytest.mark.timeout(300)]
+
+APPS = ["apps", "apps_legacy", "apps_http", "apps_http_legacy"]
+CHART = "ui://apps/chart.html"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    folder = tmp_path_factory.mktemp("app-route")
+    with http_server_process("apps") as url:
+        stdio = {"command": sys.executable, "args": ["-m", "tests.servers.apps"], "cwd": str(REPO_ROOT)}
+        servers = {
+            "apps": {**stdio, "apps": True},
+            "apps_legacy": {**stdio, "apps": True, "protocol": "legacy"},
+            "apps_http": {"url": url, "apps": True},
+            "apps_http_legacy": {"url": url, "apps": True, "protocol": "legacy"},
+            "apps_user": {"url": url, "apps": True},
+            "demo": {"command": sys.executable, "args": [str(REPO_ROOT / "tests/servers/demo.py")]},
+        }
+        (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        config = {
+            "dependencies": [str(REPO_ROOT)],
+            "graphs": {"prebuilt": "tests.deploy.app_agent:graph"},
+            "http": {"app": "tests.deploy.app_agent:app"},
+            "auth": {"path": str(REPO_ROOT / "tests/deploy/app_agent.py") + ":auth"},
+        }
+        (folder / "langgraph.json").write_text(json.dumps(config))
+        env = {"LANGGRAPH_MCP_CONFIG": str(folder / "mcp.json")}
+        with langgraph_dev(folder / "server", folder / "langgraph.json", env) as running:
+            yield running
+
+
+def _client(server: DevServer, user: str) -> Any:
+    return get_client(url=server.url, headers={"Authorization": f"Bearer {user}"})
+
+
+async def _route(server: DevServer, user: str, method: str, path: str, body: Any = None) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=server.url, timeout=120) as http:
+        headers = {"Authorization": f"Bearer {user}"}
+        return await http.request(method, f"/mcp-apps/threads/{path}", json=body, headers=headers)
+
+
+def _call(server_name: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "server": server_name,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+        "assistant_id": "prebuilt",
+    }
+
+
+def _read(server_name: str, uri: str) -> dict[str, Any]:
+    return {"server": server_name, "method": "resources/read", "params": {"uri": uri}}
+
+
+@pytest.mark.parametrize("apps", APPS)
+async def test_a_prebuilt_agents_view_calls_its_server_through_the_route(
+    server: DevServer, apps: str
+) -> None:
+    thread = await _client(server, "alice").threads.create()
+    tid = thread["thread_id"]
+    answer = await _route(
+        server, "alice", "POST", f"{tid}/call", _call(apps, "refresh_chart", {"city": "Oslo"})
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["structuredContent"] == {"city": "Oslo", "temps": [11, 14, 9]}
+    state = await _client(server, "alice").threads.get_state(tid)
+    assert state["values"].get("messages", []) == []  # the model never ran
+    # Someone else's thread is not there for them; a model-only tool is refused before any run.
+    other = await _route(server, "bob", "POST", f"{tid}/call", _call(apps, "refresh_chart", {"city": "X"}))
+    assert other.status_code == 404
+    model_only = await _route(
+        server, "alice", "POST", f"{tid}/call", _call(apps, "plain_echo", {"text": "x"})
+    )
+    assert model_only.status_code == 403
+
+
+async def test_a_view_call_waiting_for_approval_is_answered_or_dropped_by_the_users_next_run(
+    server: DevServer,
+) -> None:
+    alice = _client(server, "alice")
+    tid = (await alice.threads.create())["thread_id"]
+    asked = await _route(
+        server, "alice", "POST", f"{tid}/call", _call("apps_http", "show_chart", {"city": "Oslo"})
+    )
+    assert asked.status_code == 202, asked.text
+    call_id = asked.json()["call_id"]
+    assert (await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")).status_code == 202
+
+    # A person approves: the call runs, and its answer is there.
+    await alice.runs.wait(tid, "prebuilt", command={"resume": {"type": "approve"}})
+    done = await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")
+    assert done.status_code == 200, done.text
+    assert done.json()["result"]["structuredContent"]["city"] == "Oslo"
+
+    # Asked again, then the user writes instead: the message reaches the model, the call is dropped.
+    asked = await _route(
+        server, "alice", "POST", f"{tid}/call", _call("apps", "show_chart", {"city": "Rome"})
+    )
+    assert asked.status_code == 202, asked.text
+    call_id = asked.json()["call_id"]
+    said = await alice.runs.wait(tid, "prebuilt", input={"messages": [{"type": "human", "content": "hello"}]})
+    assert said["messages"][-1]["type"] == "ai" and said["messages"][0]["content"] == "hello"
+    assert (await alice.threads.get(tid))["status"] == "idle"
+    dropped = await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")
+    assert dropped.status_code == 410 and "dropped" in dropped.json()["error"]
+    # The thread takes the next view call as usual.
+    again = await _route(
+        server, "alice", "POST", f"{tid}/call", _call("apps", "refresh_chart", {"city": "Rome"})
+    )
+    assert again.status_code == 200, again.text
+
+
+@pytest.mark.parametrize("apps", APPS)
+async def test_a_view_reads_only_what_its_server_declares(server: DevServer, apps: str) -> None:
+    tid = (await _client(server, "alice").threads.create())["thread_id"]
+    read = await _route(server, "alice", "POST", f"{tid}/call", _read(apps, CHART))
+    assert read.status_code == 200, read.text
+    [content] = read.json()["result"]["contents"]
+    assert content["uri"] == CHART and "chart v" in content["text"]
+    for uri in ("ui://apps/secret.html", "file:///etc/passwd", "ui://apps/chart.html?x=1"):
+        refused = await _route(server, "alice", "POST", f"{tid}/call", _read(apps, uri))
+        assert refused.status_code == 403, (uri, refused.text)
+        assert "may read only resources its server lists" in refused.json()["error"]
+    other = await _route(server, "bob", "POST", f"{tid}/call", _read(apps, CHART))
+    assert other.status_code == 404
+
+
+async def test_a_read_that_would_go_without_the_users_per_call_headers_is_refused(server: DevServer) -> None:
+    tid = (await _client(server, "alice").threads.create())["thread_id"]
+    refused = await _route(server, "alice", "POST", f"{tid}/call", _read("apps_user", CHART))
+    assert refused.status_code == 403 and "per-call headers" in refused.json()["error"]
+
+
+async def test_views_calls_at_once_are_capped_per_thread_and_in_all(server: DevServer) -> None:
+    alice = _client(server, "alice")
+    threads = [(await alice.threads.create())["thread_id"] for _ in range(2)]
+    runs = [
+        await alice.runs.create(tid, "prebuilt", input={"messages": [{"type": "human", "content": "hang"}]})
+        for tid in threads
+    ]
+    first, second = threads
+    body = _call("apps", "refresh_chart", {"city": "Oslo"})
+    pending: set[asyncio.Task[httpx.Response]] = set()
+    still: set[asyncio.Task[httpx.Response]] = set()
+    try:
+        # The threads are busy: each view call waits for its thread, holding its place.
+        waiting = [
+            asyncio.create_task(_route(server, "alice", "POST", f"{first}/call", body)) for _ in range(3)
+        ]
+        pending = set(waiting)
+        done, pending = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        [refused] = [t.result() for t in done]
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "2"
+        assert "this thread" in refused.json()["error"]
+        assert len(pending) == 2  # the thread's two places are taken
+
+        more = [
+            asyncio.create_task(_route(server, "alice", "POST", f"{second}/call", body)) for _ in range(2)
+        ]
+        still = set(more)
+        done, still = await asyncio.wait(more, return_when=asyncio.FIRST_COMPLETED)
+        [refused] = [t.result() for t in done]
+        assert refused.status_code == 429 and "in all" in refused.json()["error"]
+        assert all(not t.done() for t in pending)
+    finally:
+        for tid, run in zip(threads, runs, strict=True):
+            await alice.runs.cancel(tid, run["run_id"], wait=True)
+    answers = await asyncio.gather(*pending, *still)
+    assert all(a.status_code in (200, 409) for a in answers), [a.text for a in answers]
+    # Places are given back once their calls end (a cancelled run may leave its thread
+    # "interrupted" for a moment: 409, not 429).
+    again = await _route(server, "alice", "POST", f"{first}/call", body)
+    assert again.status_code in (200, 409), again.text
+    fresh = (await alice.threads.create())["thread_id"]
+    after = await _route(server, "alice", "POST", f"{fresh}/call", body)
+    assert after.status_code == 200, after.text
