@@ -73,7 +73,7 @@ def _results(out: dict[str, Any]) -> dict[str, ToolMessage]:
 
 async def test_a_task_is_followed_to_its_result_with_its_status_as_progress(server: TaskServer) -> None:
     graph = tool_graph(server.node())
-    calls = ai(("job", {"seconds": 0.3, "label": "x"}, "c1"), ("quick", {"x": 1}, "c2"))
+    calls = ai(("job", {"seconds": 0.9, "label": "x"}, "c1"), ("quick", {"x": 1}, "c2"))
     progress: list[dict[str, Any]] = []
     out: dict[str, Any] = {}
     async for mode, chunk in graph.astream({"messages": [calls]}, thread(), stream_mode=["custom", "values"]):
@@ -86,8 +86,10 @@ async def test_a_task_is_followed_to_its_result_with_its_status_as_progress(serv
     assert results["c1"].artifact["structured_content"] == {"result": "done x"}
     assert results["c2"].content == "quick 1"
     messages = [p["message"] for p in progress if p["tool_call_id"] == "c1"]
-    assert messages[0] == "step 1" and "step 3" in messages
-    assert len(messages) == len(set(messages))  # each status message once, not once per poll
+    # Which steps a poll sees depends on when it runs (a busy machine may skip one); each one
+    # seen is reported once, not once per poll, and in the order the server gave them.
+    assert messages and set(messages) <= {"step 1", "step 2", "step 3"}
+    assert messages == sorted(set(messages))
     for event in progress:
         check("progress-event", event)
     assert len(server.events("created")) == 1  # quick was no task
