@@ -23,231 +23,38 @@
  * Everything refused reaches the view as a JSON-RPC error (code ``REFUSED``).
  */
 import { useEffect, useMemo, useRef, useState } from "react";
-import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { AppBridge, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { useStreamContext } from "@langchain/langgraph-sdk/react-ui";
+import {
+  CONSENT_TIMEOUT_MS,
+  ClosingTransport,
+  DISPLAY_MODES,
+  type DisplayMode,
+  type Json,
+  LEAVING,
+  MAX_HEIGHT,
+  MAX_MESSAGE_CHARS,
+  MESSAGE_RATE,
+  METHOD_NOT_FOUND,
+  type MCPAppProps,
+  RATE_WINDOW_MS,
+  contentSecurityPolicy,
+  digest,
+  downloadable,
+  failure,
+  hostContext,
+  refusal,
+  samplingHandler,
+  threadBusy,
+  viewCall,
+  withPolicy,
+} from "./mcp-app-host";
 
-export interface MCPAppProps {
-  server: string;
-  tool_name: string;
-  mcp_tool: string;
-  tool_call_id: string;
-  thread_id?: string;
-  resource_uri: string;
-  mime_type: string;
-  html?: string;
-  csp?: Record<string, unknown>;
-  permissions?: Record<string, unknown>;
-  domain?: string;
-  prefers_border?: boolean;
-  arguments: Record<string, unknown>;
-  result: Record<string, unknown>;
-}
-
-const ROUTE = "/mcp-apps";
-const MAX_HEIGHT = 2000;
-const POLL_MS = 1000;
-const POLL_LIMIT = 600; // ten minutes for a person to answer an approval
-const SOURCE = /^(https?|wss?):\/\/[A-Za-z0-9.*\-]+(:\d{1,5})?$/;
-/** At most this many messages a view may propose to the person in ``RATE_WINDOW_MS``. */
-export const MESSAGE_RATE = 3;
-const RATE_WINDOW_MS = 60_000;
-const MAX_MESSAGE_CHARS = 16_000;
-/** A question to the person not answered in this long is answered no. */
-const CONSENT_TIMEOUT_MS = 5 * 60_000;
-/** The largest file a view may offer for download. */
-export const MAX_DOWNLOAD_BYTES = 5_000_000;
-/** The JSON-RPC error code of everything the host refuses a view. */
-export const REFUSED = -32000;
-const METHOD_NOT_FOUND = -32601;
-const DISPLAY_MODES = ["inline", "fullscreen", "pip"] as const;
-type DisplayMode = (typeof DISPLAY_MODES)[number];
-const LEAVING = "langgraph-mcp/leaving";
-/** Put first in the view's document, before its own scripts: tells this page when the document
- * starts to navigate away (``beforeunload``, which comes before the next document is even asked
- * for; the Navigation API's ``navigate`` where a document has it) or is unloaded, so that the
- * bridge is closed before another document could talk to it. */
-const GUARD =
-  "<script>(() => { const p = window.parent; const say = (why) => { try { p.postMessage({ " +
-  JSON.stringify(LEAVING) +
-  ": why }, '*'); } catch (e) {} }; try { navigation.addEventListener('navigate', (e) => " +
-  "{ if (!e.destination.sameDocument) say('navigate'); }); } catch (e) {} " +
-  "addEventListener('beforeunload', () => say('beforeunload'), true); " +
-  "addEventListener('pagehide', () => say('pagehide'), true); })();</script>";
-
-type SamplingHandler = (
-  params: Record<string, unknown>,
-  view: { server: string; tool_call_id: string; thread_id?: string },
-) => Promise<Record<string, unknown>>;
-let samplingHandler: SamplingHandler | null = null;
-
-/** Lets views ask for ``sampling/createMessage``: ``handler`` answers each request (with a
- * ``CreateMessageResult``), or pass ``null`` to refuse them again (the default). Call it from the
- * deployment's ``ui/index.tsx``; views created afterwards are told the host supports sampling. */
-export function allowSampling(handler: SamplingHandler | null): void {
-  samplingHandler = handler;
-}
-
-function refusal(message: string, code: number = REFUSED): Error {
-  return Object.assign(new Error(message), { code });
-}
-
-/** A file name from a resource URI: its last path segment, decoded, with anything but letters,
- * digits, ``.``, ``_``, ``-`` and spaces replaced by ``_``, no leading or trailing dots or spaces,
- * at most 100 characters; ``download`` if nothing is left. */
-export function safeFilename(uri: unknown): string {
-  let name = typeof uri === "string" ? uri.slice(0, 2048) : "";
-  name = name.split(/[?#]/)[0].split(/[\\/]/).pop() ?? "";
-  try {
-    name = decodeURIComponent(name);
-  } catch {
-    // kept as it is
-  }
-  name = (name.split(/[\\/]/).pop() ?? "").replace(/[^A-Za-z0-9._ -]/g, "_");
-  name = name.replace(/^[. ]+/, "").slice(0, 100).replace(/[. ]+$/, "");
-  return name || "download";
-}
-
-/** The one embedded file of a ``ui/download-file`` request, bounded; refused otherwise. */
-export function downloadable(params: unknown): { name: string; bytes: Uint8Array } {
-  const contents = (params as any)?.contents;
-  if (!Array.isArray(contents) || contents.length !== 1) throw refusal("one file at a time");
-  const item = contents[0];
-  if (item?.type !== "resource" || typeof item.resource !== "object" || item.resource === null) {
-    throw refusal('only an embedded file (type "resource") is downloaded, not a link');
-  }
-  const resource = item.resource;
-  const tooLarge = () => refusal(`the file is larger than ${MAX_DOWNLOAD_BYTES} bytes`);
-  let bytes: Uint8Array;
-  if (typeof resource.text === "string") {
-    if (resource.text.length > MAX_DOWNLOAD_BYTES) throw tooLarge();
-    bytes = new TextEncoder().encode(resource.text);
-  } else if (typeof resource.blob === "string") {
-    if (resource.blob.length > Math.ceil(MAX_DOWNLOAD_BYTES / 3) * 4) throw tooLarge();
-    let binary: string;
-    try {
-      binary = atob(resource.blob);
-    } catch {
-      throw refusal("the file's blob is not base64");
-    }
-    bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
-  } else {
-    throw refusal("the file has neither text nor blob");
-  }
-  if (bytes.length > MAX_DOWNLOAD_BYTES) throw tooLarge();
-  return { name: safeFilename(resource.uri), bytes };
-}
-
-/** Why a message may not be sent to the thread now (a run in progress, a question for a person),
- * or ``null``: the stream's own state, then the thread's on the server. */
-async function threadBusy(stream: any, threadId: string): Promise<string | null> {
-  const running = "a run of this thread is in progress";
-  const waiting = "the thread waits for a person's answer";
-  if (stream?.isLoading) return running;
-  if (stream?.interrupt) return waiting;
-  let thread: any;
-  try {
-    thread = await stream.client.threads.get(threadId);
-  } catch {
-    return "the thread's state could not be read";
-  }
-  if (thread?.status === "busy") return running;
-  if (thread?.status === "interrupted") return waiting;
-  return null;
-}
-
-/** Closing it drops every answer still to come: none reaches a document that replaced the view. */
-class ClosingTransport extends PostMessageTransport {
-  closed = false;
-  override async send(message: any, options?: any): Promise<void> {
-    if (!this.closed) await super.send(message, options);
-  }
-  override async close(): Promise<void> {
-    this.closed = true;
-    await super.close();
-  }
-}
+export * from "./mcp-app-host";
 
 const loadCounts = new WeakMap<HTMLIFrameElement, number>();
 
-function digest(text: string): string {
-  let h = 5381;
-  for (let i = 0; i < text.length; i++) h = (h * 33 + text.charCodeAt(i)) | 0;
-  return (h >>> 0).toString(36) + ":" + text.length;
-}
-
 type Consent = { kind: "message" | "download"; text: string; answer: (yes: boolean) => void };
-
-/** The view's CSP: the specification's restrictive default, opened only to declared origins. */
-export function contentSecurityPolicy(csp: Record<string, unknown> | undefined): string {
-  const origins = (key: string): string[] => {
-    const value = csp?.[key];
-    if (!Array.isArray(value)) return [];
-    return value.filter((v): v is string => typeof v === "string" && SOURCE.test(v)).slice(0, 32);
-  };
-  const resources = origins("resourceDomains").join(" ");
-  const connect = origins("connectDomains");
-  const frames = origins("frameDomains");
-  const bases = origins("baseUriDomains");
-  return [
-    "default-src 'none'",
-    `script-src 'unsafe-inline' ${resources}`,
-    `style-src 'unsafe-inline' ${resources}`,
-    `img-src data: blob: ${resources}`,
-    `font-src data: ${resources}`,
-    `media-src data: blob: ${resources}`,
-    `connect-src ${connect.length ? connect.join(" ") : "'none'"}`,
-    `frame-src ${frames.length ? frames.join(" ") : "'none'"}`,
-    `base-uri ${bases.length ? bases.join(" ") : "'none'"}`,
-    "form-action 'none'",
-  ].join("; ");
-}
-
-/** ``html`` with the CSP ``<meta>`` and the navigation guard before anything else (after a
- * doctype, if any). */
-export function withPolicy(html: string, policy: string): string {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
-  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-  const head = meta + GUARD;
-  return doctype ? doctype[0] + head + html.slice(doctype[0].length) : head + html;
-}
-
-type Json = Record<string, unknown>;
-
-function failure(message: string): Json {
-  return { content: [{ type: "text", text: message }], isError: true };
-}
-
-async function route(stream: any, path: string, body?: Json): Promise<[Json, number]> {
-  // The stream's own client: its API URL, default headers and request hooks (authentication).
-  const client = stream?.client?.threads;
-  if (!client || typeof client.fetch !== "function") throw new Error("no LangGraph client in the stream context");
-  try {
-    const [answer, response] = await client.fetch(path, {
-      method: body ? "POST" : "GET",
-      json: body,
-      withResponse: true,
-      signal: undefined,
-    });
-    return [answer ?? {}, response.status];
-  } catch (error: any) {
-    const text = String(error?.message ?? error);
-    throw new Error(text.slice(0, 500));
-  }
-}
-
-async function viewCall(stream: any, props: MCPAppProps, method: string, params: Json): Promise<Json> {
-  if (!props.thread_id) throw new Error("this view's call ran outside a thread: it cannot call back");
-  const base = `${ROUTE}/threads/${encodeURIComponent(props.thread_id)}`;
-  const body: Json = { server: props.server, method, params };
-  if (typeof stream?.assistantId === "string") body.assistant_id = stream.assistantId;
-  let [answer, status] = await route(stream, `${base}/call`, body);
-  for (let i = 0; status === 202 && answer.status === "pending" && i < POLL_LIMIT; i++) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    [answer, status] = await route(stream, `${base}/calls/${encodeURIComponent(String(answer.call_id))}`);
-  }
-  if (answer.status !== "done") throw new Error(String(answer.error ?? "the call did not finish"));
-  return answer.result as Json;
-}
 
 export function MCPApp(props: MCPAppProps) {
   const stream = useStreamContext() as any;
@@ -284,7 +91,7 @@ export function MCPApp(props: MCPAppProps) {
       message: { text: {} },
       downloadFile: {},
     };
-    if (samplingHandler) capabilities.sampling = {};
+    if (samplingHandler()) capabilities.sampling = {};
     const bridge = new AppBridge(null, { name: "langgraph-mcp", version: "1" }, capabilities as any, {
       hostContext: hostContext("inline") as any,
     });
@@ -314,7 +121,7 @@ export function MCPApp(props: MCPAppProps) {
       if (closed) return;
       closed = true;
       pending?.(false);
-      void bridge.close();
+      void bridge.close().catch(() => {});
       bridgeRef.current = null;
       setMode("inline");
       setStatus("navigated");
@@ -413,7 +220,7 @@ export function MCPApp(props: MCPAppProps) {
       }
     };
     bridge.oncreatesamplingmessage = async (params) => {
-      const handler = samplingHandler;
+      const handler = samplingHandler();
       if (!handler) {
         throw refusal("sampling/createMessage is not offered to views by this deployment", METHOD_NOT_FOUND);
       }
@@ -423,10 +230,11 @@ export function MCPApp(props: MCPAppProps) {
     void bridge.connect(transport).catch(() => setStatus("failed"));
     return () => {
       window.removeEventListener("message", onGuard);
+      if (closed) return; // left its document: already closed
       closed = true;
       pending?.(false);
       bridgeRef.current = null;
-      void bridge.close();
+      void bridge.close().catch(() => {});
     };
   }, [props.tool_call_id, props.html, generation]);
 
@@ -521,10 +329,6 @@ export function MCPApp(props: MCPAppProps) {
       ) : null}
     </div>
   );
-}
-
-function hostContext(mode: DisplayMode): Json {
-  return { displayMode: mode, availableDisplayModes: [...DISPLAY_MODES], theme: "light" };
 }
 
 const bar = {

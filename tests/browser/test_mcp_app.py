@@ -60,6 +60,7 @@ async def test_the_view_renders_and_its_click_calls_the_server_through_the_route
         await expect(view.locator("#refreshed")).to_have_text("refreshed Oslo: 11, 14, 9")
         assert "refresh_chart called: city='Oslo'" in served.log("apps")
         if os.environ.get("LANGGRAPH_MCP_SCREENSHOTS"):
+            await view.locator("#controls").evaluate("controls => { controls.hidden = true; }")
             await page.locator("main").screenshot(path=str(ASSETS / "mcp-app.png"))
 
         # The view's message, once the person said yes to it, becomes the thread's next human

@@ -189,11 +189,11 @@ VIEW_SCRIPT = """<script>
 
 
 PROBE_CONTROLS = (
-    '<p><button id="probe">Probe</button> <button id="leave">Leave</button> '
+    '<div id="controls"><p><button id="probe">Probe</button> <button id="leave">Leave</button> '
     '<button id="fullscreen">Full screen</button> <button id="download">Download</button> '
     '<button id="download-big">Download big</button> <button id="sample">Sample</button></p>'
     '<p>modes: <span id="modes"></span> · now: <span id="mode"></span></p>'
-    '<p id="out"></p><p id="violations"></p>'
+    '<p id="out"></p><p id="violations"></p></div>'
 )
 """The test controls the chart gets with ``$APPS_PROBE`` set."""
 
