@@ -108,9 +108,15 @@ async def test_a_views_message_needs_a_persons_yes_an_idle_thread_and_a_bounded_
         consent = page.get_by_test_id("mcp-app-consent")
         answer = view.locator("#refreshed")
 
-        # The person sees the proposed message and refuses it: the view gets a JSON-RPC error.
+        # The person sees the proposed message; one question at a time: another message of the
+        # view meanwhile is refused. The person refuses it: the view gets a JSON-RPC error.
         await view.locator("#ask").click()
         await expect(consent).to_contain_text('plain_echo {"text": "asked from the view about Lima"}')
+        await view.locator("#ask").click()
+        await expect(answer).to_have_text(
+            "refused: another request of this view waits for the person's answer"
+        )
+        await expect(consent).to_have_count(1)
         await consent.get_by_role("button", name="Don't send").click()
         await expect(answer).to_have_text("refused: the person did not send the view's message")
         await expect(consent).to_have_count(0)
@@ -208,6 +214,18 @@ async def test_the_view_keeps_to_its_csp_and_gets_display_modes_and_downloads_bu
         await app.get_by_role("button", name="Exit full screen").click()
         await expect(view.locator("#mode")).to_have_text("inline")
         await expect(app).to_have_attribute("data-display-mode", "inline")
+        # Picture in picture: a small box at the bottom right, over the chat.
+        await view.locator("#pip").click()
+        await expect(out).to_have_text("mode: pip")
+        await expect(app).to_have_attribute("data-display-mode", "pip")
+        assert await app.bounding_box() == {
+            "x": 900 - 16 - 360,
+            "y": 700 - 16 - 280,
+            "width": 360,
+            "height": 280,
+        }
+        await app.get_by_role("button", name="Back to the chat").click()
+        await expect(view.locator("#mode")).to_have_text("inline")
 
         # A download goes through the host, once the person said yes, under a safe name.
         await view.locator("#download").click()

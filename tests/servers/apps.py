@@ -29,8 +29,9 @@ about <city>"}``.
 With ``$APPS_PROBE`` set to two loopback origins (``"<declared> <undeclared>"``), the first is
 added to the chart's declared ``connectDomains`` and ``resourceDomains``, and the view gets test
 controls: Probe (loads an image from and fetches each origin, and lists the CSP violations it
-saw), Leave (navigates its frame to ``<declared>/elsewhere``), Full screen, Download, Download
-big (over the host's size bound) and Sample (``sampling/createMessage``); each shows its answer,
+saw), Leave (navigates its frame to ``<declared>/elsewhere``), Full screen, Picture in picture,
+Download, Download big (over the host's size bound) and Sample (``sampling/createMessage``); each
+shows its answer,
 or ``refused: <the JSON-RPC error's message>``, in ``#out``.
 """
 
@@ -129,8 +130,10 @@ VIEW_SCRIPT = """<script>
     location.href = probe[0] + "/elsewhere";
     return "leaving";
   });
-  act("fullscreen", async () =>
-    "mode: " + (await request("ui/request-display-mode", { mode: "fullscreen" })).mode);
+  const displayMode = async (mode) =>
+    "mode: " + (await request("ui/request-display-mode", { mode })).mode;
+  act("fullscreen", () => displayMode("fullscreen"));
+  act("pip", () => displayMode("pip"));
   const csv = (size) => ({
     contents: [{
       type: "resource",
@@ -190,7 +193,8 @@ VIEW_SCRIPT = """<script>
 
 PROBE_CONTROLS = (
     '<div id="controls"><p><button id="probe">Probe</button> <button id="leave">Leave</button> '
-    '<button id="fullscreen">Full screen</button> <button id="download">Download</button> '
+    '<button id="fullscreen">Full screen</button> <button id="pip">Picture in picture</button> '
+    '<button id="download">Download</button> '
     '<button id="download-big">Download big</button> <button id="sample">Sample</button></p>'
     '<p>modes: <span id="modes"></span> · now: <span id="mode"></span></p>'
     '<p id="out"></p><p id="violations"></p></div>'
