@@ -11,105 +11,50 @@
  * ``tools/call`` and ``resources/read`` to the deployment's route
  * (``POST /mcp-apps/threads/<thread>/call``), which runs them on the thread under the graph's
  * policies. A call waiting for a person's approval is asked again until the thread answered it.
- * A view's ``ui/message`` is sent as the next human message of the thread; its
- * ``ui/update-model-context`` is kept and sent with that message (``mcp_app_context``).
+ * A view's ``ui/message`` is shown to the person, and sent as the next human message of the thread
+ * only once they said yes (at most ``MESSAGE_RATE`` proposals a minute, none while a run is in
+ * progress or the thread waits for a person); its ``ui/update-model-context`` is kept and sent with
+ * that message (``mcp_app_context``). A view may ask for full screen or picture-in-picture
+ * (``ui/request-display-mode``) and offer a file (``ui/download-file``: embedded, at most
+ * ``MAX_DOWNLOAD_BYTES``, saved under a safe name once the person said yes). ``sampling/createMessage``
+ * is refused unless the deployment registered a handler with :func:`allowSampling`. Once the view's
+ * frame holds another document (the view navigated it), the bridge is closed: that document gets
+ * no answer; the person may show the view again (a fresh copy of the server's document).
+ * Everything refused reaches the view as a JSON-RPC error (code ``REFUSED``).
  */
-import { useEffect, useRef, useState } from "react";
-import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { AppBridge, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { useStreamContext } from "@langchain/langgraph-sdk/react-ui";
+import {
+  CONSENT_TIMEOUT_MS,
+  ClosingTransport,
+  DISPLAY_MODES,
+  type DisplayMode,
+  type Json,
+  LEAVING,
+  MAX_HEIGHT,
+  MAX_MESSAGE_CHARS,
+  MESSAGE_RATE,
+  METHOD_NOT_FOUND,
+  type MCPAppProps,
+  RATE_WINDOW_MS,
+  contentSecurityPolicy,
+  digest,
+  downloadable,
+  failure,
+  hostContext,
+  refusal,
+  samplingHandler,
+  threadBusy,
+  viewCall,
+  withPolicy,
+} from "./mcp-app-host";
 
-export interface MCPAppProps {
-  server: string;
-  tool_name: string;
-  mcp_tool: string;
-  tool_call_id: string;
-  thread_id?: string;
-  resource_uri: string;
-  mime_type: string;
-  html?: string;
-  csp?: Record<string, unknown>;
-  permissions?: Record<string, unknown>;
-  domain?: string;
-  prefers_border?: boolean;
-  arguments: Record<string, unknown>;
-  result: Record<string, unknown>;
-}
+export * from "./mcp-app-host";
 
-const ROUTE = "/mcp-apps";
-const MAX_HEIGHT = 2000;
-const POLL_MS = 1000;
-const POLL_LIMIT = 600; // ten minutes for a person to answer an approval
-const SOURCE = /^(https?|wss?):\/\/[A-Za-z0-9.*\-]+(:\d{1,5})?$/;
+const loadCounts = new WeakMap<HTMLIFrameElement, number>();
 
-/** The view's CSP: the specification's restrictive default, opened only to declared origins. */
-export function contentSecurityPolicy(csp: Record<string, unknown> | undefined): string {
-  const origins = (key: string): string[] => {
-    const value = csp?.[key];
-    if (!Array.isArray(value)) return [];
-    return value.filter((v): v is string => typeof v === "string" && SOURCE.test(v)).slice(0, 32);
-  };
-  const resources = origins("resourceDomains").join(" ");
-  const connect = origins("connectDomains");
-  const frames = origins("frameDomains");
-  const bases = origins("baseUriDomains");
-  return [
-    "default-src 'none'",
-    `script-src 'unsafe-inline' ${resources}`,
-    `style-src 'unsafe-inline' ${resources}`,
-    `img-src data: blob: ${resources}`,
-    `font-src data: ${resources}`,
-    `media-src data: blob: ${resources}`,
-    `connect-src ${connect.length ? connect.join(" ") : "'none'"}`,
-    `frame-src ${frames.length ? frames.join(" ") : "'none'"}`,
-    `base-uri ${bases.length ? bases.join(" ") : "'none'"}`,
-    "form-action 'none'",
-  ].join("; ");
-}
-
-/** ``html`` with the CSP ``<meta>`` before anything else (after a doctype, if any). */
-export function withPolicy(html: string, policy: string): string {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
-  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-  return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
-}
-
-type Json = Record<string, unknown>;
-
-function failure(message: string): Json {
-  return { content: [{ type: "text", text: message }], isError: true };
-}
-
-async function route(stream: any, path: string, body?: Json): Promise<[Json, number]> {
-  // The stream's own client: its API URL, default headers and request hooks (authentication).
-  const client = stream?.client?.threads;
-  if (!client || typeof client.fetch !== "function") throw new Error("no LangGraph client in the stream context");
-  try {
-    const [answer, response] = await client.fetch(path, {
-      method: body ? "POST" : "GET",
-      json: body,
-      withResponse: true,
-      signal: undefined,
-    });
-    return [answer ?? {}, response.status];
-  } catch (error: any) {
-    const text = String(error?.message ?? error);
-    throw new Error(text.slice(0, 500));
-  }
-}
-
-async function viewCall(stream: any, props: MCPAppProps, method: string, params: Json): Promise<Json> {
-  if (!props.thread_id) throw new Error("this view's call ran outside a thread: it cannot call back");
-  const base = `${ROUTE}/threads/${encodeURIComponent(props.thread_id)}`;
-  const body: Json = { server: props.server, method, params };
-  if (typeof stream?.assistantId === "string") body.assistant_id = stream.assistantId;
-  let [answer, status] = await route(stream, `${base}/call`, body);
-  for (let i = 0; status === 202 && answer.status === "pending" && i < POLL_LIMIT; i++) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    [answer, status] = await route(stream, `${base}/calls/${encodeURIComponent(String(answer.call_id))}`);
-  }
-  if (answer.status !== "done") throw new Error(String(answer.error ?? "the call did not finish"));
-  return answer.result as Json;
-}
+type Consent = { kind: "message" | "download"; text: string; answer: (yes: boolean) => void };
 
 export function MCPApp(props: MCPAppProps) {
   const stream = useStreamContext() as any;
@@ -118,24 +63,79 @@ export function MCPApp(props: MCPAppProps) {
   const frame = useRef<HTMLIFrameElement>(null);
   const [height, setHeight] = useState(160);
   const [status, setStatus] = useState("loading");
+  const [mode, setMode] = useState<DisplayMode>("inline");
+  const [generation, setGeneration] = useState(0);
+  const [consent, setConsent] = useState<Consent | null>(null);
   const context = useRef<Json | null>(null);
+  const bridgeRef = useRef<AppBridge | null>(null);
+  const leaveRef = useRef<() => void>(() => {});
+  const asking = useRef(false);
+  const proposals = useRef<number[]>([]);
+  const htmlKey = useMemo(() => digest(props.html ?? ""), [props.html]);
+
+  const changeMode = (next: DisplayMode) => {
+    setMode(next);
+    const bridge = bridgeRef.current;
+    if (bridge) bridge.setHostContext({ ...hostContext(next) } as any);
+  };
 
   useEffect(() => {
     const iframe = frame.current;
     if (!iframe || !iframe.contentWindow || !props.html) return;
-    const bridge = new AppBridge(
-      null,
-      { name: "langgraph-mcp", version: "1" },
-      {
-        openLinks: {},
-        serverTools: {},
-        serverResources: {},
-        updateModelContext: { text: {} },
-        message: { text: {} },
-      },
-      { hostContext: { displayMode: "inline", availableDisplayModes: ["inline"], theme: "light" } as any },
-    );
+    const view = { server: props.server, tool_call_id: props.tool_call_id, thread_id: props.thread_id };
+    const capabilities: Json = {
+      openLinks: {},
+      serverTools: {},
+      serverResources: {},
+      updateModelContext: { text: {} },
+      message: { text: {} },
+      downloadFile: {},
+    };
+    if (samplingHandler()) capabilities.sampling = {};
+    const bridge = new AppBridge(null, { name: "langgraph-mcp", version: "1" }, capabilities as any, {
+      hostContext: hostContext("inline") as any,
+    });
+    bridgeRef.current = bridge;
+    let closed = false;
+    let pending: ((yes: boolean) => void) | null = null;
+
+    /** Asks the person (one question per view at a time); no answer in time is a no. */
+    const ask = (kind: Consent["kind"], text: string): Promise<boolean> =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => answer(false), CONSENT_TIMEOUT_MS);
+        const answer = (yes: boolean) => {
+          clearTimeout(timer);
+          pending = null;
+          setConsent(null);
+          resolve(yes && !closed);
+        };
+        pending = answer;
+        setConsent({ kind, text, answer });
+      });
+    const claim = () => {
+      if (asking.current) throw refusal("another request of this view waits for the person's answer");
+      asking.current = true;
+    };
+
+    const leave = () => {
+      if (closed) return;
+      closed = true;
+      pending?.(false);
+      void bridge.close().catch(() => {});
+      bridgeRef.current = null;
+      setMode("inline");
+      setStatus("navigated");
+    };
+    leaveRef.current = leave;
+    const onGuard = (event: MessageEvent) => {
+      if (event.source !== iframe.contentWindow) return;
+      const data = event.data;
+      if (data && typeof data === "object" && LEAVING in data) leave();
+    };
+    window.addEventListener("message", onGuard);
+
     bridge.oninitialized = () => {
+      if (closed) return;
       setStatus("ready");
       void bridge.sendToolInput({ arguments: props.arguments });
       void bridge.sendToolResult(props.result as any);
@@ -147,6 +147,11 @@ export function MCPApp(props: MCPAppProps) {
       if (!/^https?:\/\//i.test(url)) return { isError: true };
       window.open(url, "_blank", "noopener,noreferrer");
       return {};
+    };
+    bridge.onrequestdisplaymode = async ({ mode: wanted }) => {
+      const next = (DISPLAY_MODES as readonly string[]).includes(wanted) ? (wanted as DisplayMode) : null;
+      if (next) changeMode(next);
+      return { mode: next ?? (bridge as any)._hostContext?.displayMode ?? "inline" };
     };
     bridge.oncalltool = async (params) => {
       try {
@@ -163,48 +168,181 @@ export function MCPApp(props: MCPAppProps) {
       return {};
     };
     bridge.onmessage = async (params) => {
-      const current = streamRef.current;
       const text = ((params as any).content ?? [])
         .filter((b: any) => b?.type === "text" && typeof b.text === "string")
         .map((b: any) => b.text)
         .join("\n");
-      if (!text || typeof current?.submit !== "function") return { isError: true };
-      const values: Json = { messages: [{ type: "human", content: text }] };
-      if (context.current) values.mcp_app_context = context.current;
-      void current.submit(values);
-      return {};
+      if (!text) throw refusal("only text messages are sent");
+      if (text.length > MAX_MESSAGE_CHARS) throw refusal(`a message is at most ${MAX_MESSAGE_CHARS} characters`);
+      if (!props.thread_id) throw refusal("this view's call ran outside a thread: it cannot send messages");
+      claim();
+      try {
+        const busy = await threadBusy(streamRef.current, props.thread_id);
+        if (busy) throw refusal(busy);
+        const now = Date.now();
+        proposals.current = proposals.current.filter((t) => now - t < RATE_WINDOW_MS);
+        if (proposals.current.length >= MESSAGE_RATE) {
+          throw refusal(`this view proposed ${MESSAGE_RATE} messages in the last minute; try again later`);
+        }
+        proposals.current.push(now);
+        if (!(await ask("message", text))) throw refusal("the person did not send the view's message");
+        const current = streamRef.current;
+        const still = await threadBusy(current, props.thread_id);
+        if (still) throw refusal(still);
+        if (closed || typeof current?.submit !== "function") throw refusal("the view is no longer shown");
+        const values: Json = { messages: [{ type: "human", content: text }] };
+        if (context.current) values.mcp_app_context = context.current;
+        void current.submit(values);
+        return {};
+      } finally {
+        asking.current = false;
+      }
     };
-    const transport = new PostMessageTransport(iframe.contentWindow, iframe.contentWindow);
+    bridge.ondownloadfile = async (params) => {
+      const file = downloadable(params);
+      claim();
+      try {
+        if (!(await ask("download", `${file.name} (${file.bytes.length} bytes)`))) {
+          throw refusal("the person did not save the file");
+        }
+        const url = URL.createObjectURL(new Blob([file.bytes], { type: "application/octet-stream" }));
+        const link = document.createElement("a");
+        link.href = url;
+        link.download = file.name;
+        link.rel = "noopener";
+        document.body.appendChild(link);
+        link.click();
+        link.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 60_000);
+        return {};
+      } finally {
+        asking.current = false;
+      }
+    };
+    bridge.oncreatesamplingmessage = async (params) => {
+      const handler = samplingHandler();
+      if (!handler) {
+        throw refusal("sampling/createMessage is not offered to views by this deployment", METHOD_NOT_FOUND);
+      }
+      return (await handler(params as Json, view)) as any;
+    };
+    const transport = new ClosingTransport(iframe.contentWindow, iframe.contentWindow);
     void bridge.connect(transport).catch(() => setStatus("failed"));
     return () => {
-      void bridge.close();
+      window.removeEventListener("message", onGuard);
+      if (closed) return; // left its document: already closed
+      closed = true;
+      pending?.(false);
+      bridgeRef.current = null;
+      void bridge.close().catch(() => {});
     };
-  }, [props.tool_call_id, props.html]);
+  }, [props.tool_call_id, props.html, generation]);
+
+  useEffect(() => {
+    if (mode === "inline") return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "Escape") changeMode("inline");
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [mode]);
 
   if (!props.html) {
     return (
-      <div data-testid="mcp-app" data-status="no-view" style={box(props)}>
+      <div data-testid="mcp-app" data-status="no-view" style={box(props, "inline")}>
         {props.server} · {props.tool_name}: the view is too large to show here.
       </div>
     );
   }
   const policy = contentSecurityPolicy(props.csp);
   return (
-    <div data-testid="mcp-app" data-status={status} data-tool-call-id={props.tool_call_id} style={box(props)}>
+    <div
+      data-testid="mcp-app"
+      data-status={status}
+      data-display-mode={mode}
+      data-tool-call-id={props.tool_call_id}
+      style={box(props, mode)}
+    >
+      {mode !== "inline" ? (
+        <div style={bar}>
+          <span>
+            {props.server} · {props.tool_name}
+          </span>
+          <button type="button" onClick={() => changeMode("inline")}>
+            {mode === "fullscreen" ? "Exit full screen" : "Back to the chat"}
+          </button>
+        </div>
+      ) : null}
+      {status === "navigated" ? (
+        <div data-testid="mcp-app-navigated" style={bar}>
+          <span>The view left the page its server sent: it is no longer connected to this chat.</span>
+          <button
+            type="button"
+            onClick={() => {
+              setStatus("loading");
+              setGeneration((g) => g + 1);
+            }}
+          >
+            Show the view again
+          </button>
+        </div>
+      ) : null}
       <iframe
+        key={`${generation}:${htmlKey}`}
         ref={frame}
         title={`${props.server} · ${props.tool_name}`}
         sandbox="allow-scripts"
         allow={buildAllowAttribute(props.permissions as any)}
         srcDoc={withPolicy(props.html, policy)}
-        style={{ width: "100%", height: `${height}px`, border: "none", display: "block" }}
+        onLoad={(event) => {
+          // The first load is the view's document; any later one is another document.
+          const element = event.currentTarget;
+          const loads = (loadCounts.get(element) ?? 0) + 1;
+          loadCounts.set(element, loads);
+          if (loads > 1) leaveRef.current();
+        }}
+        style={{
+          width: "100%",
+          height: mode === "inline" ? `${height}px` : undefined,
+          flex: mode === "inline" ? undefined : "1 1 auto",
+          border: "none",
+          display: "block",
+        }}
       />
+      {consent ? (
+        <div data-testid="mcp-app-consent" data-kind={consent.kind} style={{ ...bar, display: "block" }}>
+          <div>
+            {consent.kind === "message"
+              ? `The ${props.server} view wants to send this message as you:`
+              : `The ${props.server} view offers a file to save:`}
+          </div>
+          <pre style={{ whiteSpace: "pre-wrap", margin: "4px 0", maxHeight: "12rem", overflow: "auto" }}>
+            {consent.text}
+          </pre>
+          <button type="button" onClick={() => consent.answer(true)}>
+            {consent.kind === "message" ? "Send it" : "Save"}
+          </button>{" "}
+          <button type="button" onClick={() => consent.answer(false)}>
+            {consent.kind === "message" ? "Don't send" : "Don't save"}
+          </button>
+        </div>
+      ) : null}
     </div>
   );
 }
 
-function box(props: MCPAppProps) {
-  return {
+const bar = {
+  display: "flex",
+  justifyContent: "space-between",
+  alignItems: "center",
+  gap: "8px",
+  padding: "4px 8px",
+  background: "#f9fafb",
+  borderBottom: "1px solid #e5e7eb",
+};
+
+function box(props: MCPAppProps, mode: DisplayMode) {
+  const base = {
     fontFamily: "system-ui, sans-serif",
     fontSize: "13px",
     border: props.prefers_border === false ? "none" : "1px solid #e5e7eb",
@@ -213,5 +351,16 @@ function box(props: MCPAppProps) {
     maxWidth: "40rem",
     overflow: "hidden",
     background: "#fff",
+    boxSizing: "border-box" as const,
   };
+  if (mode === "fullscreen") {
+    return { ...base, position: "fixed" as const, inset: 0, zIndex: 1000, margin: 0, maxWidth: "none",
+      borderRadius: 0, display: "flex", flexDirection: "column" as const };
+  }
+  if (mode === "pip") {
+    return { ...base, position: "fixed" as const, right: "16px", bottom: "16px", width: "360px", height: "280px",
+      zIndex: 1000, margin: 0, display: "flex", flexDirection: "column" as const,
+      boxShadow: "0 4px 16px rgba(0,0,0,.2)" };
+  }
+  return base;
 }

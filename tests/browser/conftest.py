@@ -8,13 +8,21 @@ the user, no token is ``anonymous``, each thread is its creator's). Its MCP serv
 demo servers, the demo fixture server, and the MCP Apps fixture server twice, over stdio
 (``apps``) and over streamable HTTP (``apps_http``), both with ``apps: true``, each logging its
 ``refresh_chart`` calls to a file of its own (``Served.logs``). The chat model is the scripted one.
+
+Two probe servers on loopback (``Served.probe``) answer what the chart view's test controls load
+(``tests/servers/apps.py``, ``$APPS_PROBE``): the first origin is declared in the chart's CSP, the
+second is not; both log each request they get, and the first serves ``/elsewhere``, a page that
+is not the view, speaking the MCP Apps protocol to whatever frame holds it.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,11 +39,78 @@ from tests.langgraph_server import REPO_ROOT, DevServer, langgraph_dev, ui_bundl
 APPS_SERVERS = ["apps", "apps_http"]
 
 
+ELSEWHERE = """<!doctype html><html><body><p>elsewhere: sent <b id="sent">0</b>,
+answered <b id="answered">0</b></p><script>
+let sent = 0, answered = 0;
+const show = (id, n) => { document.getElementById(id).textContent = String(n); };
+addEventListener("message", (event) => {
+  const m = event.data;
+  if (m && m.jsonrpc === "2.0" && m.id !== undefined && m.method === undefined) show("answered", ++answered);
+});
+const post = (method, params) => {
+  window.parent.postMessage({ jsonrpc: "2.0", id: ++sent, method, params }, "*");
+  show("sent", sent);
+};
+post("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "elsewhere", version: "1" },
+  appCapabilities: {} });
+post("tools/call", { name: "refresh_chart", arguments: { city: "Elsewhere" } });
+post("ui/message", { role: "user", content: [{ type: "text", text: "sent from elsewhere" }] });
+const timer = setInterval(() => { post("ping", {}); if (sent >= 12) clearInterval(timer); }, 100);
+</script></body></html>"""
+"""The page the chart view's Leave button navigates its frame to: it asks its parent for the
+bridge (``ui/initialize``, a tool call, a message, then a ping every 100 ms up to 12 requests)
+and counts the answers."""
+
+GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+
+
+class _ProbeHandler(http.server.BaseHTTPRequestHandler):
+    log_to: list[str]
+
+    def do_GET(self) -> None:
+        self.log_to.append(f"{self.server.server_address[1]} {self.path}")
+        if self.path == "/elsewhere":
+            body, kind = ELSEWHERE.encode(), "text/html"
+        elif self.path == "/probe/img":
+            body, kind = GIF, "image/gif"
+        else:
+            body, kind = b"ok", "text/plain"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def probe_servers(log: list[str]) -> Iterator[list[str]]:
+    """Two loopback HTTP servers logging each request (``"<port> <path>"``) to ``log``; their
+    origins."""
+    handler = type("Handler", (_ProbeHandler,), {"log_to": log})
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) for _ in range(2)]
+    for httpd in servers:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield [f"http://127.0.0.1:{httpd.server_address[1]}" for httpd in servers]
+    finally:
+        for httpd in servers:
+            httpd.shutdown()
+            httpd.server_close()
+
+
 @dataclass
 class Served:
     server: DevServer
     page_url: str
     logs: dict[str, Path] = field(default_factory=dict)
+    probe: list[str] = field(default_factory=list)
+    """The probe servers' origins: declared in the chart's CSP, and not."""
+    probed: list[str] = field(default_factory=list)
+    """What the probe servers were asked for, ``"<port> <path>"`` each."""
 
     def client(self, user: str) -> Any:
         """An SDK client authenticated as ``user``."""
@@ -69,13 +144,23 @@ def chat_config(folder: Path) -> Path:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder = tmp_path_factory.mktemp("chat")
     logs = {name: folder / f"{name}.log" for name in APPS_SERVERS}
-    with http_server_process("apps", env={"APPS_LOG": str(logs["apps_http"])}) as url:
+    probed: list[str] = []
+    with (
+        probe_servers(probed) as probe,
+        http_server_process(
+            "apps", env={"APPS_LOG": str(logs["apps_http"]), "APPS_PROBE": " ".join(probe)}
+        ) as url,
+    ):
         servers = json.loads(mcp_config(folder, demo=True).read_text())["mcpServers"]
         servers["apps"] = {
             "command": sys.executable,
             "args": ["-m", "tests.servers.apps"],
             "cwd": str(REPO_ROOT),
-            "env": {"APPS_LOG": str(logs["apps"]), "PYTHONPATH": str(REPO_ROOT)},
+            "env": {
+                "APPS_LOG": str(logs["apps"]),
+                "PYTHONPATH": str(REPO_ROOT),
+                "APPS_PROBE": " ".join(probe),
+            },
             "apps": True,
         }
         servers["apps_http"] = {"url": url, "apps": True}
@@ -88,4 +173,4 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ):
             for graph in ("agent", "tools", "reviewed_agent"):
                 ui_bundle(workdir, graph)
-            yield Served(server, page_url, logs)
+            yield Served(server, page_url, logs, probe, probed)

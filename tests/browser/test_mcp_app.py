@@ -13,11 +13,13 @@ call to a file.
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 from langgraph_sdk import get_client
-from playwright.async_api import async_playwright, expect
+from playwright.async_api import Browser, Page, async_playwright, expect
 
 from tests.browser.conftest import APPS_SERVERS, Served
 from tests.browser.test_chat_ui import CHROMIUM, WAIT_MS, say
@@ -58,12 +60,18 @@ async def test_the_view_renders_and_its_click_calls_the_server_through_the_route
         await expect(view.locator("#refreshed")).to_have_text("refreshed Oslo: 11, 14, 9")
         assert "refresh_chart called: city='Oslo'" in served.log("apps")
         if os.environ.get("LANGGRAPH_MCP_SCREENSHOTS"):
+            await view.locator("#controls").evaluate("controls => { controls.hidden = true; }")
             await page.locator("main").screenshot(path=str(ASSETS / "mcp-app.png"))
 
-        # The view's message becomes the thread's next human message, sent with the model
-        # context it set before; the agent answers it.
+        # The view's message, once the person said yes to it, becomes the thread's next human
+        # message, sent with the model context it set before; the agent answers it.
         await view.locator("#ask").click()
+        consent = page.get_by_test_id("mcp-app-consent")
+        await expect(consent).to_contain_text('plain_echo {"text": "asked from the view about Oslo"}')
+        await expect(view.locator("#refreshed")).to_have_text("refreshed Oslo: 11, 14, 9")  # it waits
+        await consent.get_by_role("button", name="Send it").click()
         await expect(view.locator("#refreshed")).to_have_text("asked")
+        await expect(consent).to_have_count(0)
         reply = page.get_by_test_id("message-ai").last
         await expect(reply).to_contain_text("plain_echo: asked from the view about Oslo")
         [thread] = await get_client(url=served.server.url).threads.search(limit=1)
@@ -76,6 +84,168 @@ async def test_the_view_renders_and_its_click_calls_the_server_through_the_route
         assert not [p for p in problems if "Content Security Policy" in p], (
             problems
         )  # the view kept to its CSP
+        await browser.close()
+
+
+async def _show_chart(playwright: Any, served: Served, assistant: str, city: str) -> tuple[Browser, Page]:
+    """A browser with the chat page open on ``assistant``, showing the chart view of ``city``."""
+    browser = await playwright.chromium.launch(executable_path=CHROMIUM)
+    page = await browser.new_page(viewport={"width": 900, "height": 700})
+    page.set_default_timeout(WAIT_MS)
+    await page.goto(f"{served.page_url}?{urlencode({'apiUrl': served.server.url, 'assistantId': assistant})}")
+    await say(page, f'show_chart {{"city": "{city}"}}')
+    await expect(page.get_by_test_id("mcp-app")).to_have_attribute("data-status", "ready")
+    view = page.frame_locator('[data-testid="mcp-app"] iframe')
+    await expect(view.locator("#city")).to_have_text(city)
+    return browser, page
+
+
+@pytest.mark.timeout(120)
+async def test_a_views_message_needs_a_persons_yes_an_idle_thread_and_a_bounded_rate(served: Served) -> None:
+    async with async_playwright() as playwright:
+        browser, page = await _show_chart(playwright, served, "viewed", "Lima")
+        view = page.frame_locator('[data-testid="mcp-app"] iframe')
+        consent = page.get_by_test_id("mcp-app-consent")
+        answer = view.locator("#refreshed")
+
+        # The person sees the proposed message; one question at a time: another message of the
+        # view meanwhile is refused. The person refuses it: the view gets a JSON-RPC error.
+        await view.locator("#ask").click()
+        await expect(consent).to_contain_text('plain_echo {"text": "asked from the view about Lima"}')
+        await view.locator("#ask").click()
+        await expect(answer).to_have_text(
+            "refused: another request of this view waits for the person's answer"
+        )
+        await expect(consent).to_have_count(1)
+        await consent.get_by_role("button", name="Don't send").click()
+        await expect(answer).to_have_text("refused: the person did not send the view's message")
+        await expect(consent).to_have_count(0)
+
+        # Three proposals a minute at most: the fourth is refused without asking the person.
+        for _ in range(2):
+            await view.locator("#ask").click()
+            await expect(consent).to_contain_text("asked from the view about Lima")
+            await consent.get_by_role("button", name="Don't send").click()
+            await expect(consent).to_have_count(0)
+        await view.locator("#ask").click()
+        await expect(answer).to_have_text(
+            "refused: this view proposed 3 messages in the last minute; try again later"
+        )
+        await expect(consent).to_have_count(0)
+
+        # While a run is in flight, and while the thread waits for a person, a message is refused
+        # before the person is asked (the rate bound would refuse it too: these checks come first).
+        await say(page, 'sleep {"seconds": 3}')
+        await expect(page.locator('[data-testid="mcp-progress"][data-status="running"]')).to_be_visible()
+        await view.locator("#ask").click()
+        await expect(answer).to_have_text("refused: a run of this thread is in progress")
+        await expect(page.get_by_test_id("status")).to_have_attribute("data-loading", "false")
+        await say(page, 'plain_echo {"text": "hold"}')
+        await expect(page.get_by_test_id("review")).to_contain_text("plain_echo")
+        await view.locator("#ask").click()
+        await expect(answer).to_have_text("refused: the thread waits for a person's answer")
+        await expect(consent).to_have_count(0)
+
+        [thread] = await get_client(url=served.server.url).threads.search(limit=1)
+        state = await get_client(url=served.server.url).threads.get_state(thread["thread_id"])
+        humans = [m["content"] for m in state["values"]["messages"] if m["type"] == "human"]
+        assert not [h for h in humans if "asked from the view" in str(h)], humans
+        await browser.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_view_that_leaves_its_document_loses_the_bridge(served: Served) -> None:
+    async with async_playwright() as playwright:
+        browser, page = await _show_chart(playwright, served, "agent", "Bern")
+        app = page.get_by_test_id("mcp-app")
+        view = page.frame_locator('[data-testid="mcp-app"] iframe')
+
+        # The view navigates its frame to a page of another server; that page asks the frame's
+        # parent for the bridge (initialize, a tool call, a message, pings) and gets no answer.
+        await view.locator("#leave").click()
+        await expect(app).to_have_attribute("data-status", "navigated")
+        await expect(view.locator("#sent")).to_have_text("12")
+        await expect(view.locator("#answered")).to_have_text("0")
+        assert f"{served.probe[0].rsplit(':', 1)[1]} /elsewhere" in served.probed
+        assert "Elsewhere" not in served.log("apps")
+        await expect(page.get_by_test_id("mcp-app-consent")).to_have_count(0)
+
+        # The person may show the view again: a fresh copy of the document the server sent, with a
+        # bridge of its own.
+        await app.get_by_role("button", name="Show the view again").click()
+        await expect(app).to_have_attribute("data-status", "ready")
+        await expect(view.locator("#city")).to_have_text("Bern")
+        await browser.close()
+
+
+@pytest.mark.timeout(120)
+async def test_the_view_keeps_to_its_csp_and_gets_display_modes_and_downloads_but_no_sampling(
+    served: Served,
+) -> None:
+    async with async_playwright() as playwright:
+        browser, page = await _show_chart(playwright, served, "agent", "Rome")
+        app = page.get_by_test_id("mcp-app")
+        view = page.frame_locator('[data-testid="mcp-app"] iframe')
+        out = view.locator("#out")
+        undeclared = served.probe[1]
+
+        # Its CSP lets it load from and connect to the origin it declared, and nothing else.
+        await view.locator("#probe").click()
+        await expect(out).to_have_text(
+            "img declared: loaded, img undeclared: failed, "
+            "fetch declared: fetched 200, fetch undeclared: failed"
+        )
+        violations = view.locator("#violations")
+        await expect(violations).to_contain_text(f"img-src {undeclared}/probe/img")
+        await expect(violations).to_contain_text(f"connect-src {undeclared}/probe/fetch")
+        declared_port, undeclared_port = (o.rsplit(":", 1)[1] for o in served.probe)
+        assert {f"{declared_port} /probe/img", f"{declared_port} /probe/fetch"} <= set(served.probed)
+        assert not [r for r in served.probed if r.startswith(undeclared_port)], served.probed
+
+        # Display modes: offered in the host context; full screen fills the page until the
+        # person leaves it, and the view is told.
+        await expect(view.locator("#modes")).to_have_text("inline,fullscreen,pip")
+        await expect(view.locator("#mode")).to_have_text("inline")
+        await view.locator("#fullscreen").click()
+        await expect(out).to_have_text("mode: fullscreen")
+        await expect(view.locator("#mode")).to_have_text("fullscreen")
+        await expect(app).to_have_attribute("data-display-mode", "fullscreen")
+        assert await app.bounding_box() == {"x": 0, "y": 0, "width": 900, "height": 700}
+        await app.get_by_role("button", name="Exit full screen").click()
+        await expect(view.locator("#mode")).to_have_text("inline")
+        await expect(app).to_have_attribute("data-display-mode", "inline")
+        # Picture in picture: a small box at the bottom right, over the chat.
+        await view.locator("#pip").click()
+        await expect(out).to_have_text("mode: pip")
+        await expect(app).to_have_attribute("data-display-mode", "pip")
+        assert await app.bounding_box() == {
+            "x": 900 - 16 - 360,
+            "y": 700 - 16 - 280,
+            "width": 360,
+            "height": 280,
+        }
+        await app.get_by_role("button", name="Back to the chat").click()
+        await expect(view.locator("#mode")).to_have_text("inline")
+
+        # A download goes through the host, once the person said yes, under a safe name.
+        await view.locator("#download").click()
+        consent = page.get_by_test_id("mcp-app-consent")
+        await expect(consent).to_contain_text("Rome temps_v1.csv")
+        async with page.expect_download() as info:
+            await consent.get_by_role("button", name="Save", exact=True).click()
+        download = await info.value
+        assert download.suggested_filename == "Rome temps_v1.csv"
+        assert Path(await download.path()).read_text() == "city,temp\nRome,11\n"
+        await expect(out).to_have_text("saved")
+        await view.locator("#download-big").click()
+        await expect(out).to_have_text("refused: the file is larger than 5000000 bytes")
+        await expect(consent).to_have_count(0)
+
+        # Sampling is refused: this deployment did not opt in.
+        await view.locator("#sample").click()
+        await expect(out).to_have_text(
+            "refused: sampling/createMessage is not offered to views by this deployment"
+        )
         await browser.close()
 
 

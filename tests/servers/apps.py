@@ -25,6 +25,14 @@ Refresh button calls ``refresh_chart``, which logs ``refresh_chart called: city=
 to the file ``$APPS_LOG`` names (when set); its Ask button updates the model context
 (``{"city", "looking_at"}``) and sends the message ``plain_echo {"text": "asked from the view
 about <city>"}``.
+
+With ``$APPS_PROBE`` set to two loopback origins (``"<declared> <undeclared>"``), the first is
+added to the chart's declared ``connectDomains`` and ``resourceDomains``, and the view gets test
+controls: Probe (loads an image from and fetches each origin, and lists the CSP violations it
+saw), Leave (navigates its frame to ``<declared>/elsewhere``), Full screen, Picture in picture,
+Download, Download big (over the host's size bound) and Sample (``sampling/createMessage``); each
+shows its answer,
+or ``refused: <the JSON-RPC error's message>``, in ``#out``.
 """
 
 import os
@@ -79,10 +87,70 @@ VIEW_SCRIPT = """<script>
       show("city", city);
     } else if (m.method === "ui/notifications/tool-result") {
       show("temps", temps(m.params));
+    } else if (m.method === "ui/notifications/host-context-changed" && m.params.displayMode) {
+      show("mode", m.params.displayMode);
     } else if (m.method === "ping" && m.id !== undefined) {
       send({ id: m.id, result: {} });
     }
   });
+  const act = (id, fn) => {
+    const button = document.getElementById(id);
+    if (!button) return;
+    button.addEventListener("click", async () => {
+      try {
+        show("out", await fn());
+      } catch (error) {
+        show("out", "refused: " + error.message);
+      }
+    });
+  };
+  const probe = (document.body.dataset.probe || "").split(" ");
+  const blocked = [];
+  document.addEventListener("securitypolicyviolation", (event) => {
+    blocked.push(event.violatedDirective.split(" ")[0] + " " + event.blockedURI);
+    show("violations", blocked.join(" | "));
+  });
+  const image = (url) => new Promise((done) => {
+    const img = new Image();
+    img.onload = () => done("loaded");
+    img.onerror = () => done("failed");
+    img.src = url;
+  });
+  const get = (url) => fetch(url).then((r) => "fetched " + r.status, () => "failed");
+  act("probe", async () => {
+    const [declared, undeclared] = probe;
+    const results = await Promise.all([
+      image(declared + "/probe/img"), image(undeclared + "/probe/img"),
+      get(declared + "/probe/fetch"), get(undeclared + "/probe/fetch"),
+    ]);
+    return "img declared: " + results[0] + ", img undeclared: " + results[1] +
+      ", fetch declared: " + results[2] + ", fetch undeclared: " + results[3];
+  });
+  act("leave", async () => {
+    location.href = probe[0] + "/elsewhere";
+    return "leaving";
+  });
+  const displayMode = async (mode) =>
+    "mode: " + (await request("ui/request-display-mode", { mode })).mode;
+  act("fullscreen", () => displayMode("fullscreen"));
+  act("pip", () => displayMode("pip"));
+  const csv = (size) => ({
+    contents: [{
+      type: "resource",
+      resource: {
+        uri: "ui://apps/exports/../" + city + " temps:v1.csv",
+        mimeType: "text/csv",
+        text: "city,temp\\n" + city + ",11\\n" + "x".repeat(size),
+      },
+    }],
+  });
+  const download = async (size) =>
+    (await request("ui/download-file", csv(size))).isError ? "not saved" : "saved";
+  act("download", () => download(0));
+  act("download-big", () => download(6000000));
+  act("sample", async () => JSON.stringify(await request("sampling/createMessage", {
+    messages: [{ role: "user", content: { type: "text", text: "hello" } }], maxTokens: 10,
+  })));
   document.getElementById("refresh").addEventListener("click", async () => {
     show("refreshed", "calling...");
     try {
@@ -94,18 +162,25 @@ VIEW_SCRIPT = """<script>
     }
   });
   document.getElementById("ask").addEventListener("click", async () => {
-    await request("ui/update-model-context", { structuredContent: { city, looking_at: "the chart" } });
-    const sent = await request("ui/message", {
-      role: "user",
-      content: [{ type: "text", text: 'plain_echo {"text": "asked from the view about ' + city + '"}' }],
-    });
-    show("refreshed", sent && sent.isError ? "not sent" : "asked");
+    try {
+      await request("ui/update-model-context", { structuredContent: { city, looking_at: "the chart" } });
+      const sent = await request("ui/message", {
+        role: "user",
+        content: [{ type: "text", text: 'plain_echo {"text": "asked from the view about ' + city + '"}' }],
+      });
+      show("refreshed", sent && sent.isError ? "not sent" : "asked");
+    } catch (error) {
+      show("refreshed", "refused: " + error.message);
+    }
   });
   request("ui/initialize", {
     protocolVersion: "2026-01-26",
     appInfo: { name: "chart", version: "1" },
     appCapabilities: {},
-  }).then(() => {
+  }).then((result) => {
+    const context = (result && result.hostContext) || {};
+    show("modes", (context.availableDisplayModes || []).join(","));
+    show("mode", context.displayMode || "");
     send({ method: "ui/notifications/initialized", params: {} });
     const size = { width: document.body.scrollWidth, height: document.body.scrollHeight + 16 };
     send({ method: "ui/notifications/size-changed", params: size });
@@ -116,14 +191,35 @@ VIEW_SCRIPT = """<script>
 (through the host) and shows the answer."""
 
 
+PROBE_CONTROLS = (
+    '<div id="controls"><p><button id="probe">Probe</button> <button id="leave">Leave</button> '
+    '<button id="fullscreen">Full screen</button> <button id="pip">Picture in picture</button> '
+    '<button id="download">Download</button> '
+    '<button id="download-big">Download big</button> <button id="sample">Sample</button></p>'
+    '<p>modes: <span id="modes"></span> · now: <span id="mode"></span></p>'
+    '<p id="out"></p><p id="violations"></p></div>'
+)
+"""The test controls the chart gets with ``$APPS_PROBE`` set."""
+
+
+def _probe_origins() -> list[str]:
+    """``$APPS_PROBE``'s two origins (declared, undeclared), or none."""
+    origins = os.environ.get("APPS_PROBE", "").split()
+    return origins if len(origins) == 2 else []
+
+
 def chart_html(version: int, big: bool = False) -> str:
     padding = "<!--" + "x" * 300_000 + "-->" if big else ""
+    probe = _probe_origins()
     body = (
         f'<h3 style="margin:4px 0">chart v{version}</h3><p>City: <b id="city"></b> · temperatures: '
         '<span id="temps"></span></p><button id="refresh">Refresh</button> <button id="ask">Ask</button> '
         '<span id="refreshed"></span>'
     )
-    page = f'<body style="font-family:sans-serif">{body}{padding}{VIEW_SCRIPT}</body>'
+    if probe:
+        body += PROBE_CONTROLS
+    data = f' data-probe="{" ".join(probe)}"' if probe else ""
+    page = f'<body style="font-family:sans-serif"{data}>{body}{padding}{VIEW_SCRIPT}</body>'
     return f"<!DOCTYPE html><html>{page}</html>"
 
 
@@ -149,9 +245,15 @@ def build_server(name: str = "apps", *, big: bool = False, secret: str | None = 
         state["reads"][BROKEN_URI] = state["reads"].get(BROKEN_URI, 0) + 1
         raise MCPError(code=types.INTERNAL_ERROR, message=f"the view is gone (key {secret})")
 
+    csp = CSP
+    if probe := _probe_origins():
+        csp = ResourceCsp(
+            connect_domains=[*(CSP.connect_domains or []), probe[0]],
+            resource_domains=[*(CSP.resource_domains or []), probe[0]],
+        )
     ui_meta = {
         "ui": {
-            "csp": CSP.model_dump(by_alias=True, exclude_none=True),
+            "csp": csp.model_dump(by_alias=True, exclude_none=True),
             "permissions": PERMISSIONS.model_dump(by_alias=True, exclude_none=True),
             "prefersBorder": True,
         }

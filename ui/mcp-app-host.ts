@@ -1,0 +1,236 @@
+/**
+ * What the ``mcp-app`` component (``mcp-app.tsx``) is built from, none of it React: the view's
+ * props, its Content-Security-Policy and navigation guard, the checks and bounds of what a view
+ * asks of its host (messages, downloads, sampling), and the way its calls reach the deployment's
+ * route.
+ */
+import { PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+export interface MCPAppProps {
+  server: string;
+  tool_name: string;
+  mcp_tool: string;
+  tool_call_id: string;
+  thread_id?: string;
+  resource_uri: string;
+  mime_type: string;
+  html?: string;
+  csp?: Record<string, unknown>;
+  permissions?: Record<string, unknown>;
+  domain?: string;
+  prefers_border?: boolean;
+  arguments: Record<string, unknown>;
+  result: Record<string, unknown>;
+}
+
+const ROUTE = "/mcp-apps";
+export const MAX_HEIGHT = 2000;
+const POLL_MS = 1000;
+const POLL_LIMIT = 600; // ten minutes for a person to answer an approval
+const SOURCE = /^(https?|wss?):\/\/[A-Za-z0-9.*\-]+(:\d{1,5})?$/;
+/** At most this many messages a view may propose to the person in ``RATE_WINDOW_MS``. */
+export const MESSAGE_RATE = 3;
+export const RATE_WINDOW_MS = 60_000;
+export const MAX_MESSAGE_CHARS = 16_000;
+/** A question to the person not answered in this long is answered no. */
+export const CONSENT_TIMEOUT_MS = 5 * 60_000;
+/** The largest file a view may offer for download. */
+export const MAX_DOWNLOAD_BYTES = 5_000_000;
+/** The JSON-RPC error code of everything the host refuses a view. */
+export const REFUSED = -32000;
+export const METHOD_NOT_FOUND = -32601;
+export const DISPLAY_MODES = ["inline", "fullscreen", "pip"] as const;
+export type DisplayMode = (typeof DISPLAY_MODES)[number];
+export const LEAVING = "langgraph-mcp/leaving";
+/** Put first in the view's document, before its own scripts: tells this page when the document
+ * starts to navigate away (``beforeunload``, which comes before the next document is even asked
+ * for; the Navigation API's ``navigate`` where a document has it) or is unloaded, so that the
+ * bridge is closed before another document could talk to it. */
+const GUARD =
+  "<script>(() => { const p = window.parent; const say = (why) => { try { p.postMessage({ " +
+  JSON.stringify(LEAVING) +
+  ": why }, '*'); } catch (e) {} }; try { navigation.addEventListener('navigate', (e) => " +
+  "{ if (!e.destination.sameDocument) say('navigate'); }); } catch (e) {} " +
+  "addEventListener('beforeunload', () => say('beforeunload'), true); " +
+  "addEventListener('pagehide', () => say('pagehide'), true); })();</script>";
+
+export type SamplingHandler = (
+  params: Record<string, unknown>,
+  view: { server: string; tool_call_id: string; thread_id?: string },
+) => Promise<Record<string, unknown>>;
+let sampling: SamplingHandler | null = null;
+
+/** Lets views ask for ``sampling/createMessage``: ``handler`` answers each request (with a
+ * ``CreateMessageResult``), or pass ``null`` to refuse them again (the default). Call it from the
+ * deployment's ``ui/index.tsx``; views created afterwards are told the host supports sampling. */
+export function allowSampling(handler: SamplingHandler | null): void {
+  sampling = handler;
+}
+
+/** The handler :func:`allowSampling` registered, if any. */
+export function samplingHandler(): SamplingHandler | null {
+  return sampling;
+}
+
+export function refusal(message: string, code: number = REFUSED): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** A file name from a resource URI: its last path segment, decoded, with anything but letters,
+ * digits, ``.``, ``_``, ``-`` and spaces replaced by ``_``, no leading or trailing dots or spaces,
+ * at most 100 characters; ``download`` if nothing is left. */
+export function safeFilename(uri: unknown): string {
+  let name = typeof uri === "string" ? uri.slice(0, 2048) : "";
+  name = name.split(/[?#]/)[0].split(/[\\/]/).pop() ?? "";
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // kept as it is
+  }
+  name = (name.split(/[\\/]/).pop() ?? "").replace(/[^A-Za-z0-9._ -]/g, "_");
+  name = name.replace(/^[. ]+/, "").slice(0, 100).replace(/[. ]+$/, "");
+  return name || "download";
+}
+
+/** The one embedded file of a ``ui/download-file`` request, bounded; refused otherwise. */
+export function downloadable(params: unknown): { name: string; bytes: Uint8Array } {
+  const contents = (params as any)?.contents;
+  if (!Array.isArray(contents) || contents.length !== 1) throw refusal("one file at a time");
+  const item = contents[0];
+  if (item?.type !== "resource" || typeof item.resource !== "object" || item.resource === null) {
+    throw refusal('only an embedded file (type "resource") is downloaded, not a link');
+  }
+  const resource = item.resource;
+  const tooLarge = () => refusal(`the file is larger than ${MAX_DOWNLOAD_BYTES} bytes`);
+  let bytes: Uint8Array;
+  if (typeof resource.text === "string") {
+    if (resource.text.length > MAX_DOWNLOAD_BYTES) throw tooLarge();
+    bytes = new TextEncoder().encode(resource.text);
+  } else if (typeof resource.blob === "string") {
+    if (resource.blob.length > Math.ceil(MAX_DOWNLOAD_BYTES / 3) * 4) throw tooLarge();
+    let binary: string;
+    try {
+      binary = atob(resource.blob);
+    } catch {
+      throw refusal("the file's blob is not base64");
+    }
+    bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  } else {
+    throw refusal("the file has neither text nor blob");
+  }
+  if (bytes.length > MAX_DOWNLOAD_BYTES) throw tooLarge();
+  return { name: safeFilename(resource.uri), bytes };
+}
+
+/** Why a message may not be sent to the thread now (a run in progress, a question for a person),
+ * or ``null``: the stream's own state, then the thread's on the server. */
+export async function threadBusy(stream: any, threadId: string): Promise<string | null> {
+  const running = "a run of this thread is in progress";
+  const waiting = "the thread waits for a person's answer";
+  if (stream?.isLoading) return running;
+  if (stream?.interrupt) return waiting;
+  let thread: any;
+  try {
+    thread = await stream.client.threads.get(threadId);
+  } catch {
+    return "the thread's state could not be read";
+  }
+  if (thread?.status === "busy") return running;
+  if (thread?.status === "interrupted") return waiting;
+  return null;
+}
+
+/** Closing it drops every answer still to come: none reaches a document that replaced the view. */
+export class ClosingTransport extends PostMessageTransport {
+  closed = false;
+  override async send(message: any, options?: any): Promise<void> {
+    if (!this.closed) await super.send(message, options);
+  }
+  override async close(): Promise<void> {
+    this.closed = true;
+    await super.close();
+  }
+}
+
+export function digest(text: string): string {
+  let h = 5381;
+  for (let i = 0; i < text.length; i++) h = (h * 33 + text.charCodeAt(i)) | 0;
+  return (h >>> 0).toString(36) + ":" + text.length;
+}
+
+/** The view's CSP: the specification's restrictive default, opened only to declared origins. */
+export function contentSecurityPolicy(csp: Record<string, unknown> | undefined): string {
+  const origins = (key: string): string[] => {
+    const value = csp?.[key];
+    if (!Array.isArray(value)) return [];
+    return value.filter((v): v is string => typeof v === "string" && SOURCE.test(v)).slice(0, 32);
+  };
+  const resources = origins("resourceDomains").join(" ");
+  const connect = origins("connectDomains");
+  const frames = origins("frameDomains");
+  const bases = origins("baseUriDomains");
+  return [
+    "default-src 'none'",
+    `script-src 'unsafe-inline' ${resources}`,
+    `style-src 'unsafe-inline' ${resources}`,
+    `img-src data: blob: ${resources}`,
+    `font-src data: ${resources}`,
+    `media-src data: blob: ${resources}`,
+    `connect-src ${connect.length ? connect.join(" ") : "'none'"}`,
+    `frame-src ${frames.length ? frames.join(" ") : "'none'"}`,
+    `base-uri ${bases.length ? bases.join(" ") : "'none'"}`,
+    "form-action 'none'",
+  ].join("; ");
+}
+
+/** ``html`` with the CSP ``<meta>`` and the navigation guard before anything else (after a
+ * doctype, if any). */
+export function withPolicy(html: string, policy: string): string {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
+  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
+  const head = meta + GUARD;
+  return doctype ? doctype[0] + head + html.slice(doctype[0].length) : head + html;
+}
+
+export type Json = Record<string, unknown>;
+
+export function failure(message: string): Json {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+async function route(stream: any, path: string, body?: Json): Promise<[Json, number]> {
+  // The stream's own client: its API URL, default headers and request hooks (authentication).
+  const client = stream?.client?.threads;
+  if (!client || typeof client.fetch !== "function") throw new Error("no LangGraph client in the stream context");
+  try {
+    const [answer, response] = await client.fetch(path, {
+      method: body ? "POST" : "GET",
+      json: body,
+      withResponse: true,
+      signal: undefined,
+    });
+    return [answer ?? {}, response.status];
+  } catch (error: any) {
+    const text = String(error?.message ?? error);
+    throw new Error(text.slice(0, 500));
+  }
+}
+
+export async function viewCall(stream: any, props: MCPAppProps, method: string, params: Json): Promise<Json> {
+  if (!props.thread_id) throw new Error("this view's call ran outside a thread: it cannot call back");
+  const base = `${ROUTE}/threads/${encodeURIComponent(props.thread_id)}`;
+  const body: Json = { server: props.server, method, params };
+  if (typeof stream?.assistantId === "string") body.assistant_id = stream.assistantId;
+  let [answer, status] = await route(stream, `${base}/call`, body);
+  for (let i = 0; status === 202 && answer.status === "pending" && i < POLL_LIMIT; i++) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    [answer, status] = await route(stream, `${base}/calls/${encodeURIComponent(String(answer.call_id))}`);
+  }
+  if (answer.status !== "done") throw new Error(String(answer.error ?? "the call did not finish"));
+  return answer.result as Json;
+}
+
+/** The host context a view is given (and told the changes of). */
+export function hostContext(mode: DisplayMode): Json {
+  return { displayMode: mode, availableDisplayModes: [...DISPLAY_MODES], theme: "light" };
+}
