@@ -57,13 +57,11 @@ async def load_catalog(pool: MCPPool, *, reserved: Collection[str] = ()) -> list
 
 
 async def _build_catalog(pool: MCPPool, reserved: frozenset[str], cache: ToolCache[MCPTool]) -> list[MCPTool]:
-    # The version is read before the listing it goes with; a listing that changes it (the first,
-    # which connects) is read again, so what is stored is known to be of the version stored.
-    for _ in range(2):
-        version = pool.tools_version()
-        listings = await pool.list_all_tools()
-        if pool.tools_version() == version:
-            break
+    # The version is read before the listing it goes with: a listing that moves it (the first,
+    # which connects; a change meanwhile) leaves this build to be made again, once, at the next
+    # use. What is stored is never newer than what was listed.
+    version = pool.tools_version()
+    listings = await pool.list_all_tools()
     names = cache.names(reserved)
     entries = build_catalog(
         listings,

@@ -1,10 +1,8 @@
 """The pool's tools are built once per listing version, however many runs ask at once.
 
 A graph's runs each ask for the pool's tools as they start. On a fresh pool, or after a listing
-changed, a hundred runs starting together used to build the same tools a hundred times, and the
-first build was stored under the version read *before* the listing that connected the server,
-so the next run built them all again. Now the runs that ask together share one build (its result
-or its error), and what is stored is of the version it was listed at.
+changed, a hundred runs starting together used to build the same tools a hundred times. Now the
+runs that ask together share one build: its result, or its error.
 """
 
 from __future__ import annotations
@@ -14,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_mcp import MCPConnectionError, MCPPool, load_mcp_tools
-from langgraph_mcp import _toolload
+from langgraph_mcp import MCPConnectionError, MCPPool, _toolload, load_mcp_tools
 from tests.conftest_servers import stdio_params
 from tests.helpers import until
 
@@ -41,10 +38,14 @@ async def test_runs_that_ask_at_once_share_one_build(demo_config: dict[str, Any]
         answers = await asyncio.gather(*(load_mcp_tools(pool) for _ in range(RUNS)))
         first = answers[0]
         assert first and all(tools is first for tools in answers)
-        assert len(builds) == len(set(builds)) == len(pool.tool_cache.last(frozenset()))
-        # Stored at the version it was listed at: the next run builds nothing.
-        assert await load_mcp_tools(pool) is first
-        assert len(builds) == len(set(builds))
+        assert len(builds) == len(set(builds)) == len(first)
+        # The first listing connected the server (which moves the version): the next runs share
+        # one more pass over the listing, which keeps every tool object, and then none.
+        again = await asyncio.gather(*(load_mcp_tools(pool) for _ in range(RUNS)))
+        assert all(tools is again[0] for tools in again)
+        assert all(a is b for a, b in zip(again[0], first, strict=True))
+        assert await load_mcp_tools(pool) is again[0]
+        assert len(builds) == len(first)
 
 
 async def test_a_change_of_listing_still_builds_again(demo_config: dict[str, Any], builds: list[str]) -> None:
