@@ -57,6 +57,8 @@ from _common import (
 )
 
 TARGET = 0.8
+PROFILE_TO = ""  # with --profile: where the profile of the load (warm-up excluded) goes
+COUNTER: Any = None  # with --instructions: the library that turns callgrind's counting on and off
 PATHS = ("sdk", "toolnode", "node")
 
 
@@ -109,11 +111,24 @@ async def drive(
                 tally.note(f"t{k} call {i}: {type(exc).__name__}: {exc}"[:300], "lost", k)
             tally.latencies.append(time.perf_counter() - start)
 
+    profile = None
+    if PROFILE_TO:
+        import cProfile
+
+        profile = cProfile.Profile()
+        profile.enable()
+    if COUNTER is not None:
+        COUNTER.count_start()
     cpu = process_cpu()
     start = time.perf_counter()
     await asyncio.gather(*(worker(k) for k in range(threads)))
     elapsed = time.perf_counter() - start
     tally.cpu = process_cpu() - cpu
+    if COUNTER is not None:
+        COUNTER.count_stop()
+    if profile is not None:
+        profile.disable()
+        profile.dump_stats(PROFILE_TO)
     return elapsed
 
 
@@ -274,19 +289,24 @@ def main() -> None:
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--protocols", default="auto", help=f"comma-separated, of {PROTOCOLS}")
     parser.add_argument("--case", help="run one case (path:transport:protocol) here, print JSON")
-    parser.add_argument("--profile", metavar="FILE", help="with --case: write a cProfile of it to FILE")
+    parser.add_argument(
+        "--instructions",
+        metavar="LIB",
+        help="with --case under callgrind: count only the load, through LIB (see bench_instructions.py)",
+    )
+    parser.add_argument(
+        "--profile", metavar="FILE", help="with --case: a cProfile of its load (warm-up excluded) to FILE"
+    )
     ns = parser.parse_args()
     if ns.case:
         path, transport, protocol = ns.case.split(":")
-        case = run_case(path, transport, protocol, ns.threads, ns.invokes)
-        if ns.profile:
-            import cProfile
+        global PROFILE_TO, COUNTER
+        PROFILE_TO = ns.profile or ""
+        if ns.instructions:
+            import ctypes
 
-            with cProfile.Profile() as profile:
-                result = asyncio.run(case)
-            profile.dump_stats(ns.profile)
-        else:
-            result = asyncio.run(case)
+            COUNTER = ctypes.CDLL(ns.instructions)
+        result = asyncio.run(run_case(path, transport, protocol, ns.threads, ns.invokes))
         print(json.dumps(result))
         return
 

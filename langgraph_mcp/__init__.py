@@ -16,7 +16,8 @@ from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._output import read_tool_output
 from langgraph_mcp._pool import MCPPool
 from langgraph_mcp._prebuilt import create_mcp_agent, route_tool_calls
-from langgraph_mcp._tools import MCPTool, load_mcp_tools
+from langgraph_mcp._toolload import load_mcp_tools
+from langgraph_mcp._tools import MCPTool
 from langgraph_mcp._uritemplate import expand_uri_template
 from langgraph_mcp._version import __version__
 from langgraph_mcp.config import (

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Hashable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import mcp_types as types
 
@@ -25,6 +25,7 @@ from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.limits import queue_by
 from langgraph_mcp._session.threads import ThreadSessions
 from langgraph_mcp._sync import close_pool
+from langgraph_mcp._toolcache import ToolCache
 from langgraph_mcp._toolstore import ToolCatalog, open_catalog
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import (
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
     from langgraph_mcp.types import MCPResourceUpdatedEvent
 
-__all__ = ["MCPPool", "OnConnectionError", "ToolCache"]
+__all__ = ["MCPPool", "OnConnectionError"]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -50,39 +51,6 @@ OnConnectionError: TypeAlias = Literal["raise", "warn"]
 # Calls waiting for a turn on a busy session (max_concurrent_calls) queue by conversation: the
 # LangGraph thread of the graph that makes them, else its run.
 queue_by(graph_run_key)
-
-
-_T = TypeVar("_T")
-
-
-class ToolCache(Generic[_T]):
-    """Tools built from a pool's listings, per set of reserved names (names never given to MCP
-    tools, e.g. local tools'): the tools of the last build with the pool's ``tools_version`` they
-    were built at, and every name ever given to an MCP tool, so a tool keeps its name while its
-    server is unreachable and after."""
-
-    def __init__(self) -> None:
-        self._built: dict[frozenset[str], tuple[Hashable, list[_T]]] = {}
-        self._names: dict[frozenset[str], dict[tuple[str, str], str]] = {}
-
-    def current(self, reserved: frozenset[str], version: Hashable) -> list[_T] | None:
-        """The tools built at ``version`` (``None``: not built at it, or left stale)."""
-        built = self._built.get(reserved)
-        return built[1] if built is not None and built[0] == version else None
-
-    def last(self, reserved: frozenset[str]) -> list[_T]:
-        """The tools of the last build, whatever its version (empty before the first)."""
-        built = self._built.get(reserved)
-        return built[1] if built is not None else []
-
-    def store(self, reserved: frozenset[str], version: Hashable, tools: list[_T]) -> None:
-        """Remember a build; ``version=None`` keeps it only for :meth:`last` (built while a
-        server was unreachable, so the next call builds again)."""
-        self._built[reserved] = (version, tools)
-
-    def names(self, reserved: frozenset[str]) -> dict[tuple[str, str], str]:
-        """``{(server, MCP tool name): exposed name}`` for every tool ever named (mutable)."""
-        return self._names.setdefault(reserved, {})
 
 
 class MCPPool:

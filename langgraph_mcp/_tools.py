@@ -27,8 +27,7 @@ This module is the LangChain adapter only: the call itself runs in ``_call.py``,
 outcome becomes (messages, cut outputs, ``Command``s) is decided in ``_results.py``.
 """
 
-import functools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
@@ -41,14 +40,12 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
 from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
-from langgraph_mcp._apps import model_visible, show_view
+from langgraph_mcp._apps import show_view
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema, describe_source, resolve_source
 from langgraph_mcp._call import run_call
-from langgraph_mcp._catalog import CatalogEntry, build_catalog
-from langgraph_mcp._catalog import logger as catalog_logger
+from langgraph_mcp._catalog import CatalogEntry
 from langgraph_mcp._oauth.calls import user_session
-from langgraph_mcp._pace import Pace
-from langgraph_mcp._pool import MCPPool, ToolCache
+from langgraph_mcp._pool import MCPPool
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._results import CallSite, call_failed, call_result, failure, not_listed, with_edit_notice
 from langgraph_mcp._sanitise import MAX_TITLE, sanitise_text
@@ -67,7 +64,7 @@ from langgraph_mcp.errors import (
 )
 from langgraph_mcp.options import ToolOptions
 
-__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool", "load_catalog", "load_mcp_tools"]
+__all__ = ["RUNTIME_ARG", "MCPTool", "build_tool"]
 
 _CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
 """What the session layer raises for a call that could not complete (``_results.call_failed``)."""
@@ -426,72 +423,3 @@ def build_tool(entry: CatalogEntry, connection: ServerConnection, pool: MCPPool 
     built._mcp_tool = tool
     built._checker = ArgumentChecker(entry.server, entry.name, tool.name, tool.input_schema)
     return built
-
-
-async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
-    """The pool's tools as LangChain tools, in configuration and listing order, without those meant
-    only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``: never for a model).
-
-    Connects servers that are not connected yet (concurrently), lists their tools once per
-    connection and builds the tools once per listing: repeated calls return the same objects
-    until a server's tool list changes, it reconnects, or the listing's lifetime ends (the
-    server's ``listing_ttl``; on 2026-07-28 its ``ttlMs`` hint). A server that could not be reached is
-    tried again on a later call once its back-off has passed (1 s, doubling up to 30 s), and its
-    tools appear as soon as it answers. ``reserved`` names (e.g. local tools) are never reused.
-
-    Raises:
-        TypeError: ``pool`` is not an :class:`MCPPool` (wrap connections in ``MCPPool(...)``).
-        MCPConnectionError: per the pool's ``on_connection_error``.
-    """
-    tools = await load_catalog(pool, reserved=reserved)
-    if all(model_visible(t.mcp_meta) for t in tools):
-        return tools
-    return [t for t in tools if model_visible(t.mcp_meta)]
-
-
-async def load_catalog(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
-    """Every tool of the pool, those meant only for an MCP Apps view included (see
-    :func:`load_mcp_tools`); the same list until a listing changes."""
-    if not isinstance(pool, MCPPool):
-        raise TypeError(
-            f"load_mcp_tools() takes an MCPPool, not a {type(pool).__name__}: wrap the connections "
-            "in MCPPool(...), e.g. `async with MCPPool(connections) as pool: "
-            "tools = await load_mcp_tools(pool)`"
-        )
-    key = frozenset(reserved)
-    cache: ToolCache[MCPTool] = pool.tool_cache
-    version = pool.tools_version()
-    cached = cache.current(key, version)
-    if cached is not None:
-        return cached
-    listings = await pool.list_all_tools()
-    names = cache.names(key)
-    entries = build_catalog(
-        listings,
-        pool.servers,
-        reserved=reserved,
-        remembered=pool.remembered,
-        previous=names,
-        warn=functools.partial(pool.warn_once, catalog_logger),
-    )
-    # Every name ever given in this pool stays known, those of servers now unreachable included.
-    names.update({(e.server, e.tool.name): e.name for e in entries})
-    previous = {(t.server, t.mcp_name, t.name): t for t in cache.last(key)}
-    tools = []
-    pace = Pace()  # a thousand tools take a tenth of a second or more to build
-    for entry in entries:
-        await pace()
-        old = previous.get((entry.server, entry.tool.name, entry.name))
-        if (
-            old is not None
-            and old._mcp_tool == entry.tool
-            and old._connection is pool.connection(entry.server)
-        ):
-            tools.append(old)
-        else:
-            tools.append(build_tool(entry, pool.connection(entry.server), pool))
-    if (built := cache.current(key, version)) is not None:
-        return built  # built meanwhile by a concurrent call (both paced): one set of objects
-    # Cached only while every server answered: a missing one is tried again next time.
-    cache.store(key, version if len(listings) == len(pool.servers) else None, tools)
-    return tools

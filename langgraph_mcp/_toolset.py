@@ -2,7 +2,7 @@
 may use.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
-(``_tools.load_catalog``: those meant only for an MCP Apps view too), binds each to its
+(``_toolload.load_catalog``: those meant only for an MCP Apps view too), binds each to its
 :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
 MCP name, see :mod:`langgraph_mcp._toolrefs`), withholds a tool whose options cannot be bound to
 it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
@@ -24,8 +24,9 @@ from langgraph_mcp._approval import APPROVAL_MODES, ApprovalMode, ApprovalReques
 from langgraph_mcp._apps import app_visible, model_visible
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
+from langgraph_mcp._toolload import load_catalog
 from langgraph_mcp._toolrefs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
-from langgraph_mcp._tools import MCPTool, load_catalog
+from langgraph_mcp._tools import MCPTool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
