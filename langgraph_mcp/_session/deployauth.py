@@ -40,7 +40,7 @@ from langgraph_mcp.config import (
 )
 from langgraph_mcp.config._oauth import secure_url
 
-__all__ = ["MemoryTokens", "auth_problems", "deployment_auth"]
+__all__ = ["MemoryTokens", "auth_problems", "deployment_auth", "noting_auth_problems"]
 
 _MAX_PROVIDERS = 256
 """Providers kept per event loop (the least recently used goes first: its next use gets a new
@@ -65,6 +65,14 @@ def auth_problems() -> Iterator[list[str]]:
         yield seen
     finally:
         _problems.reset(token)
+
+
+def noting_auth_problems() -> list[str]:
+    """Note the OAuth failures of requests sent from here on in this context (a task of its own,
+    such as a session's owner, whose requests run in tasks that copy it) in a new list."""
+    seen: list[str] = []
+    _problems.set(seen)
+    return seen
 
 
 class _Reporting(httpx2.Auth):

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
+import anyio
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from langgraph_mcp.config._oauth import UserOAuth, secure_url
@@ -200,7 +201,7 @@ class IdentityAssertionOAuth(_Headless):
         assert path is not None
 
         async def from_file(audience: str, resource: str) -> str:
-            return read_secret_file(path, "assertion")
+            return await anyio.to_thread.run_sync(read_secret_file, path, "assertion")
 
         return from_file
 

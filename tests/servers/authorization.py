@@ -181,6 +181,8 @@ class Gate:
         self.origin = ""
         self.seen_tokens: list[str] = []
         """The tokens of the requests let through, in order."""
+        self.everything = False
+        """Guard every MCP request (the handshake and listings too), not only calls."""
 
     def metadata_url(self) -> str:
         return f"{self.origin}/.well-known/oauth-protected-resource/mcp"
@@ -225,7 +227,7 @@ class Gate:
             method = json.loads(raw).get("method") if raw else None
         except (ValueError, AttributeError):
             method = None
-        if given or method == "tools/call":
+        if given or method == "tools/call" or self.everything:
             token = given[7:] if given.startswith("Bearer ") else ""
             access = self.provider.access.get(token)
             if access is None:

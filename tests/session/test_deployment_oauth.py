@@ -23,7 +23,7 @@ from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, OAuthClientInformationFull
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 
-from langgraph_mcp import MCPPool
+from langgraph_mcp import MCPAuthenticationError, MCPPool
 from langgraph_mcp.config import HTTPServerConfig
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import call, tools_by_name
@@ -171,6 +171,27 @@ async def test_a_token_past_its_lifetime_is_not_sent_but_replaced() -> None:
     assert a.provider.grants == ["client_credentials", "client_credentials"]
     first, second = gate.seen_tokens
     assert first != second  # the expired token was not presented again
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_server_that_takes_nothing_without_a_token_is_connected_with_one(protocol: str) -> None:
+    async with setup() as (a, url, gate):
+        gate.everything = True  # the handshake and the listing need a token too
+        async with MCPPool({"api": {"url": url, "protocol": protocol, "oauth": cc(a)}}) as pool:
+            assert (await call((await tools_by_name(pool))["add"], {"a": 1, "b": 2})).content == "3"
+    assert a.provider.grants == ["client_credentials"]
+
+
+async def test_a_connect_whose_token_is_refused_says_why() -> None:
+    async with setup() as (a, url, gate):
+        gate.everything = True
+        config = {"url": url, "oauth": cc(a, client_secret="wrong-s3cret-value")}
+        async with MCPPool({"api": config}, on_connection_error="warn") as pool:
+            with pytest.raises(MCPAuthenticationError) as raised:
+                await pool.list_resources("api")
+    assert raised.value.oauth is not None and "invalid_client" in raised.value.oauth
+    assert "no OAuth token could be obtained" in str(raised.value)
+    assert "wrong-s3cret-value" not in str(raised.value)
 
 
 async def test_a_wrong_secret_fails_the_call_with_a_clear_error_without_the_secret(
