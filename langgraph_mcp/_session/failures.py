@@ -140,20 +140,6 @@ async def translate(
 
 
 @asynccontextmanager
-async def _oauth_failures(
-    server: str, problems: list[str], redact: Callable[[str], str]
-) -> AsyncIterator[None]:
-    """A request whose deployment OAuth token could not be obtained fails saying why (the SDK's
-    transport reports it as a refusal, or a lost connection)."""
-    try:
-        yield
-    except Exception as exc:
-        if not problems or not isinstance(exc, MCPConnectionError):
-            raise
-        raise MCPAuthenticationError(server, 401, oauth=redact(problems[-1])) from exc
-
-
-@asynccontextmanager
 async def guarded(
     server: str,
     session: Session,
@@ -164,47 +150,67 @@ async def guarded(
 ) -> AsyncIterator[Sent]:
     """Send one request on ``session`` inside the block; what goes wrong leaves it as this
     package's errors (the package's own pass through unchanged). ``timeout``: the limit a
-    ``TimeoutError`` from the block means (``None``: it passes through unchanged).
+    ``TimeoutError`` from the block means (``None``: it passes through unchanged). A request
+    whose deployment OAuth token could not be obtained (``deployauth.py``) fails saying why:
+    the SDK's transport reports that as a bare refusal, or a lost connection.
 
     Raises:
         SessionExpired, MCPAuthenticationError, MCPConnectionError, MCPServerError,
         MCPProtocolError, MCPTimeoutError.
     """
-    with sending() as sent, http_statuses() as statuses, auth_problems() as problems, session.request():
-        async with _oauth_failures(server, problems, redact):
-            try:
+    with auth_problems() as problems:
+        try:
+            async with _guarded(server, session, redact, wording, timeout=timeout) as sent:
                 yield sent
-            except (MCPError, NotSent, SessionExpired):
+        except MCPConnectionError as exc:
+            if not problems or (isinstance(exc, MCPAuthenticationError) and exc.oauth is not None):
                 raise
-            except SDKError as exc:
-                raise await translate(
-                    exc,
-                    server=server,
-                    session=session,
-                    sent=sent,
-                    statuses=statuses,
-                    redact=redact,
-                    wording=wording,
-                ) from exc
-            except TimeoutError as exc:
-                if timeout is None:
-                    raise
-                raise MCPTimeoutError(server, redact(wording.what), timeout) from exc
-            except TRANSPORT_ERRORS as exc:
-                session.end()
-                raise MCPConnectionError(server, redact(f"{wording.lost} ({describe(exc)})")) from exc
-            except ValidationError as exc:
-                raise MCPProtocolError(
-                    server, redact(f"the answer to {wording.answer} is not a valid MCP result: {exc}")
-                ) from exc
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise  # we were cancelled: let it propagate
-                # The SDK cancelled the request because its transport failed under it.
-                session.end()
-                if session.expired and statuses[-1:] == [404]:
-                    raise SessionExpired(types.INVALID_REQUEST, "session not found") from None
-                if (status := refusal(statuses)) is not None:
-                    raise MCPAuthenticationError(server, status) from None
-                raise MCPConnectionError(server, redact(wording.lost)) from None
+            raise MCPAuthenticationError(server, 401, oauth=redact(problems[-1])) from exc
+
+
+@asynccontextmanager
+async def _guarded(
+    server: str,
+    session: Session,
+    redact: Callable[[str], str],
+    wording: Wording,
+    *,
+    timeout: float | None = None,
+) -> AsyncIterator[Sent]:
+    with sending() as sent, http_statuses() as statuses, session.request():
+        try:
+            yield sent
+        except (MCPError, NotSent, SessionExpired):
+            raise
+        except SDKError as exc:
+            raise await translate(
+                exc,
+                server=server,
+                session=session,
+                sent=sent,
+                statuses=statuses,
+                redact=redact,
+                wording=wording,
+            ) from exc
+        except TimeoutError as exc:
+            if timeout is None:
+                raise
+            raise MCPTimeoutError(server, redact(wording.what), timeout) from exc
+        except TRANSPORT_ERRORS as exc:
+            session.end()
+            raise MCPConnectionError(server, redact(f"{wording.lost} ({describe(exc)})")) from exc
+        except ValidationError as exc:
+            raise MCPProtocolError(
+                server, redact(f"the answer to {wording.answer} is not a valid MCP result: {exc}")
+            ) from exc
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # we were cancelled: let it propagate
+            # The SDK cancelled the request because its transport failed under it.
+            session.end()
+            if session.expired and statuses[-1:] == [404]:
+                raise SessionExpired(types.INVALID_REQUEST, "session not found") from None
+            if (status := refusal(statuses)) is not None:
+                raise MCPAuthenticationError(server, status) from None
+            raise MCPConnectionError(server, redact(wording.lost)) from None
