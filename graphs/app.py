@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Mount
 from graphs.agent import views
 from graphs.shared import pool
 from langgraph_mcp.apps import app_routes
+from langgraph_mcp.config._oauth import per_user_oauth
 from langgraph_mcp.deploy import lifespan
 from langgraph_mcp.oauth import oauth_callback_app
 
@@ -45,7 +46,7 @@ async def server_store() -> BaseStore:
 
 
 routes: list[BaseRoute] = list(app_routes(views))
-if any(getattr(config, "oauth", None) is not None for config in pool.servers.values()):
+if any(per_user_oauth(config) is not None for config in pool.servers.values()):
     callback = oauth_callback_app(pool.servers, store=server_store, user_of=signed_in_user)
     routes.append(Mount("/oauth", callback))
 

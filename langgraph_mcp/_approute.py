@@ -44,6 +44,7 @@ from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._redact import mask_all
 from langgraph_mcp._resources import _read, list_resources
 from langgraph_mcp._viewnode import VIEW_CALL_CONFIG
+from langgraph_mcp.config._oauth import per_user_oauth
 from langgraph_mcp.errors import MCPError
 
 __all__ = ["MAX_CALLS", "MAX_CALLS_PER_THREAD", "ROUTE_PREFIX", "AppRoutes"]
@@ -292,7 +293,7 @@ class AppRoutes:
         if not isinstance(uri, str) or not uri or len(uri) > 2048:
             raise _Refused(400, "resources/read needs params.uri")
         pool = self.views.pool
-        if getattr(pool.servers[server], "oauth", None) is not None:
+        if per_user_oauth(pool.servers[server]) is not None:
             raise _Refused(403, "a view cannot read resources of a server that acts for each user")
         tools = await self.views.toolset.tools()
         if self.views.toolset.per_call_identity(server):

@@ -28,6 +28,7 @@ from langgraph_mcp._sync import close_pool
 from langgraph_mcp._toolcache import ToolCache
 from langgraph_mcp._toolstore import ToolCatalog, open_catalog
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
+from langgraph_mcp.config._oauth import per_user_oauth
 from langgraph_mcp.errors import (
     MCPArgumentError,
     MCPConfigError,
@@ -201,7 +202,7 @@ class MCPPool:
             MCPConnectionError: ``server`` has per-user OAuth.
         """
         connection = self.connection(server)
-        if getattr(connection.config, "oauth", None) is not None:
+        if per_user_oauth(connection.config) is not None:
             raise MCPConnectionError(
                 connection.name,
                 "the server acts for each user (per-user OAuth): its resources, prompts and "

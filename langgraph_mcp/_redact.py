@@ -45,6 +45,7 @@ LIBRARY_LOGGERS = (
     "httpcore2.socks",
     "mcp.client.streamable_http",
     "mcp.client.sse",
+    "mcp.client.auth.oauth2",
 )
 """Loggers of the libraries under the HTTP transports that log request URLs, messages, or errors
 holding them (a logger's filters apply to its own records only, so each is named)."""

@@ -52,6 +52,7 @@ from langgraph_mcp._sanitise import MAX_TITLE, sanitise_text
 from langgraph_mcp._schema import model_schema
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._sync import run_sync
+from langgraph_mcp.config._oauth import per_user_oauth
 from langgraph_mcp.errors import (
     MCPArgumentError,
     MCPConfigError,
@@ -360,7 +361,7 @@ class MCPTool(StructuredTool):
         assert private is not None
         pool: MCPPool | None = private["_pool"]
         connection: ServerConnection = private["_connection"]
-        if pool is not None and getattr(connection.config, "oauth", None) is not None:
+        if pool is not None and per_user_oauth(connection.config) is not None:
             return user_session(pool, connection, runtime, self.name, None)
         if pool is None or connection.config.session_scope != "thread":
             return nullcontext(connection)

@@ -151,20 +151,29 @@ class MCPAuthenticationError(MCPConnectionError):
     """An HTTP server refused the credentials: it answered ``status`` (401 or 403), at connect
     time or to a later request (which then did not run)."""
 
-    def __init__(self, server: str, status: int) -> None:
+    def __init__(self, server: str, status: int, oauth: str | None = None) -> None:
         self.status = status
+        self.oauth = oauth
+        """What went wrong getting the deployment's OAuth token (``oauth`` with a ``flow``), if
+        that is why: the authorization server's answer, never a secret."""
         try:
             phrase = f"{status} {HTTPStatus(status).phrase}"
         except ValueError:
             phrase = str(status)
-        super().__init__(
-            server,
-            f"the server refused the credentials (HTTP {phrase}); "
-            "check the 'headers' and 'auth' of its configuration",
-        )
+        if oauth is not None:
+            message = (
+                f"the server refused the request (HTTP {phrase}) and no OAuth token could be "
+                f"obtained: {oauth}; check the 'oauth' of its configuration"
+            )
+        else:
+            message = (
+                f"the server refused the credentials (HTTP {phrase}); "
+                "check the 'headers' and 'auth' of its configuration"
+            )
+        super().__init__(server, message)
 
     def __reduce__(self) -> Any:
-        return type(self), (self.server, self.status)
+        return type(self), (self.server, self.status, self.oauth)
 
 
 class MCPTimeoutError(MCPError, TimeoutError):

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE, connection_closed
 from langgraph_mcp._redact import mask_all
+from langgraph_mcp._session.deployauth import auth_problems
 from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.transports import describe, http_statuses, refusal, server_failure
 from langgraph_mcp._session.wire import Sent, sending
@@ -149,12 +150,33 @@ async def guarded(
 ) -> AsyncIterator[Sent]:
     """Send one request on ``session`` inside the block; what goes wrong leaves it as this
     package's errors (the package's own pass through unchanged). ``timeout``: the limit a
-    ``TimeoutError`` from the block means (``None``: it passes through unchanged).
+    ``TimeoutError`` from the block means (``None``: it passes through unchanged). A request
+    whose deployment OAuth token could not be obtained (``deployauth.py``) fails saying why:
+    the SDK's transport reports that as a bare refusal, or a lost connection.
 
     Raises:
         SessionExpired, MCPAuthenticationError, MCPConnectionError, MCPServerError,
         MCPProtocolError, MCPTimeoutError.
     """
+    with auth_problems() as problems:
+        try:
+            async with _guarded(server, session, redact, wording, timeout=timeout) as sent:
+                yield sent
+        except MCPConnectionError as exc:
+            if not problems or (isinstance(exc, MCPAuthenticationError) and exc.oauth is not None):
+                raise
+            raise MCPAuthenticationError(server, 401, oauth=redact(problems[-1])) from exc
+
+
+@asynccontextmanager
+async def _guarded(
+    server: str,
+    session: Session,
+    redact: Callable[[str], str],
+    wording: Wording,
+    *,
+    timeout: float | None = None,
+) -> AsyncIterator[Sent]:
     with sending() as sent, http_statuses() as statuses, session.request():
         try:
             yield sent

@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE
 from langgraph_mcp._redact import Redactor, redact_url
+from langgraph_mcp._session.deployauth import noting_auth_problems
 from langgraph_mcp._session.hints import network_hint, not_mcp
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
@@ -74,6 +75,9 @@ class Session:
         self.owner: asyncio.Task[None] | None = None
         self.retry_at = 0.0
         self.in_flight = 0
+        self.auth_problems: list[str] = []
+        """Why the deployment's OAuth token could not be obtained while connecting (see
+        ``deployauth.py``)."""
         self.expired = False
         """The server said it no longer knows this session (HTTP 404 to a request carrying its
         id): requests it rejected for that reason never ran, and may be sent on a new session."""
@@ -276,6 +280,7 @@ class SessionOwner:
             logger.error("%s", self._given_up)
 
     async def _own(self, session: Session) -> None:
+        session.auth_problems = noting_auth_problems()  # (this task's context: its own)
         try:
             async with AsyncExitStack() as stack:
                 if isinstance(self.config, StdioServerConfig):
@@ -368,6 +373,10 @@ class SessionOwner:
                 ),
                 session.http.refused if session.http is not None else None,
             )
+            if session.auth_problems:
+                return MCPAuthenticationError(
+                    self.name, status or 401, oauth=self._redact(session.auth_problems[-1])
+                )
             if status is not None:
                 return MCPAuthenticationError(self.name, status)
             answered = not_mcp(session.http.last if session.http is not None else None, config.transport)

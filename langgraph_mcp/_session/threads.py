@@ -33,6 +33,7 @@ from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.freshness import ListingShare
 from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp.config import ServerConfig
+from langgraph_mcp.config._oauth import per_user_oauth
 
 __all__ = ["ThreadSessions"]
 
@@ -167,7 +168,7 @@ class ThreadSessions:
 
 
 def _per_user(config: ServerConfig) -> bool:
-    return getattr(config, "oauth", None) is not None
+    return per_user_oauth(config) is not None
 
 
 async def _settled(task: asyncio.Task[None]) -> None:

@@ -43,6 +43,7 @@ from mcp.shared.exceptions import MCPError
 from langgraph_mcp._compat.mcp_http import cap_error_body, streamable_http
 from langgraph_mcp._redact import Redactor
 from langgraph_mcp._session import grace
+from langgraph_mcp._session.deployauth import deployment_auth
 from langgraph_mcp._session.hints import HTTPAnswer
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
@@ -403,6 +404,7 @@ async def open_client(
             await stack.enter_async_context(client_for(_sse(config, watch), wire)), "sse", wire=wire
         )
     assert isinstance(config, HTTPServerConfig)
+    auth = deployment_auth(config) or config.auth
 
     async def session_gone(response: httpx2.Response) -> None:
         if (
@@ -415,7 +417,7 @@ async def open_client(
 
     http = httpx2.AsyncClient(
         headers=dict(config.headers) or None,
-        auth=config.auth,
+        auth=auth,
         timeout=httpx2.Timeout(grace.HTTP, read=None),
         event_hooks={"response": [watch.on_response, session_gone, cap_error_body]},
     )
@@ -434,10 +436,12 @@ async def open_client(
             raise
     logger.info("MCP server %r serves the old HTTP+SSE transport; using it", name)
     wire = WireTap()
-    return Opened(await stack.enter_async_context(client_for(_sse(config, watch), wire)), "sse", wire=wire)
+    return Opened(
+        await stack.enter_async_context(client_for(_sse(config, watch, auth), wire)), "sse", wire=wire
+    )
 
 
-def _sse(config: HTTPServerConfig | SSEServerConfig, watch: HTTPWatch) -> Any:
+def _sse(config: HTTPServerConfig | SSEServerConfig, watch: HTTPWatch, auth: Any = None) -> Any:
     read_timeout = config.sse_read_timeout if isinstance(config, SSEServerConfig) else None
     return sse_client(
         config.url,
@@ -446,7 +450,7 @@ def _sse(config: HTTPServerConfig | SSEServerConfig, watch: HTTPWatch) -> Any:
         # None: an idle event stream is never cut (the SDK's default cuts it after 300 s).
         sse_read_timeout=cast(float, read_timeout),
         httpx_client_factory=watch.client_factory(),
-        auth=config.auth,
+        auth=auth if auth is not None else config.auth,
     )
 
 

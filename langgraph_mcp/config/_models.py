@@ -12,14 +12,33 @@ from typing import Annotated, Any, Literal, TypeAlias
 from langchain_core.language_models import BaseChatModel
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from langgraph_mcp._headers import header_problem
 from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
-from langgraph_mcp.config._oauth import UserOAuth
+from langgraph_mcp.config._headless import (
+    ClientCredentialsOAuth,
+    DeploymentOAuth,
+    IdentityAssertionOAuth,
+    OAuthOption,
+    PrivateKeyJWTOAuth,
+)
+from langgraph_mcp.config._oauth import UserOAuth, secure_url
 
 __all__ = [
     "CONFIG_TYPES",
+    "ClientCredentialsOAuth",
+    "DeploymentOAuth",
+    "IdentityAssertionOAuth",
+    "OAuthOption",
+    "PrivateKeyJWTOAuth",
     "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_CONNECT_TIMEOUT",
     "MODEL_BY_TRANSPORT",
@@ -394,25 +413,45 @@ class HTTPServerConfig(_RemoteBase):
     transport: Literal["http"] = "http"
     sse_fallback: bool = True
     """Retry with the old SSE transport when the server rejects streamable HTTP."""
-    oauth: UserOAuth | None = None
-    """Per-user OAuth (:class:`UserOAuth`): each user's calls carry that user's own token, on
-    sessions of their own (per user, or per user and thread with ``session_scope: thread``).
-    The server's shared session (its tool listing) carries ``headers`` and ``auth`` only."""
+    oauth: OAuthOption | None = None
+    """OAuth, by its ``flow``. Per-user (:class:`UserOAuth`, the default ``authorization_code``):
+    each user's calls carry that user's own token, on sessions of their own (per user, or per
+    user and thread with ``session_scope: thread``); the server's shared session (its tool
+    listing) carries ``headers`` and ``auth`` only. The deployment's own
+    (:class:`ClientCredentialsOAuth`, :class:`PrivateKeyJWTOAuth`,
+    :class:`IdentityAssertionOAuth`): every session of the server, the shared one included,
+    carries one token of the deployment's, kept in memory (see the "Headless agents" section
+    of the OAuth guide)."""
+
+    @property
+    def user_oauth(self) -> UserOAuth | None:
+        """``oauth`` when it is per-user OAuth, else ``None``."""
+        return self.oauth if isinstance(self.oauth, UserOAuth) else None
 
     def redactor(self) -> Redactor:
-        """As for any remote server, plus the OAuth encryption key and client secret."""
+        """As for any remote server, plus the OAuth secrets (keys, client secret, private key)."""
         base = super().redactor()
         if self.oauth is None:
             return base
-        extra = [s for s in (*self.oauth.keys(), self.oauth.encryption_key, self.oauth.client_secret) if s]
+        extra = self.oauth.secrets()
         return Redactor([*header_secrets(self.headers), *auth_secrets(self.auth), *extra], urls=[self.url])
 
     @field_validator("oauth")
     @classmethod
-    def _oauth(cls, value: UserOAuth | None, info: Any) -> UserOAuth | None:
+    def _oauth(cls, value: Any, info: Any) -> Any:
         if value is not None and info.data.get("auth") is not None:
-            raise ValueError("'oauth' and 'auth' cannot both be set: per-user tokens replace 'auth'")
+            raise ValueError("'oauth' and 'auth' cannot both be set: the OAuth tokens replace 'auth'")
         return value
+
+    @model_validator(mode="after")
+    def _token_over_https(self) -> HTTPServerConfig:
+        if self.oauth is not None and self.user_oauth is None and not secure_url(self.url):
+            # (the URL is not echoed: URLs often carry credentials)
+            raise ValueError(
+                "'url' must be an https:// URL (http:// only to a loopback host) with the "
+                f"{self.oauth.flow} flow: the deployment's token is sent to it"
+            )
+        return self
 
 
 class SSEServerConfig(_RemoteBase):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["UserOAuth", "secure_url"]
+__all__ = ["UserOAuth", "per_user_oauth", "secure_url"]
 
 
 class UserOAuth(BaseModel):
@@ -22,6 +23,10 @@ class UserOAuth(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
+    flow: Literal["authorization_code"] = "authorization_code"
+    """``authorization_code`` (the default): each user signs in. The deployment's own flows are
+    :class:`ClientCredentialsOAuth`, :class:`PrivateKeyJWTOAuth` and
+    :class:`IdentityAssertionOAuth`."""
     redirect_uri: str = Field(min_length=1)
     """The URL of the deployment's callback route (``https://``; ``http://`` only to a loopback
     host), registered with the authorization server."""
@@ -94,6 +99,10 @@ class UserOAuth(BaseModel):
             )
         return self
 
+    def secrets(self) -> list[str]:
+        """The values never to show: the keys and the client secret."""
+        return [s for s in (*self.keys(), self.encryption_key, self.client_secret) if s]
+
     def keys(self) -> list[str]:
         """The Fernet keys of ``encryption_key``, the newest first."""
         return [k.strip() for k in self.encryption_key.split(",") if k.strip()]
@@ -111,3 +120,10 @@ def _is_loopback_ip(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def per_user_oauth(config: object) -> UserOAuth | None:
+    """A server configuration's per-user OAuth (``oauth`` with the ``authorization_code`` flow),
+    or ``None`` (no ``oauth``, or one of the deployment's own flows)."""
+    oauth = getattr(config, "oauth", None)
+    return oauth if isinstance(oauth, UserOAuth) else None

@@ -59,7 +59,11 @@ PUBLIC: dict[str, list[str]] = {
         "route_tool_calls",
     ],
     "langgraph_mcp.config": [
+        "ClientCredentialsOAuth",
         "ContentRoute",
+        "DeploymentOAuth",
+        "IdentityAssertionOAuth",
+        "PrivateKeyJWTOAuth",
         "DEFAULT_CALL_TIMEOUT",
         "DEFAULT_CONNECT_TIMEOUT",
         "HTTPServerConfig",

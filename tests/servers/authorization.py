@@ -7,23 +7,38 @@ test drives) and approves at once. :class:`Gate` guards an MCP server's ``tools/
 (and any request that carries a token) as a resource server does: 401 with a
 ``resource_metadata`` challenge without a valid token, 403 ``insufficient_scope`` when the token
 lacks ``required`` scopes; it serves the protected-resource metadata itself.
+
+The SDK's token handler has no client credentials grant (RFC 6749 section 4.4): :class:`ClientGrant`
+adds it in front of the SDK's routes, authenticating the client with the SDK's own
+``ClientAuthenticator`` (a client secret, Basic or in the form), or with a ``private_key_jwt``
+assertion (RFC 7523 section 2.2) checked against the client's registered public key. The SDK's
+handler does take the JWT-bearer grant of enterprise-managed authorization (SEP-990, with
+``identity_assertion_enabled``): :meth:`Provider.exchange_identity_assertion` checks the ID-JAG
+against :attr:`Provider.idp_key`.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import time
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlencode
 
+import jwt
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
+    IdentityAssertionParams,
     RefreshToken,
+    TokenError,
     construct_redirect_uri,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from starlette.requests import Request
 
 
 class Provider:
@@ -40,6 +55,14 @@ class Provider:
         """The grant type of each token request, in order."""
         self.code_requests = 0
         """Token requests that presented an authorization code (granted or not)."""
+        self.issuer = ""
+        """This server's issuer identifier (the audience of client and identity assertions)."""
+        self.client_keys: dict[str, Any] = {}
+        """Client id -> the public key its ``private_key_jwt`` assertions are checked with."""
+        self.idp_key: Any = None
+        """The public key of the enterprise identity provider whose ID-JAGs are taken."""
+        self.refused = 0
+        """Token requests refused (client authentication or grant failed)."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -92,6 +115,37 @@ class Provider:
             authorization_code.client_id, authorization_code.scopes, authorization_code.resource, user
         )
 
+    def issue_to_client(self, client_id: str, scopes: list[str], grant: str) -> OAuthToken:
+        """A token for the client itself (no refresh token: the client asks again)."""
+        self.grants.append(grant)
+        token = self._issue(client_id, scopes, None, f"client:{client_id}")
+        assert token.refresh_token is not None
+        self.refresh.pop(token.refresh_token)
+        return OAuthToken(access_token=token.access_token, expires_in=token.expires_in, scope=token.scope)
+
+    async def exchange_identity_assertion(
+        self, client: OAuthClientInformationFull, params: IdentityAssertionParams
+    ) -> OAuthToken:
+        """SEP-990 leg 2: an ID-JAG signed by :attr:`idp_key`, for this issuer, naming the
+        resource and a subject, is traded for a token issued to its subject."""
+        try:
+            claims = jwt.decode(
+                params.assertion, self.idp_key, algorithms=["ES256"], audience=self.issuer,
+                options={"require": ["exp", "sub", "aud"]},
+            )  # fmt: skip
+        except jwt.InvalidTokenError as exc:
+            self.refused += 1
+            raise TokenError("invalid_grant", type(exc).__name__) from None
+        if claims.get("resource") != params.resource or claims.get("client_id") != client.client_id:
+            self.refused += 1
+            raise TokenError("invalid_grant", "the ID-JAG is for another resource or client")
+        self.grants.append("jwt-bearer")
+        assert client.client_id is not None
+        token = self._issue(client.client_id, params.scopes or [], params.resource, str(claims["sub"]))
+        assert token.refresh_token is not None
+        self.refresh.pop(token.refresh_token)
+        return OAuthToken(access_token=token.access_token, expires_in=token.expires_in, scope=token.scope)
+
     async def load_refresh_token(self, client: Any, refresh_token: str) -> RefreshToken | None:
         found = self.refresh.get(refresh_token)
         return found[0] if found is not None else None
@@ -127,6 +181,8 @@ class Gate:
         self.origin = ""
         self.seen_tokens: list[str] = []
         """The tokens of the requests let through, in order."""
+        self.everything = False
+        """Guard every MCP request (the handshake and listings too), not only calls."""
 
     def metadata_url(self) -> str:
         return f"{self.origin}/.well-known/oauth-protected-resource/mcp"
@@ -171,7 +227,7 @@ class Gate:
             method = json.loads(raw).get("method") if raw else None
         except (ValueError, AttributeError):
             method = None
-        if given or method == "tools/call":
+        if given or method == "tools/call" or self.everything:
             token = given[7:] if given.startswith("Bearer ") else ""
             access = self.provider.access.get(token)
             if access is None:
@@ -195,6 +251,92 @@ class Gate:
             return await receive()
 
         await self.app(scope, replay if scope["method"] == "POST" else receive, send)
+
+
+class ClientGrant:
+    """ASGI: the token endpoint's client credentials grant in front of ``app`` (the SDK's
+    authorization server routes), which answers everything else (see the module docstring)."""
+
+    def __init__(self, app: Any, provider: Provider) -> None:
+        self.app = app
+        self.provider = provider
+        self.token_requests: list[dict[str, list[str]]] = []
+        """The form of each client credentials token request, in order."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        raw = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        form = parse_qs(raw.decode())
+        if form.get("grant_type") != ["client_credentials"]:
+            await self.app(scope, replay, send)
+            return
+        self.token_requests.append(form)
+        status, body = await self._grant(scope, form)
+        if status != 200:
+            self.provider.refused += 1
+        headers = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps(body).encode()})
+
+    async def _grant(self, scope: Any, form: dict[str, list[str]]) -> tuple[int, Any]:
+        if form.get("client_assertion_type") == ["urn:ietf:params:oauth:client-assertion-type:jwt-bearer"]:
+            client_id = self._assertion_client(form.get("client_assertion", [""])[0])
+            client = self.provider.clients.get(client_id or "")
+            if client is None or client.token_endpoint_auth_method != "private_key_jwt":
+                return 401, {"error": "invalid_client", "error_description": "assertion not accepted"}
+        else:
+            if "client_id" not in form:  # Basic: the SDK's authenticator looks the client up by the form's
+                header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+                if header.startswith("Basic "):
+                    decoded = base64.b64decode(header[6:]).decode(errors="replace")
+                    form["client_id"] = [unquote(decoded.split(":", 1)[0])]
+            body = urlencode(form, doseq=True).encode()
+
+            async def given() -> Any:
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            try:
+                client = await ClientAuthenticator(self.provider).authenticate_request(Request(scope, given))
+            except AuthenticationError as exc:
+                return 401, {"error": "invalid_client", "error_description": exc.message}
+        if "client_credentials" not in (client.grant_types or []):
+            return 400, {"error": "unauthorized_client"}
+        assert client.client_id is not None
+        scopes = form.get("scope", [""])[0].split() or (client.scope or "").split()
+        token = self.provider.issue_to_client(client.client_id, scopes, "client_credentials")
+        return 200, token.model_dump(exclude_none=True)
+
+    def _assertion_client(self, assertion: str) -> str | None:
+        """The client a ``private_key_jwt`` assertion authenticates, if its signature (with the
+        client's registered key), audience (this issuer), ``iss`` = ``sub`` and expiry hold."""
+        try:
+            claimed = jwt.decode(assertion, options={"verify_signature": False})
+            key = self.provider.client_keys.get(str(claimed.get("iss")))
+            if key is None or claimed.get("sub") != claimed.get("iss"):
+                return None
+            jwt.decode(
+                assertion, key, algorithms=["RS256", "ES256"], audience=self.provider.issuer,
+                options={"require": ["exp", "iat", "jti"]},
+            )  # fmt: skip
+        except jwt.InvalidTokenError:
+            return None
+        return str(claimed["iss"])
 
 
 class MetadataOverride:
