@@ -38,6 +38,8 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from langgraph.store.base import BaseStore
 
+from langgraph_mcp.errors import MCPError
+
 __all__ = [
     "MAX_PENDING_PER_USER",
     "MAX_STATE",
@@ -258,8 +260,9 @@ _TAKING: set[str] = set()
 _TAKING_LOCK = threading.Lock()
 
 
-class OtherUser(Exception):
-    """:func:`take_pending` was asked by someone else than the user the sign-in is for."""
+class OtherUser(MCPError):
+    """:func:`take_pending` was asked by someone else than the user the sign-in is for (never
+    leaves the callback route)."""
 
 
 async def take_pending(
