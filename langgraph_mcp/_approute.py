@@ -16,12 +16,14 @@ Contract (``{prefix}`` is ``/mcp-apps`` by default; bodies and answers are JSON)
     holds it (a later view call replaced it); 410 when it was dropped unanswered (the thread went
     on with another run while the call waited for its approval: it never ran).
 
-Refusals, ``{"error": "..."}``: 400 a malformed request; 401 / 403 as the LangGraph API answered
-the caller; 404 an unknown server or a thread the caller may not read; 403 a tool the view may not
-call (not its server's, or its visibility leaves out ``"app"``), or a resource its server does not
-list (or a read that would need the user's per-call identity); 409 the thread waits for a person's
-answer, stayed busy for a minute, or has never run; 429 (with ``Retry-After``) too many calls at
-once, of the thread or in all; 502 the run or the server failed.
+Refusals, ``{"error": "..."}``: 400 a malformed request; 408 a body slower than
+:data:`BODY_TIMEOUT`; 401 / 403 as the LangGraph API answered the caller; 404 an unknown server or
+a thread the caller may not read; 403 a tool the view may not call (not its server's, or its
+visibility leaves out ``"app"``), a read of a server with no view, or a resource its server does
+not list (or a read that would need the user's per-call identity); 409 the thread waits for a
+person's answer, stayed busy for a minute, or has never run; 429 (with ``Retry-After``) too many
+calls at once, of the thread or in all (counted only once the body arrived and the caller may use
+the thread); 502 the run or the server failed, or the LangGraph API failed or timed out.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ ROUTE_PREFIX = "/mcp-apps"
 """Where :func:`langgraph_mcp.apps.app_routes` serves by default."""
 MAX_BODY = 256_000
 """Bytes of a request body; a longer one is refused."""
+BODY_TIMEOUT = 10.0
+"""Seconds a request body has to arrive in; a slower one is refused (408)."""
 MAX_RESULT = 1_000_000
 """Characters of JSON of a ``resources/read`` result sent back; a longer one is refused."""
 _MAX_NAME = 256
@@ -158,8 +162,7 @@ class AppRoutes:
             raise _Refused(404, "no such thread")
         if answer.status_code != 200:
             raise _Refused(502, f"the LangGraph API answered {answer.status_code}")
-        thread: dict[str, Any] = answer.json()
-        return thread
+        return _object(answer.json())
 
     # -- handlers ---------------------------------------------------------------------
 
@@ -169,15 +172,16 @@ class AppRoutes:
         try:
             if not _ID.fullmatch(thread_id):
                 raise _Refused(404, "no such thread")
-            self.slots.take(None)  # the whole process first: before any work for the request
-            held.append(None)
+            # The body under a deadline and the caller checked before any slot is taken: a caller
+            # who may not use the thread, or never finishes sending, holds none.
             body = await _body(request)
             server, method, params = _fields(body)
             if server not in self.views.pool.servers:
                 raise _Refused(404, f"no MCP server {server[:_MAX_NAME]!r}")
             async with self._client(request) as client:
                 thread = await self._thread(client, thread_id)
-                # Per thread only once the caller may use it: nobody fills another's thread.
+                self.slots.take(None)
+                held.append(None)
                 self.slots.take(thread_id)
                 held.append(thread_id)
                 if method == "resources/read":
@@ -188,6 +192,8 @@ class AppRoutes:
             return JSONResponse({"error": str(refusal)}, status_code=refusal.status, headers=headers)
         except MCPError as exc:  # a server that cannot be reached, ...: no secrets in these
             return JSONResponse({"error": str(exc)[:1000]}, status_code=502)
+        except _API_FAILURES as exc:
+            return _api_failed(exc)
         finally:
             for slot in held:
                 self.slots.give_back(slot)
@@ -202,7 +208,7 @@ class AppRoutes:
                 state = await client.get(f"/threads/{thread_id}/state")
                 if state.status_code != 200:
                     raise _Refused(404, "no such thread")
-                values = state.json().get("values") or {}
+                values = _object(state.json()).get("values") or {}
                 answer = self._answer(values, call_id)
                 if answer.status_code == 202 and not _still_asked(thread, call_id):
                     raise _Refused(
@@ -213,6 +219,8 @@ class AppRoutes:
                 return answer
         except _Refused as refusal:
             return JSONResponse({"error": str(refusal)}, status_code=refusal.status)
+        except _API_FAILURES as exc:
+            return _api_failed(exc)
 
     async def _call(
         self,
@@ -267,7 +275,7 @@ class AppRoutes:
             raise _Refused(
                 502, f"the view's call could not run: the LangGraph API answered {run.status_code}"
             )
-        values = run.json()
+        values = run.json()  # (any JSON: a list of values is not a done call)
         if isinstance(values, dict) and values.get("__error__"):
             raise _Refused(502, "the view's call failed in the graph")
         return self._answer(values if isinstance(values, dict) else {}, call_id)
@@ -296,6 +304,8 @@ class AppRoutes:
         if per_user_oauth(pool.servers[server]) is not None:
             raise _Refused(403, "a view cannot read resources of a server that acts for each user")
         tools = await self.views.toolset.tools()
+        if not any(t.server == server and view_uri(t.mcp_meta) is not None for t in tools):
+            raise _Refused(403, f"{server!r} has no MCP Apps view: no view reads its resources")
         if self.views.toolset.per_call_identity(server):
             # Per-call headers and _meta are computed from a run's runtime; a read outside a run
             # would go without them, as the deployment rather than the user.
@@ -322,6 +332,25 @@ class AppRoutes:
         return JSONResponse({"status": "done", "result": dumped})
 
 
+_API_FAILURES = (httpx.HTTPError, json.JSONDecodeError, UnicodeDecodeError)
+"""The LangGraph API could not be reached, timed out, or answered something that is not JSON."""
+
+
+def _api_failed(exc: Exception) -> JSONResponse:
+    if isinstance(exc, httpx.HTTPError):
+        failure = f"the LangGraph API could not be reached or timed out ({type(exc).__name__})"
+    else:
+        failure = "the LangGraph API answered something that is not JSON"
+    return JSONResponse({"error": failure}, status_code=502)
+
+
+def _object(answer: Any) -> dict[str, Any]:
+    """A JSON answer of the LangGraph API that must be an object."""
+    if not isinstance(answer, dict):
+        raise _Refused(502, "the LangGraph API answered something that is not a JSON object")
+    return answer
+
+
 async def _body(request: Request) -> dict[str, Any]:
     # Only JSON: a page of another origin can send a form or plain text with the user's cookies
     # without asking, but not application/json (that needs a CORS preflight the route refuses).
@@ -332,10 +361,14 @@ async def _body(request: Request) -> dict[str, Any]:
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
         raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
     raw = b""
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY:
-            raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT):
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > MAX_BODY:
+                    raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")
+    except TimeoutError:
+        raise _Refused(408, f"the request body did not arrive within {BODY_TIMEOUT} s") from None
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError):

@@ -30,6 +30,7 @@ from langgraph_mcp._oauth import flow
 from langgraph_mcp._oauth.calls import evict
 from langgraph_mcp._oauth.records import (
     MAX_STATE,
+    OtherUser,
     Sealer,
     TokenRecord,
     delete_tokens,
@@ -121,18 +122,21 @@ def oauth_callback_app(
             return _page(400, "Not connected", "This link is not valid.")
         server, nonce, mac = parts
         sealer = Sealer(oauth.encryption_key)
-        pending = await take_pending(await _resolve(store), sealer, server, nonce, mac)
-        if pending is None:
-            logger.info("MCP server %r: an OAuth callback with an unknown, used or expired state", server)
-            return _page(400, "Not connected", "This link has expired or was already used; try again.")
         if not callable(user_of):  # fails closed: nobody can be told apart
             return _page(400, "Not connected", "This deployment cannot tell who you are.")
         browser = user_of(request)
         if inspect.isawaitable(browser):
             browser = await browser
-        if not isinstance(browser, str) or browser != pending.user:
+        try:  # whose it is, checked before it is spent: another user's visit leaves it to its owner
+            pending = await take_pending(
+                await _resolve(store), sealer, server, nonce, mac, owner=lambda user: browser == user
+            )
+        except OtherUser:
             logger.warning("MCP server %r: an OAuth callback from another user than the link's", server)
             return _page(400, "Not connected", "This link was made for someone else.")
+        if pending is None:
+            logger.info("MCP server %r: an OAuth callback with an unknown, used or expired state", server)
+            return _page(400, "Not connected", "This link has expired or was already used; try again.")
         if "error" in query:
             return _page(400, "Not connected", "The authorization was refused.")
         code = query.get("code", "")

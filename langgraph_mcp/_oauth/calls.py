@@ -92,9 +92,15 @@ _POOLS: weakref.WeakSet[Any] = weakref.WeakSet()
 """The pools that opened a user's session (for :func:`evict`)."""
 
 
+_REVOKES = [0]
+"""How many times :func:`evict` ran in this process: a call that loaded its tokens while one ran
+loads them again (they may be the revoked ones)."""
+
+
 def evict(server: str, user: str) -> int:
     """Close ``user``'s sessions to per-user OAuth server ``server`` in every pool of this
     process, and forget the token their bearers hold; how many sessions were closed."""
+    _REVOKES[0] += 1
     for shared, users in list(_BEARERS.items()):
         if shared.name == server and (bearer := users.pop(user, None)) is not None:
             bearer.token = None
@@ -104,7 +110,8 @@ def evict(server: str, user: str) -> int:
 def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
     """The run's user: ``configurable["langgraph_auth_user"]``'s identity, else ``oauth.user_key``
     of the run's context or ``configurable``; ``None`` when there is none (or it is not a
-    non-empty string of at most 256 characters)."""
+    non-empty string of at most 256 characters). An empty identity (a LangGraph server without
+    custom auth names its anonymous user so) counts as none: ``user_key`` is read then."""
     config = (runtime.config if runtime is not None else None) or {}
     configurable = config.get("configurable") or {}
     user: Any = None
@@ -113,6 +120,8 @@ def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
         user = (
             auth_user.get("identity") if isinstance(auth_user, dict) else getattr(auth_user, "identity", None)
         )
+        if user == "":
+            user = None
     if user is None and oauth.user_key is not None:
         context = runtime.context if runtime is not None else None
         if isinstance(context, dict):
@@ -292,6 +301,17 @@ def _same_resource(resource: str, url: str) -> bool:
     return b.path == base or b.path.startswith(base + "/") or not base
 
 
+async def _current_token(call: _Call) -> tuple[TokenRecord | None, bool]:
+    """:meth:`_Call.token`, loaded again when a revocation ran meanwhile (what was loaded may be
+    the revoked tokens); none when revocations keep coming."""
+    for _ in range(3):
+        before = _REVOKES[0]
+        record, had = await call.token()
+        if _REVOKES[0] == before:
+            return record, had
+    return None, False
+
+
 def _bearer(shared: Any, user: str) -> UserBearer:
     users = _BEARERS.setdefault(shared, {})
     bearer = users.get(user)
@@ -313,17 +333,19 @@ async def user_session(
         GraphInterrupt: the user is asked to connect.
     """
     call = _Call(shared, runtime, tool_name, tool_call_id)
-    record, had = await call.token()
+    record, had = await _current_token(call)
     asked = False
     if record is None:
         await call.ask("expired" if had else "connect", None)
         asked = True
-        record, _ = await call.token()
+        record, _ = await _current_token(call)
         if record is None:
             raise MCPConnectionError(
                 call.name,
                 "the user has not connected their account to this server (authorization not completed)",
             )
+    # No await between the check in _current_token and here: a revocation from now on finds
+    # this bearer (and blanks its token).
     bearer = _bearer(shared, call.user)
     bearer.token, bearer.refused = record.access_token, None
     _POOLS.add(pool)
@@ -334,7 +356,9 @@ async def user_session(
     try:
         async with pool.using(call.name, call.thread, user=call.user, auth=bearer) as connection:
             try:
-                yield connection
+                # The user's own connection builds the call's messages: it masks the token too.
+                with connection.redact.holding((record.access_token,)):
+                    yield connection
             except MCPAuthenticationError:
                 connection.retry()  # a new token is tried at once, without the refusal's back-off
                 raise

@@ -37,6 +37,7 @@ from langgraph_mcp.config._oauth import secure_url
 from langgraph_mcp.errors import MCPError
 
 __all__ = [
+    "MAX_EXPIRES_IN",
     "Client",
     "Discovered",
     "OAuthProblem",
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 _MAX_BODY = 256 * 1024
+MAX_EXPIRES_IN = 366 * 24 * 3600
+"""Seconds an access token is taken to last at most, whatever ``expires_in`` its answer gives."""
 _TIMEOUT = httpx2.Timeout(10.0)
 _GRANTS = ["authorization_code", "refresh_token"]
 _ENDPOINTS = ("authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint")
@@ -289,9 +292,10 @@ async def _token_request(
     ):
         raise OAuthProblem("the token answer holds no bearer access token")
     expires_in = answer.get("expires_in")
-    answer["expires_at"] = (
-        time.time() + float(expires_in) if isinstance(expires_in, (int, float)) and expires_in > 0 else None
-    )
+    if isinstance(expires_in, bool) or not isinstance(expires_in, (int, float)) or not expires_in > 0:
+        expires_in = None  # (NaN too)
+    # Clamped first: a huge integer would overflow the float it is added to.
+    answer["expires_at"] = None if expires_in is None else time.time() + min(expires_in, MAX_EXPIRES_IN)
     return answer
 
 

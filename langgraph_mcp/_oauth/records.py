@@ -31,15 +31,19 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from langgraph.store.base import BaseStore
 
+from langgraph_mcp.errors import MCPError
+
 __all__ = [
     "MAX_PENDING_PER_USER",
     "MAX_STATE",
+    "OtherUser",
     "Pending",
     "Sealer",
     "TokenRecord",
@@ -256,10 +260,27 @@ _TAKING: set[str] = set()
 _TAKING_LOCK = threading.Lock()
 
 
-async def take_pending(store: BaseStore, sealer: Sealer, server: str, nonce: str, mac: str) -> Pending | None:
+class OtherUser(MCPError):
+    """:func:`take_pending` was asked by someone else than the user the sign-in is for (never
+    leaves the callback route)."""
+
+
+async def take_pending(
+    store: BaseStore,
+    sealer: Sealer,
+    server: str,
+    nonce: str,
+    mac: str,
+    *,
+    owner: Callable[[str], bool] | None = None,
+) -> Pending | None:
     """The authorization a ``state`` names, deleted as it is taken (a ``state`` is good once);
     ``None`` when there is none, it has expired, or the ``state`` does not match it (then it is
     left alone: a forged ``state`` cannot spend another's).
+
+    Raises:
+        OtherUser: ``owner`` (given) says the sign-in's user is not the one taking it; it is left
+            alone, for its user.
 
     Good once under concurrency too: the nonce is claimed (in this process) before the record is
     read again and deleted, so of two callbacks with one ``state`` only one gets it."""
@@ -268,6 +289,8 @@ async def take_pending(store: BaseStore, sealer: Sealer, server: str, nonce: str
     pending = await _read_pending(store, sealer, server, nonce, mac)
     if pending is None:
         return None
+    if owner is not None and not owner(pending.user):
+        raise OtherUser
     with _TAKING_LOCK:
         if nonce in _TAKING:
             return None

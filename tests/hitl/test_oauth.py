@@ -397,6 +397,11 @@ def test_the_user_is_the_authenticated_one_else_the_configured_key() -> None:
     assert user_of(_runtime({"user_id": "x" * 257}), keyed) is None
     assert user_of(_runtime({"user_id": 7}), keyed) is None
     assert user_of(None, keyed) is None
+    # A LangGraph server without custom auth names its anonymous user with an empty identity:
+    # that is no user, and the configured key is read.
+    assert user_of(_runtime({"user_id": "bob"}, langgraph_auth_user=_AuthUser("")), keyed) == "bob"
+    assert user_of(_runtime(langgraph_auth_user={"identity": ""}, user_id="carol"), keyed) == "carol"
+    assert user_of(_runtime(langgraph_auth_user=_AuthUser("")), plain) is None
 
 
 def test_tokens_are_used_only_for_the_resource_they_were_given_for() -> None:

@@ -24,9 +24,12 @@ from cryptography.fernet import Fernet
 from langgraph.store.base import BaseStore, GetOp, Op, Result, SearchOp
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import AsyncPostgresStore
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError
 from langgraph_mcp._oauth.calls import UserBearer
+from langgraph_mcp._oauth.flow import MAX_EXPIRES_IN
 from langgraph_mcp._oauth.records import (
     MAX_PENDING_PER_USER,
     PENDING,
@@ -375,3 +378,89 @@ def test_the_key_option_takes_several_keys_and_hides_them(caplog: pytest.LogCapt
         load_connections(entry)
     assert NEW_KEY not in str(caught.value)
     assert not any(NEW_KEY in r.getMessage() or KEY in r.getMessage() for r in caplog.records)
+
+
+# -- 9. races and hostile answers ----------------------------------------------------------------
+
+
+def _echoing_server() -> MCPServer:
+    """An MCP server whose tool fails with a message quoting a request header."""
+    server = MCPServer("echoing")
+
+    @server.tool()
+    def header(name: str, ctx: Context) -> str:  # type: ignore[type-arg]
+        """Fails, quoting a request header."""
+        raise ToolError(f"denied for {(ctx.headers or {}).get(name.lower(), '<none>')}")
+
+    return server
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_server_echoing_the_users_token_in_an_error_shows_it_masked(protocol: str) -> None:
+    async with world(protocol, server=_echoing_server()) as w:
+        asked = payload(await w.run("alice", "a1"))
+        assert (await w.browse(asked["url"], "alice")).status_code == 200
+        error = failure(await w.run("alice", "a1", resume=True))
+        token = w.gate.seen_tokens[-1]
+        assert "denied for Bearer ***" in error and token not in error
+        saved = await w.graph.aget_state({"configurable": {"thread_id": "a1"}})
+        assert token not in repr(saved.values)
+
+
+class GatedStore(InMemoryStore):
+    """An in-memory store whose reads of tokens, once ``hold`` is set, wait for it to be cleared
+    (after telling ``loaded``): a call is held just after it read the tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: asyncio.Event | None = None
+        self.loaded = asyncio.Event()
+
+    async def aget(self, namespace: tuple[str, ...], key: str, **kwargs: Any) -> Any:
+        item = await super().aget(namespace, key, **kwargs)
+        if self.held is not None and namespace[-1] == "tokens":
+            held, self.held = self.held, None
+            self.loaded.set()
+            await asyncio.wait_for(held.wait(), 10)
+        return item
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_call_that_loaded_the_tokens_before_a_revocation_does_not_use_them(protocol: str) -> None:
+    store = GatedStore()
+    async with world(protocol, store=store) as w:
+        assert w.answered_as(await connect(w, "alice", "a1")) == "alice"
+        seen = len(w.gate.seen_tokens)
+        store.held = release = asyncio.Event()
+        call = asyncio.create_task(w.run("alice", "a2", "c2"))
+        await asyncio.wait_for(store.loaded.wait(), 10)  # it has read alice's tokens
+        await revoke(w.store, "alice", "api")
+        release.set()
+        assert payload(await call)["reason"] == "connect"  # asked again; the old token never sent
+        assert len(w.gate.seen_tokens) == seen
+
+
+async def test_another_user_opening_a_sign_in_link_does_not_spend_it() -> None:
+    async with world() as w:
+        asked = payload(await w.run("alice", "a1"))
+        bob = await w.browse(asked["url"], "bob")
+        assert bob.status_code == 400 and "made for someone else" in bob.text
+        assert await _pending_count(w.store) == 1
+        alice = await w.browse(asked["url"], "alice")
+        assert alice.status_code == 200, alice.text
+        assert w.answered_as(await w.run("alice", "a1", resume=True)) == "alice"
+
+
+async def test_a_huge_expires_in_is_clamped_at_refresh_and_at_the_callback() -> None:
+    async with world(refresh_margin=3600) as w:  # the 600 s tokens always expire "soon"
+        assert w.answered_as(await connect(w, "alice", "a1")) == "alice"
+        w.provider.token_ttl = 10**400  # valid JSON, beyond any float
+        # Alice's next call refreshes her token, whose answer says it lasts "forever".
+        assert w.answered_as(await w.run("alice", "a1", "c2")) == "alice"
+        assert w.provider.grants[-1] == "refresh_token"
+        # Bob connects: the code's exchange answers the same.
+        assert w.answered_as(await connect(w, "bob", "b1")) == "bob"
+        for user in ("alice", "bob"):
+            record = await load_tokens(w.store, Sealer(KEY), user, "api")
+            assert record is not None and record.expires_at is not None
+            assert time.time() + 3600 < record.expires_at <= time.time() + MAX_EXPIRES_IN

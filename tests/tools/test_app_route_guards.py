@@ -1,0 +1,128 @@
+"""The MCP Apps route (``app_routes``) where it must hold against callers and a failing API: a
+caller who may not use the thread, or never finishes sending, holds no place; only a server with
+a view is read from; the LangGraph API failing or answering nonsense is a 502.
+
+A small Starlette app stands in for the LangGraph API (only ``Bearer good`` may use a thread;
+thread ``text`` is answered with a page, thread ``list`` with a JSON list); the MCP servers are
+real (the apps and library fixture servers)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from langgraph_mcp import MCPPool, MCPToolNode, _approute
+from langgraph_mcp.apps import app_routes, view_calls_node
+from tests.conftest_servers import stdio_params
+from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
+
+THREAD = "0b7ad5b6-77f3-4c57-9a43-1f0a1b2c3d4e"
+CHART = "ui://apps/chart.html"
+CALL_ID = "mcp-app-call:" + "0" * 32
+GOOD = {"authorization": "Bearer good"}
+
+
+def _api() -> Starlette:
+    """The LangGraph API, as far as the route asks it."""
+
+    async def thread(request: Request) -> Response:
+        if request.headers.get("authorization") != "Bearer good":
+            return JSONResponse({"detail": "no"}, status_code=401)
+        tid = request.path_params["tid"]
+        if tid == "text":
+            return PlainTextResponse("<html>a proxy's error page</html>")
+        if tid == "list":
+            return JSONResponse([tid])
+        return JSONResponse({"thread_id": tid, "status": "idle", "metadata": {"graph_id": "agent"}})
+
+    async def state(request: Request) -> Response:
+        return PlainTextResponse("not JSON")
+
+    return Starlette(routes=[Route("/threads/{tid}", thread), Route("/threads/{tid}/state", state)])
+
+
+def _route(pool: MCPPool, api: Any = None, **limits: int) -> httpx.AsyncClient:
+    api = api if api is not None else httpx.ASGITransport(app=_api())
+    app = Starlette(routes=app_routes(view_calls_node(MCPToolNode(pool)), api=api, **limits))
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    return httpx.AsyncClient(transport=transport, base_url="http://deployment", timeout=30)
+
+
+def _read(server: str, uri: str) -> dict[str, Any]:
+    return {"server": server, "method": "resources/read", "params": {"uri": uri}}
+
+
+async def test_a_caller_that_may_not_use_the_thread_or_never_sends_its_body_holds_no_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reading = asyncio.Event()
+    never = asyncio.Event()
+
+    async def stalled_body() -> AsyncIterator[bytes]:
+        yield b'{"server": "apps", '
+        reading.set()  # the route asked for more: it is reading the body
+        await never.wait()
+
+    url = f"/mcp-apps/threads/{THREAD}/call"
+    pool = MCPPool({"apps": stdio_params("apps")})
+    async with pool, _route(pool, max_calls_per_thread=1, max_calls=1) as c:
+        json_type = {"content-type": "application/json"}
+        stalled = asyncio.create_task(c.post(url, content=stalled_body(), headers=json_type))
+        try:
+            await asyncio.wait_for(reading.wait(), 10)
+            # An anonymous caller sending its whole body is refused by the API, and holds no place.
+            anonymous = await c.post(url, json=_read("apps", CHART))
+            assert anonymous.status_code == 401
+            # Neither holds the one place: a signed-in caller is served.
+            served = await c.post(url, json=_read("apps", CHART), headers=GOOD)
+            assert served.status_code == 200, served.text
+            assert served.json()["result"]["contents"][0]["uri"] == CHART
+        finally:
+            stalled.cancel()
+        # A body that does not arrive in time is refused.
+        monkeypatch.setattr(_approute, "BODY_TIMEOUT", 0.05)
+        reading.clear()
+        late = await c.post(url, content=stalled_body(), headers=json_type)
+        assert late.status_code == 408 and "did not arrive" in late.json()["error"]
+        assert reading.is_set()
+
+
+async def test_only_a_server_with_a_view_is_read_from(apps_config: dict[str, Any]) -> None:  # noqa: F811
+    servers = {"apps": {**apps_config, "apps": True}, "library": stdio_params("library")}
+    async with MCPPool(servers) as pool, _route(pool) as c:
+        url = f"/mcp-apps/threads/{THREAD}/call"
+        read = await c.post(url, json=_read("apps", CHART), headers=GOOD)
+        assert read.status_code == 200, read.text
+        # A server with no view: refused, though it lists the resource.
+        other = await c.post(url, json=_read("library", "notes://counter"), headers=GOOD)
+        assert other.status_code == 403 and "no MCP Apps view" in other.json()["error"]
+        # The view's server: still only what it declares.
+        undeclared = await c.post(url, json=_read("apps", "ui://apps/secret.html"), headers=GOOD)
+        assert undeclared.status_code == 403 and "may read only" in undeclared.json()["error"]
+
+
+async def test_a_langgraph_api_that_fails_or_answers_no_json_object_is_a_502() -> None:
+    call = {"server": "apps", "method": "tools/call", "params": {"name": "refresh_chart", "arguments": {}}}
+    async with MCPPool({"apps": stdio_params("apps")}) as pool:
+        async with _route(pool, api="http://127.0.0.1:9") as c:  # nothing listens there
+            posted = await c.post(f"/mcp-apps/threads/{THREAD}/call", json=call, headers=GOOD)
+            polled = await c.get(f"/mcp-apps/threads/{THREAD}/calls/{CALL_ID}", headers=GOOD)
+            for answer in (posted, polled):
+                assert answer.status_code == 502, answer.text
+                assert "could not be reached" in answer.json()["error"]
+        async with _route(pool) as c:
+            for tid in ("text", "list"):
+                posted = await c.post(f"/mcp-apps/threads/{tid}/call", json=call, headers=GOOD)
+                polled = await c.get(f"/mcp-apps/threads/{tid}/calls/{CALL_ID}", headers=GOOD)
+                assert (posted.status_code, polled.status_code) == (502, 502), (posted.text, polled.text)
+            # The thread answers, its state is not JSON.
+            polled = await c.get(f"/mcp-apps/threads/{THREAD}/calls/{CALL_ID}", headers=GOOD)
+            assert polled.status_code == 502 and "not JSON" in polled.json()["error"]
