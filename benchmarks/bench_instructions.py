@@ -20,6 +20,7 @@ import argparse
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,7 @@ def main() -> None:
     parser.add_argument("--invokes", type=int, default=5)
     parser.add_argument("--transports", default="stdio")
     parser.add_argument("--paths", default="node,toolnode")
+    parser.add_argument("--repeats", type=int, default=1, help="each case this many times (median, range)")
     ns = parser.parse_args()
     for tool in ("valgrind", "gcc"):
         if shutil.which(tool) is None:
@@ -91,17 +93,20 @@ def main() -> None:
         folder = Path(tmp)
         counter = build_counter(folder)
         for transport in ns.transports.split(","):
-            per_call: dict[str, float] = {}
-            for path in ns.paths.split(","):
-                case = f"{path}:{transport}:auto"
-                instructions, result = count(case, ns.threads, ns.invokes, counter, folder)
-                if result["misrouted"] or result["lost"]:
-                    raise RuntimeError(f"{case}: misrouted {result['misrouted']}, lost {result['lost']}")
-                per_call[path] = instructions / calls
-            base = per_call.get("toolnode")
-            for path, value in per_call.items():
-                ratio = f"{value / base:.3f}x toolnode" if base else ""
-                print(f"  {transport} {path}: {value / 1e6:.3f} M instructions per call {ratio}")
+            per_call: dict[str, list[float]] = {}
+            for _ in range(ns.repeats):
+                for path in ns.paths.split(","):
+                    case = f"{path}:{transport}:auto"
+                    instructions, result = count(case, ns.threads, ns.invokes, counter, folder)
+                    if result["misrouted"] or result["lost"]:
+                        raise RuntimeError(f"{case}: misrouted {result['misrouted']}, lost {result['lost']}")
+                    per_call.setdefault(path, []).append(instructions / calls)
+            base = statistics.median(per_call["toolnode"]) if "toolnode" in per_call else None
+            for path, values in per_call.items():
+                middle = statistics.median(values)
+                ratio = f" {middle / base:.3f}x toolnode" if base else ""
+                spread = f" (runs: {', '.join(f'{v / 1e6:.3f}' for v in values)})" if len(values) > 1 else ""
+                print(f"  {transport} {path}: {middle / 1e6:.3f} M instructions per call{ratio}{spread}")
 
 
 if __name__ == "__main__":
