@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["ToolCache"]
 
@@ -25,6 +25,7 @@ class ToolCache(Generic[_T]):
 
     def __init__(self) -> None:
         self._built: dict[frozenset[str], tuple[Hashable, list[_T]]] = {}
+        self._sources: dict[frozenset[str], dict[str, list[Any]]] = {}
         self._names: dict[frozenset[str], dict[tuple[str, str], str]] = {}
         # Builds in progress, per reserved names and event loop (a task runs on one loop only).
         self._building: dict[
@@ -41,10 +42,24 @@ class ToolCache(Generic[_T]):
         built = self._built.get(reserved)
         return built[1] if built is not None else []
 
-    def store(self, reserved: frozenset[str], version: Hashable, tools: list[_T]) -> None:
-        """Remember a build; ``version=None`` keeps it only for :meth:`last` (built while a
-        server was unreachable, so the next call builds again)."""
+    def store(
+        self, reserved: frozenset[str], version: Hashable, tools: list[_T], sources: dict[str, list[Any]]
+    ) -> None:
+        """Remember a build from the listings ``sources`` (server name to listing); ``version=None``
+        keeps it only for :meth:`last` (built while a server was unreachable, so the next call
+        builds again)."""
         self._built[reserved] = (version, tools)
+        self._sources[reserved] = dict(sources)
+
+    def built_from(self, reserved: frozenset[str], sources: dict[str, list[Any]]) -> bool:
+        """The last build was made from these very listings (the same objects: a server's
+        listing is a new list whenever it is listed again)."""
+        last = self._sources.get(reserved)
+        return (
+            last is not None
+            and last.keys() == sources.keys()
+            and all(sources[name] is listing for name, listing in last.items())
+        )
 
     def names(self, reserved: frozenset[str]) -> dict[tuple[str, str], str]:
         """``{(server, MCP tool name): exposed name}`` for every tool ever named (mutable)."""

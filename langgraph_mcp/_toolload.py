@@ -58,10 +58,15 @@ async def load_catalog(pool: MCPPool, *, reserved: Collection[str] = ()) -> list
 
 async def _build_catalog(pool: MCPPool, reserved: frozenset[str], cache: ToolCache[MCPTool]) -> list[MCPTool]:
     # The version is read before the listing it goes with: a listing that moves it (the first,
-    # which connects; a change meanwhile) leaves this build to be made again, once, at the next
-    # use. What is stored is never newer than what was listed.
+    # which connects; a change meanwhile) is looked at again at the next use, where the same
+    # listings give the same tools. What is stored is never newer than what was listed.
     version = pool.tools_version()
     listings = await pool.list_all_tools()
+    complete = len(listings) == len(pool.servers)
+    if cache.built_from(reserved, listings):  # the version moved, the listings did not (a connect)
+        tools = cache.last(reserved)
+        cache.store(reserved, version if complete else None, tools, listings)
+        return tools
     names = cache.names(reserved)
     entries = build_catalog(
         listings,
@@ -88,5 +93,5 @@ async def _build_catalog(pool: MCPPool, reserved: frozenset[str], cache: ToolCac
         else:
             tools.append(build_tool(entry, pool.connection(entry.server), pool))
     # Cached only while every server answered: a missing one is tried again next time.
-    cache.store(reserved, version if len(listings) == len(pool.servers) else None, tools)
+    cache.store(reserved, version if complete else None, tools, listings)
     return tools
