@@ -154,6 +154,10 @@ class _IdentityAssertion(_Reporting, IdentityAssertionOAuthProvider):
     def __repr__(self) -> str:
         return f"IdentityAssertionOAuthProvider(issuer={self._issuer!r})"
 
+    def _build_token_request(self, scope: str | None, assertion: str) -> httpx2.Request:
+        _secure_endpoint(self._token_endpoint or "")  # the client's secret goes with it
+        return super()._build_token_request(scope, assertion)
+
 
 def _signed_assertions(oauth: PrivateKeyJWTOAuth) -> Callable[[str], Awaitable[str]]:
     """Client assertions signed with the configured key (read again from its file each time)."""

@@ -311,3 +311,21 @@ async def test_a_refused_identity_assertion_fails_the_call() -> None:
     assert message.status == "error" and "invalid_grant" in str(message.content), message.content
     assert SECRET not in str(message.content)
     assert a.provider.grants == [] and gate.seen_tokens == []
+
+
+async def test_an_identity_assertion_is_never_traded_at_a_plain_http_token_endpoint() -> None:
+    from mcp.client.auth import OAuthFlowError
+
+    from langgraph_mcp._session.deployauth import deployment_auth
+
+    async def assertion(audience: str, resource: str) -> str:
+        return "jag"
+
+    oauth = {"flow": "identity_assertion", "client_id": "enterprise", "client_secret": SECRET,
+             "issuer": "https://issuer.example", "assertion": assertion}  # fmt: skip
+    provider: Any = deployment_auth(HTTPServerConfig(url="https://mcp.example/mcp", oauth=oauth))
+    provider._token_endpoint = "http://issuer.example/token"  # as if discovery had named it
+    with pytest.raises(OAuthFlowError, match="https"):
+        provider._build_token_request("read", "jag")
+    provider._token_endpoint = "https://issuer.example/token"
+    assert provider._build_token_request("read", "jag").url.scheme == "https"
