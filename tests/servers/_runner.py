@@ -78,9 +78,20 @@ async def serve_net(
     on_listening: Callable[[int], None] | None = None,
 ) -> None:
     """Serve ``srv`` over HTTP/SSE until uvicorn exits; call ``on_listening(port)`` once started."""
+    await serve_asgi(lambda bound: make_app(srv, transport, host), host, port, on_listening)
+
+
+async def serve_asgi(
+    make: Callable[[int], Any],
+    host: str = "127.0.0.1",
+    port: int = 0,
+    on_listening: Callable[[int], None] | None = None,
+) -> None:
+    """Serve the ASGI app ``make(bound_port)`` until uvicorn exits; call ``on_listening(port)``
+    once started."""
     sock = bind_socket(host, port)
     bound_port: int = sock.getsockname()[1]
-    server = make_uvicorn_server(make_app(srv, transport, host))
+    server = make_uvicorn_server(make(bound_port))
 
     async def announce() -> None:
         await server.ready.wait()

@@ -41,6 +41,29 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 
 
+async def read_body(scope: Any, receive: Any) -> tuple[bytes, Any]:
+    """A POST request's body, read whole, and a ``receive`` that hands it on once (then what
+    follows), so the app behind the reader gets the request as sent."""
+    chunks, more = [], True
+    while more and scope["method"] == "POST":
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    raw = b"".join(chunks)
+    if scope["method"] != "POST":
+        return raw, receive
+    replayed = False
+
+    async def replay() -> Any:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return raw, replay
+
+
 class Provider:
     """In-memory authorization server state: clients, codes, tokens, and whose they are."""
 
@@ -215,13 +238,7 @@ class Gate:
             )
             await send({"type": "http.response.body", "body": body})
             return
-        chunks = []
-        more = True
-        while more and scope["method"] == "POST":
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
+        raw, receive = await read_body(scope, receive)
         given = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
         try:
             method = json.loads(raw).get("method") if raw else None
@@ -241,16 +258,7 @@ class Gate:
                 await self._refuse(send, 403, f'{challenge}, resource_metadata="{self.metadata_url()}"')
                 return
             self.seen_tokens.append(token)
-        sent = False
-
-        async def replay() -> Any:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay if scope["method"] == "POST" else receive, send)
+        await self.app(scope, receive, send)
 
 
 class ClientGrant:
@@ -267,21 +275,7 @@ class ClientGrant:
         if scope["type"] != "http" or scope["path"] != "/token" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
+        raw, replay = await read_body(scope, receive)
         form = parse_qs(raw.decode())
         if form.get("grant_type") != ["client_credentials"]:
             await self.app(scope, replay, send)

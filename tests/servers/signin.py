@@ -35,8 +35,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 
-from tests.servers._runner import _print_listening, bind_socket, make_uvicorn_server, parser
-from tests.servers.authorization import Gate, Provider
+from tests.servers._runner import _print_listening, parser, serve_asgi
+from tests.servers.authorization import Gate, Provider, read_body
 
 
 def _header(scope: Any, name: bytes) -> str:
@@ -72,12 +72,7 @@ def build_app(base: str) -> Any:
 
     async def recorded(scope: Any, receive: Any, send: Any) -> None:
         """Through the gate, noting each ``tools/call``: its answer's status and whose token."""
-        chunks, more = [], True
-        while more and scope["method"] == "POST":
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        raw = b"".join(chunks)
+        raw, replay = await read_body(scope, receive)
         try:
             method = json.loads(raw).get("method") if raw else None
         except (ValueError, AttributeError):
@@ -88,21 +83,13 @@ def build_app(base: str) -> Any:
             entry = {"status": None, "user": provider.user_of(token) if token else None,
                      "replica": _header(scope, b"x-replica") or None}  # fmt: skip
             calls.append(entry)
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
 
         async def noting(message: Any) -> None:
             if entry is not None and message["type"] == "http.response.start":
                 entry["status"] = message["status"]
             await send(message)
 
-        await gate(scope, replay if scope["method"] == "POST" else receive, noting)
+        await gate(scope, replay, noting)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":  # the lifespan: the MCP server's session manager
@@ -124,22 +111,7 @@ def build_app(base: str) -> Any:
 
 async def serve(host: str, port: int) -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)  # not a line per session
-    sock = bind_socket(host, port)
-    bound: int = sock.getsockname()[1]
-    server = make_uvicorn_server(build_app(f"http://{host}:{bound}"))
-
-    async def announce() -> None:
-        await server.ready.wait()
-        if server.started:
-            _print_listening(bound)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(announce)
-        try:
-            await server.serve(sockets=[sock])
-        finally:
-            tg.cancel_scope.cancel()
-            sock.close()
+    await serve_asgi(lambda bound: build_app(f"http://{host}:{bound}"), host, port, _print_listening)
 
 
 if __name__ == "__main__":
