@@ -11,6 +11,8 @@ request runs as long as its limit allows, however long that is (``None``: no lim
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -48,6 +50,7 @@ class CallClock:
         self._timeout: asyncio.Timeout | None = None
         self._since: float | None = None
         self._pauses = 0
+        self._armed: int | None = None  # this clock's entry in its loop's _Deadlines
         self.stats = CallStats()
         """Where this call's rounds, answering time and re-sends are counted (a held call's
         clock is pointed at the stats of the run now following it)."""
@@ -72,9 +75,15 @@ class CallClock:
         assert self._timeout is None, "one request of a call at a time"
         self._start()
         try:
-            async with asyncio.timeout_at(self._deadline()) as timeout:
+            # A timeout with no timer of its own: the loop's shared timer expires it
+            # (``Timeout.reschedule`` to now), so cancellation works as ``asyncio.timeout``'s.
+            async with asyncio.timeout_at(None) as timeout:
                 self._timeout = timeout
-                yield
+                _arm(self)
+                try:
+                    yield
+                finally:
+                    _disarm(self)
         except TimeoutError:
             if timeout.expired():
                 raise self._expired() from None
@@ -134,7 +143,16 @@ class CallClock:
     def _reschedule(self) -> None:
         timeout = self._timeout
         if timeout is not None and not timeout.expired():
-            timeout.reschedule(self._deadline())
+            if timeout.when() is not None:  # an expiry on its way, from before a pause
+                timeout.reschedule(None)
+            _disarm(self)
+            _arm(self)
+
+    def _expire(self) -> None:
+        """The loop's timer found this clock's deadline passed: cancel the running block."""
+        timeout = self._timeout
+        if timeout is not None and not timeout.expired():
+            timeout.reschedule(asyncio.get_running_loop().time())
 
     def _deadline(self) -> float | None:
         if self._remaining is None or self._since is None:
@@ -143,3 +161,92 @@ class CallClock:
 
     def _expired(self) -> MCPTimeoutError:
         return MCPTimeoutError(self.server, self.what, self.limit or 0.0)
+
+
+class _Deadlines:
+    """The deadlines of every running :class:`CallClock` of one event loop, on one timer.
+
+    A heap of ``(deadline, entry, clock)``; a clock's entry is live while ``clock._armed`` is
+    that entry's number, and dead ones are dropped when they reach the top (or all at once,
+    when they outnumber the live ones). The timer is armed for the earliest live deadline;
+    one that fires early (its deadline's clock stopped meanwhile) arms itself again for the
+    next. Touched only from its own loop's thread.
+    """
+
+    __slots__ = ("heap", "live", "loop", "timer", "timer_at")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.heap: list[tuple[float, int, CallClock]] = []
+        self.live = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_at = float("inf")
+
+    def arm(self, clock: CallClock, when: float) -> None:
+        entry = next(_ENTRIES)
+        clock._armed = entry
+        self.live += 1
+        heapq.heappush(self.heap, (when, entry, clock))
+        if when < self.timer_at:
+            self._schedule(when)
+
+    def disarm(self, clock: CallClock) -> None:
+        clock._armed = None
+        self.live -= 1
+        heap = self.heap
+        while heap and heap[0][2]._armed != heap[0][1]:
+            heapq.heappop(heap)
+        if not heap:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer, self.timer_at = None, float("inf")
+            if _LOOPS.get(self.loop) is self:
+                del _LOOPS[self.loop]
+        elif len(heap) > 64 and len(heap) > 4 * self.live:  # a long call holds the top
+            self.heap = [item for item in heap if item[2]._armed == item[1]]
+            heapq.heapify(self.heap)
+
+    def _schedule(self, when: float) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer, self.timer_at = self.loop.call_at(when, self._fire), when
+
+    def _fire(self) -> None:
+        # Everything due by the time this timer was armed for has expired (the loop runs a
+        # timer up to its clock's resolution early).
+        due = max(self.timer_at, self.loop.time())
+        self.timer, self.timer_at = None, float("inf")
+        heap = self.heap
+        while heap and (heap[0][2]._armed != heap[0][1] or heap[0][0] <= due):
+            _, entry, clock = heapq.heappop(heap)
+            if clock._armed == entry:
+                clock._expire()
+        if heap:
+            self._schedule(heap[0][0])
+
+
+_ENTRIES = itertools.count()
+_LOOPS: dict[asyncio.AbstractEventLoop, _Deadlines] = {}
+"""The loops with a running clock now (an idle loop's entry is dropped). Each entry is touched
+only from its own loop's thread."""
+
+
+def _arm(clock: CallClock) -> None:
+    when = clock._deadline()
+    if when is None:  # paused: nothing counts until it resumes
+        return
+    loop = asyncio.get_running_loop()
+    deadlines = _LOOPS.get(loop)
+    if deadlines is None:
+        deadlines = _LOOPS[loop] = _Deadlines(loop)
+    deadlines.arm(clock, when)
+
+
+def _disarm(clock: CallClock) -> None:
+    if clock._armed is None:
+        return
+    deadlines = _LOOPS.get(asyncio.get_running_loop())
+    if deadlines is None:  # pragma: no cover - an armed clock's loop is always listed
+        clock._armed = None
+        return
+    deadlines.disarm(clock)
