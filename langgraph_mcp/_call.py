@@ -19,7 +19,10 @@ when either is on: ``_calltrace.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import threading
+import time
 from collections.abc import Awaitable, Mapping
 from typing import Any, Literal, TypeVar
 
@@ -163,54 +166,84 @@ def _draining(runtime: Runtime[Any] | None) -> bool:
 class _Watched:
     """One call watched for a drain request: its run's control and the task it runs in."""
 
-    __slots__ = ("control", "drained", "task")
+    __slots__ = ("control", "done", "drained", "loop", "signalled", "task")
 
     def __init__(self, control: Any, task: asyncio.Task[Any]) -> None:
         self.control = control
         self.task = task
-        self.drained = False
+        self.loop = task.get_loop()
+        self.signalled = False  # the poller has seen the drain (its thread only)
+        self.drained = False  # the task was cancelled for it (its loop only)
+        self.done = False  # the call has ended (its loop only)
+
+    def drain(self) -> None:
+        """In the call's loop: cancel its task, unless the call has ended meanwhile."""
+        if not self.done and not self.drained:
+            self.drained = True
+            self.task.cancel()
 
 
-class _DrainWatch:
-    """Every call of one event loop that watches for a drain request, polled by one timer.
+class _DrainPoller:
+    """Every call of the process that watches for a drain request, polled by one thread.
 
-    ``RunControl`` has no signal to wait on, so it is polled; one timer per loop (running only
-    while some call is watched) polls every watched call, instead of a timer, and a task, per
-    call. Touched only from its own loop's thread."""
+    ``RunControl`` has no signal to wait on, so it is polled: by one daemon thread, every
+    ``_DRAIN_POLL`` seconds while some call is watched (and asleep otherwise), which cancels a
+    drained call's task through its loop. Not by a timer on each loop: a timer due sooner than
+    the timers other code arms and cancels (httpx's, for one) holds their cancelled handles in
+    the loop's queue until they fall due, and the loop then frees them in bursts that make the
+    garbage collector run several times as often."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
         self.watched: set[_Watched] = set()
-        self.timer: asyncio.TimerHandle | None = None
+        self.busy = threading.Event()  # set while something is watched
+        self.thread: threading.Thread | None = None
 
     def add(self, watched: _Watched) -> None:
-        self.watched.add(watched)
-        if self.timer is None:
-            self.timer = self.loop.call_later(_DRAIN_POLL, self.poll)
+        with self.lock:
+            self.watched.add(watched)
+            if len(self.watched) == 1:
+                self.busy.set()
+            if self.thread is None or not self.thread.is_alive():  # first use, or after a fork
+                self.thread = threading.Thread(target=self._run, name="langgraph-mcp-drain", daemon=True)
+                self.thread.start()
 
     def discard(self, watched: _Watched) -> None:
-        self.watched.discard(watched)
-        if not self.watched:
-            if self.timer is not None:
-                self.timer.cancel()
-                self.timer = None
-            with _WATCHES_LOCK:
-                if not self.watched and _WATCHES.get(self.loop) is self:
-                    del _WATCHES[self.loop]
+        with self.lock:
+            self.watched.discard(watched)
 
-    def poll(self) -> None:
-        self.timer = None
-        for watched in list(self.watched):
-            if not watched.drained and watched.control.drain_requested:
-                watched.drained = True
-                watched.task.cancel()
-        if self.watched:
-            self.timer = self.loop.call_later(_DRAIN_POLL, self.poll)
+    def after_fork(self) -> None:
+        """In a forked child: the parent's calls and thread are not here, and its lock may
+        have been copied held."""
+        self.lock = threading.Lock()
+        self.watched = set()
+        self.busy = threading.Event()
+        self.thread = None
+
+    def _run(self) -> None:
+        while True:
+            self.busy.wait()
+            time.sleep(_DRAIN_POLL)
+            self._poll()
+
+    def _poll(self) -> None:
+        # Its own frame, so nothing it looked at is held while the thread sleeps (a finished
+        # call's task held until the next poll would be freed then, with many others at once).
+        with self.lock:
+            watched = list(self.watched)
+            if not watched:
+                self.busy.clear()
+                return
+        for one in watched:
+            if not one.signalled and one.control.drain_requested:
+                one.signalled = True
+                with contextlib.suppress(RuntimeError):  # its loop has closed: nothing to cancel
+                    one.loop.call_soon_threadsafe(one.drain)
 
 
-_WATCHES: dict[asyncio.AbstractEventLoop, _DrainWatch] = {}
-"""The loops with watched calls now (an idle loop's watch is dropped)."""
-_WATCHES_LOCK = threading.Lock()
+_POLLER = _DrainPoller()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_POLLER.after_fork)
 
 
 async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) -> _T:
@@ -224,14 +257,9 @@ async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) ->
     task = asyncio.current_task() if control is not None else None
     if control is None or task is None:
         return await call
-    loop = asyncio.get_running_loop()
-    with _WATCHES_LOCK:
-        watch = _WATCHES.get(loop)
-        if watch is None:
-            watch = _WATCHES[loop] = _DrainWatch(loop)
     watched = _Watched(control, task)
     before = task.cancelling()
-    watch.add(watched)
+    _POLLER.add(watched)
     try:
         result = await call
     except BaseException:
@@ -241,7 +269,8 @@ async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) ->
             raise  # its caller cancelled it too: that wins
         raise GraphDrained(control.drain_reason or "shutdown") from None
     finally:
-        watch.discard(watched)
+        watched.done = True
+        _POLLER.discard(watched)
     if watched.drained:  # the call swallowed the cancellation the drain sent it
         task.uncancel()
         raise GraphDrained(control.drain_reason or "shutdown")
