@@ -23,8 +23,9 @@ error result or an exception. Each case runs in a fresh Python process (the serv
 of that process), which reports its peak RSS (``ru_maxrss``) and its RSS just before the load.
 Printed: throughput (calls/s), p50/p99 latency of one call (one graph run for the graphs), the
 CPU time the client process spent per call during the load (steadier than wall time on a busy
-machine; for stdio the server's CPU is not in it), memory, and each path's throughput over the
-``sdk`` throughput measured in the same repeat (target for ``node``: at least 0.8x).
+machine; for stdio the server's CPU is not in it) and, of it, the garbage collector's (with its
+runs during the load by generation: young/middle/old), memory, and each path's throughput over
+the ``sdk`` throughput measured in the same repeat (target for ``node``: at least 0.8x).
 Server logs go to stderr. Results: RESULTS.md.
 """
 
@@ -33,6 +34,7 @@ Server logs go to stderr. Results: RESULTS.md.
 
 import argparse
 import asyncio
+import gc
 import json
 import resource
 import subprocess
@@ -84,6 +86,8 @@ class Tally:
         self.lost = 0
         self.examples: list[str] = []
         self.cpu = 0.0  # CPU seconds this process used during the load
+        self.collections = [0, 0, 0]  # the garbage collector's runs during the load, by generation
+        self.gc_seconds = 0.0  # CPU seconds they took
         self.threads: set[int] = set()  # threads with a problem seen by the per-call checks
 
     def note(self, problem: str, kind: str, thread: int | None = None) -> None:
@@ -117,13 +121,24 @@ async def drive(
 
         profile = cProfile.Profile()
         profile.enable()
+    started_gc = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started_gc[0] = time.process_time()
+        else:
+            tally.collections[info["generation"]] += 1
+            tally.gc_seconds += time.process_time() - started_gc[0]
+
     if COUNTER is not None:
         COUNTER.count_start()
+    gc.callbacks.append(on_gc)
     cpu = process_cpu()
     start = time.perf_counter()
     await asyncio.gather(*(worker(k) for k in range(threads)))
     elapsed = time.perf_counter() - start
     tally.cpu = process_cpu() - cpu
+    gc.callbacks.remove(on_gc)
     if COUNTER is not None:
         COUNTER.count_stop()
     if profile is not None:
@@ -263,6 +278,8 @@ async def run_case(path: str, transport: str, protocol: str, threads: int, invok
         "p50_ms": percentile(tally.latencies, 50) * 1000,
         "p99_ms": percentile(tally.latencies, 99) * 1000,
         "cpu_ms_per_call": tally.cpu / calls * 1000,
+        "gc_collections": tally.collections,
+        "gc_ms_per_call": tally.gc_seconds / calls * 1000,
         "rss_before_mib": before,
         "peak_rss_mib": peak_rss_mib(),
         "misrouted": tally.misrouted,
@@ -325,7 +342,8 @@ def main() -> None:
                 print(
                     f"  repeat {repeat + 1} {transport} {protocol} {path}: {r['throughput']:.0f} calls/s, "
                     f"p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, "
-                    f"client CPU {r['cpu_ms_per_call']:.2f} ms/call, "
+                    f"client CPU {r['cpu_ms_per_call']:.2f} ms/call "
+                    f"(GC {r['gc_ms_per_call']:.2f}; collections {'/'.join(map(str, r['gc_collections']))}), "
                     f"peak RSS {r['peak_rss_mib']:.0f} MiB, misrouted {r['misrouted']}, lost {r['lost']}"
                 )
                 for example in r["examples"]:
