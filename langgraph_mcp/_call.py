@@ -19,7 +19,7 @@ when either is on: ``_calltrace.py``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import os
 import threading
 import time
@@ -46,6 +46,7 @@ __all__ = ["Mode", "run_call"]
 Mode = Literal["rounds", "held", "plain"]
 _T = TypeVar("_T")
 _DRAIN_POLL = 0.1
+logger = logging.getLogger("langgraph_mcp.pool")
 
 
 def _mode(connection: ServerConnection) -> Mode:
@@ -201,12 +202,13 @@ class _DrainPoller:
 
     def add(self, watched: _Watched) -> None:
         with self.lock:
+            if self.thread is None or not self.thread.is_alive():  # first use, or after a fork
+                thread = threading.Thread(target=self._run, name="langgraph-mcp-drain", daemon=True)
+                thread.start()  # before the call is listed: a thread that cannot start lists nothing
+                self.thread = thread
             self.watched.add(watched)
             if len(self.watched) == 1:
                 self.busy.set()
-            if self.thread is None or not self.thread.is_alive():  # first use, or after a fork
-                self.thread = threading.Thread(target=self._run, name="langgraph-mcp-drain", daemon=True)
-                self.thread.start()
 
     def discard(self, watched: _Watched) -> None:
         with self.lock:
@@ -235,10 +237,17 @@ class _DrainPoller:
                 self.busy.clear()
                 return
         for one in watched:
-            if not one.signalled and one.control.drain_requested:
-                one.signalled = True
-                with contextlib.suppress(RuntimeError):  # its loop has closed: nothing to cancel
+            try:
+                if one.loop.is_closed():  # closed under the call: nothing left to cancel
+                    self.discard(one)
+                elif not one.signalled and one.control.drain_requested:
+                    one.signalled = True
                     one.loop.call_soon_threadsafe(one.drain)
+            except RuntimeError:  # its loop closed between the two
+                self.discard(one)
+            except Exception:  # a control that cannot be read: the other calls are still watched
+                one.signalled = True  # (and it is not read again)
+                logger.exception("cannot tell whether a run was asked to drain")
 
 
 _POLLER = _DrainPoller()

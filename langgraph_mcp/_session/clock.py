@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
@@ -137,7 +138,11 @@ class CallClock:
 
     def _stop(self) -> None:
         if self._since is not None and self._remaining is not None:
-            self._remaining = max(0.0, self._remaining - (asyncio.get_running_loop().time() - self._since))
+            try:
+                now = asyncio.get_running_loop().time()
+            except RuntimeError:  # closed outside its loop (a loop closed under it): none counted
+                now = self._since
+            self._remaining = max(0.0, self._remaining - (now - self._since))
         self._since = None
 
     def _reschedule(self) -> None:
@@ -170,10 +175,11 @@ class _Deadlines:
     that entry's number, and dead ones are dropped when they reach the top (or all at once,
     when they outnumber the live ones). The timer is armed for the earliest live deadline;
     one that fires early (its deadline's clock stopped meanwhile) arms itself again for the
-    next. Touched only from its own loop's thread.
+    next. Only that timer (and ``_LOOPS``, weakly) holds it, so a loop closed with calls still
+    running keeps nothing alive. Touched only from its own loop's thread.
     """
 
-    __slots__ = ("heap", "live", "loop", "timer", "timer_at")
+    __slots__ = ("__weakref__", "heap", "live", "loop", "timer", "timer_at")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -200,8 +206,6 @@ class _Deadlines:
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer, self.timer_at = None, float("inf")
-            if _LOOPS.get(self.loop) is self:
-                del _LOOPS[self.loop]
         elif len(heap) > 64 and len(heap) > 4 * self.live:  # a long call holds the top
             self.heap = [item for item in heap if item[2]._armed == item[1]]
             heapq.heapify(self.heap)
@@ -220,15 +224,17 @@ class _Deadlines:
         while heap and (heap[0][2]._armed != heap[0][1] or heap[0][0] <= due):
             _, entry, clock = heapq.heappop(heap)
             if clock._armed == entry:
+                clock._armed = None
+                self.live -= 1
                 clock._expire()
         if heap:
             self._schedule(heap[0][0])
 
 
 _ENTRIES = itertools.count()
-_LOOPS: dict[asyncio.AbstractEventLoop, _Deadlines] = {}
-"""The loops with a running clock now (an idle loop's entry is dropped). Each entry is touched
-only from its own loop's thread."""
+_LOOPS: weakref.WeakValueDictionary[int, _Deadlines] = weakref.WeakValueDictionary()
+"""Each loop's deadlines, by the loop's ``id`` (an idle loop's go with its timer). Each entry is
+touched only from its own loop's thread."""
 
 
 def _arm(clock: CallClock) -> None:
@@ -236,17 +242,22 @@ def _arm(clock: CallClock) -> None:
     if when is None:  # paused: nothing counts until it resumes
         return
     loop = asyncio.get_running_loop()
-    deadlines = _LOOPS.get(loop)
-    if deadlines is None:
-        deadlines = _LOOPS[loop] = _Deadlines(loop)
+    deadlines = _LOOPS.get(id(loop))
+    if deadlines is None or deadlines.loop is not loop:  # none yet, or a dead loop's id
+        deadlines = _LOOPS[id(loop)] = _Deadlines(loop)
     deadlines.arm(clock, when)
 
 
 def _disarm(clock: CallClock) -> None:
     if clock._armed is None:
         return
-    deadlines = _LOOPS.get(asyncio.get_running_loop())
-    if deadlines is None:  # pragma: no cover - an armed clock's loop is always listed
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # closed outside its loop (a loop closed under it): nothing to tell
+        clock._armed = None
+        return
+    deadlines = _LOOPS.get(id(loop))
+    if deadlines is None or deadlines.loop is not loop:  # its entry was dropped with the timer
         clock._armed = None
         return
     deadlines.disarm(clock)

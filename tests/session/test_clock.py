@@ -8,7 +8,9 @@ clock counts is asserted to the millisecond.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 
 import pytest
 
@@ -132,7 +134,7 @@ def test_many_clocks_at_once_each_fire_at_their_own_limit_on_one_timer() -> None
             expected = ("done", finish_early[i]) if i in finish_early else ("timeout", limit)
             assert (kind, round(at, 3)) == expected, i
         assert most[0] == 1  # ten calls in flight, one timer
-        assert loop not in _LOOPS  # an idle loop keeps nothing
+        assert id(loop) not in _LOOPS  # an idle loop keeps nothing
         assert _clock_timers(loop)[0] == 0
 
     run_virtual(main)
@@ -222,3 +224,63 @@ def test_clocks_on_two_loops_in_two_threads_do_not_meet() -> None:
         thread.join(30)
     assert results == {"slow": "timeout", "quick": "done"}
     assert not _LOOPS
+
+
+def test_a_loop_closed_with_a_call_running_keeps_nothing_alive() -> None:
+    loop = asyncio.new_event_loop()
+
+    async def stuck() -> None:
+        async with CallClock(60.0, server="demo", what="stuck").running():
+            await asyncio.sleep(3600)
+
+    started: list[asyncio.Task[None]] = []
+
+    async def main() -> None:
+        started.append(asyncio.ensure_future(stuck()))
+        await asyncio.sleep(0.01)
+
+    loop.run_until_complete(main())
+    assert id(loop) in _LOOPS
+    loop.close()
+    started.clear()
+    gone = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert gone() is None
+    assert not _LOOPS
+
+
+def test_an_expired_clock_is_off_the_books_at_once() -> None:
+    """A clock whose limit fired is no longer counted as running, even while its block is still
+    cleaning up (so the next clocks' bookkeeping is not thrown off)."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        a = CallClock(1.0, server="demo", what="a")
+        cleaning = asyncio.Event()
+        finish = asyncio.Event()
+
+        async def slow_cleanup() -> None:
+            with pytest.raises(MCPTimeoutError):
+                async with a.running():
+                    try:
+                        await asyncio.sleep(600)
+                    except asyncio.CancelledError:
+                        cleaning.set()
+                        await finish.wait()  # e.g. telling the server the request is cancelled
+                        raise
+
+        task = asyncio.ensure_future(slow_cleanup())
+        await cleaning.wait()
+        assert id(loop) not in _LOOPS or _LOOPS[id(loop)].live == 0
+        b = CallClock(5.0, server="demo", what="b")
+        async with b.running():  # comes and goes while a cleans up
+            await asyncio.sleep(1)
+        c = CallClock(5.0, server="demo", what="c")
+        async with c.running():
+            finish.set()
+            await task
+            assert _LOOPS[id(loop)].live == 1  # c, and only c
+        assert id(loop) not in _LOOPS
+
+    run_virtual(main)

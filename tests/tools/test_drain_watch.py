@@ -13,6 +13,7 @@ import gc
 import multiprocessing
 import sys
 import threading
+import time
 import weakref
 from types import SimpleNamespace
 from typing import Any
@@ -183,3 +184,44 @@ def test_a_forked_child_gets_a_watch_of_its_own() -> None:
         await lingering
 
     asyncio.run(parent())
+
+
+class _BrokenControl:
+    @property
+    def drain_requested(self) -> bool:
+        raise ValueError("unreadable")
+
+    drain_reason = None
+
+
+async def test_a_control_that_cannot_be_read_does_not_stop_the_others_draining(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    broken = asyncio.ensure_future(_cancel_on_drain(asyncio.sleep(1.0, "done"), _runtime(_BrokenControl())))
+    control = RunControl()
+    other = asyncio.ensure_future(_cancel_on_drain(asyncio.sleep(3600), _runtime(control)))
+    await asyncio.sleep(3 * _call._DRAIN_POLL)  # the poller has met the broken control
+    control.request_drain("deploy")
+    with pytest.raises(GraphDrained):
+        await asyncio.wait_for(other, 10)
+    assert await broken == "done"
+    assert "cannot tell whether a run was asked to drain" in caplog.text
+
+
+def test_a_call_whose_loop_was_closed_under_it_is_let_go() -> None:
+    loop = asyncio.new_event_loop()
+
+    started: list[asyncio.Future[Any]] = []
+
+    async def main() -> None:
+        started.append(asyncio.ensure_future(_cancel_on_drain(asyncio.sleep(3600), _runtime(RunControl()))))
+        await asyncio.sleep(0.01)
+
+    loop.run_until_complete(main())
+    assert any(one.loop is loop for one in _call._POLLER.watched)
+    loop.close()
+
+    deadline = time.monotonic() + 10
+    while any(one.loop is loop for one in _call._POLLER.watched):
+        assert time.monotonic() < deadline, "the closed loop's call is still watched"
+        time.sleep(0.02)
