@@ -38,17 +38,22 @@ async def _until(predicate: Any, limit: float = 10.0) -> None:
         await asyncio.sleep(0.01)
 
 
-async def test_a_drain_cancels_the_call_and_says_why_without_a_timer_on_the_loop() -> None:
-    control = RunControl()
+async def _hanging_call(control: Any) -> asyncio.Future[Any]:
+    """A watched call that would wait an hour, once it is waiting."""
     started = asyncio.Event()
 
-    async def work() -> str:
+    async def work() -> None:
         started.set()
         await asyncio.sleep(3600)
-        return "never"
 
     run = asyncio.ensure_future(_cancel_on_drain(work(), _runtime(control)))
     await started.wait()
+    return run
+
+
+async def test_a_drain_cancels_the_call_and_says_why_without_a_timer_on_the_loop() -> None:
+    control = RunControl()
+    run = await _hanging_call(control)
     loop = asyncio.get_running_loop()
     timers = [h for h in loop._scheduled if not h.cancelled()]  # type: ignore[attr-defined]
     assert len(timers) == 1  # the call's own sleep: the watch put none there
@@ -71,14 +76,7 @@ async def test_a_drain_after_the_call_ended_leaves_its_task_alone() -> None:
 
 async def test_the_caller_cancelling_too_wins_over_the_drain() -> None:
     control = RunControl()
-    started = asyncio.Event()
-
-    async def work() -> None:
-        started.set()
-        await asyncio.sleep(3600)
-
-    run = asyncio.ensure_future(_cancel_on_drain(work(), _runtime(control)))
-    await started.wait()
+    run = await _hanging_call(control)
     control.request_drain("deploy")
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
