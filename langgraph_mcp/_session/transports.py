@@ -58,6 +58,7 @@ from langgraph_mcp.config import (
 
 __all__ = [
     "ClientFactory",
+    "IDLE_CONNECTIONS",
     "HTTPWatch",
     "Opened",
     "StderrTap",
@@ -76,6 +77,13 @@ ClientFactory: TypeAlias = Callable[[Any], Client]
 """Builds the SDK ``Client`` for a transport target (a transport context manager or a server)."""
 
 _STDERR_TAIL = 20
+
+IDLE_CONNECTIONS = 8
+"""Idle HTTP connections a session keeps open for its next requests (httpx keeps 20), each for
+at most 5 s. Calls made at once open a connection each; once they end, only this many wait. The
+pool checks every idle connection's socket on each request, so connections left over from a
+burst (a server that paused while calls kept coming) made every later request dearer."""
+_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=IDLE_CONNECTIONS, keepalive_expiry=5.0)
 _REFUSALS = frozenset({401, 403})
 _statuses: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
     "langgraph_mcp_http_statuses", default=None
@@ -157,6 +165,7 @@ class HTTPWatch:
                 headers=headers,
                 timeout=timeout if timeout is not None else httpx2.Timeout(grace.HTTP, read=None),
                 auth=auth,
+                limits=_LIMITS,
                 event_hooks={"response": [self.on_sse_response]},
             )
 
@@ -419,6 +428,7 @@ async def open_client(
         headers=dict(config.headers) or None,
         auth=auth,
         timeout=httpx2.Timeout(grace.HTTP, read=None),
+        limits=_LIMITS,
         event_hooks={"response": [watch.on_response, session_gone, cap_error_body]},
     )
     await stack.enter_async_context(http)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from langgraph.types import Command
@@ -34,7 +36,7 @@ from tests.helpers import (
     tools_by_name,
     until,
 )
-from tests.servers import asker, bulky, demo
+from tests.servers import asker, bulky, demo, overloaded
 from tests.tiers import STDIO_ERAS
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
@@ -295,3 +297,39 @@ async def test_calls_made_at_once_after_a_restart_all_move_to_one_new_session() 
             )
             assert [(m.status, m.content) for m in results] == [("success", str(i + 10)) for i in range(5)]
             assert counters.calls == 5
+
+
+def _open_connections_to(port: int) -> int:
+    """Established TCP connections from this host to ``127.0.0.1:port`` (``/proc/net/tcp``)."""
+    with open("/proc/net/tcp", encoding="ascii") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    return sum(1 for row in rows if row[2] == f"0100007F:{port:04X}" and row[3] == "01")
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_after_a_burst_of_calls_only_a_few_idle_connections_stay_open(protocol: str) -> None:
+    """Twenty calls at once over streamable HTTP open a connection each; once they have ended
+    the session keeps at most ``IDLE_CONNECTIONS`` of them open for its next requests (each
+    request checks every idle one), not the twenty httpx would keep."""
+    from langgraph_mcp._session.transports import IDLE_CONNECTIONS
+
+    burst, key = 20, uuid.uuid4().hex
+    async with (
+        serve_in_loop(overloaded.build_server()) as url,
+        MCPPool({"busy": {"url": url, "protocol": protocol}}) as pool,
+    ):
+        port = urlsplit(url).port
+        assert port is not None
+        connection = pool.connection("busy")
+        held = [asyncio.create_task(connection.call_tool("hold", {"key": key})) for _ in range(burst)]
+        running = await connection.call_tool("wait_held", {"key": key, "n": burst})
+        assert running.structured_content == {"result": burst}
+        assert _open_connections_to(port) > burst  # each held call has a connection of its own
+        await connection.call_tool("release", {"key": key})
+        results = await asyncio.gather(*held)
+        assert [r.structured_content for r in results] == [{"result": f"released {key}"}] * burst
+        visit = await connection.call_tool("visit", {"key": key})
+        assert not visit.is_error
+        # Closed as the calls ended, not when idle connections expire (5 s). (A stream the
+        # session keeps open for server messages may hold one more.)
+        await until(lambda: _open_connections_to(port) <= IDLE_CONNECTIONS + 1, timeout=3.0)
