@@ -1,5 +1,5 @@
-"""HTTP transports have no hidden limit: only the configured limits end a request, and a large
-result arrives.
+"""HTTP transports have no hidden limit: only the configured limits end a request, a large
+result arrives, and any number of calls may be in flight at once.
 
 The time-limit tests run on an event loop whose clock is 200 times faster than the wall clock
 (``tests/clock.py``), with the fixture server on that same loop, so a request can stay open for
@@ -22,6 +22,7 @@ import pytest
 from langgraph.types import Command
 
 from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp._session import grace
 from langgraph_mcp.elicitation import accept
 from tests.clock import run_dilated
 from tests.conftest_servers import serve_in_loop, stdio_params
@@ -333,3 +334,27 @@ async def test_after_a_burst_of_calls_only_a_few_idle_connections_stay_open(prot
         # Closed as the calls ended, not when idle connections expire (5 s). (A stream the
         # session keeps open for server messages may hold one more.)
         await until(lambda: _open_connections_to(port) <= IDLE_CONNECTIONS + 1, timeout=3.0)
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_more_calls_at_once_than_httpx_allows_connections_all_complete(
+    monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    """120 calls held open at once on one streamable-HTTP session, each on a connection of its
+    own, all get their results. httpx's pool stops at 100 connections, and a request that waited
+    for one past ``grace.HTTP`` ended the session and every call in flight on it."""
+    monkeypatch.setattr(grace, "HTTP", 2.0)  # (read when the session's HTTP client is made)
+    burst, key = 120, uuid.uuid4().hex
+    async with (
+        serve_in_loop(overloaded.build_server()) as url,
+        MCPPool({"busy": {"url": url, "protocol": protocol}}) as pool,
+    ):
+        connection = pool.connection("busy")
+        held = [asyncio.create_task(connection.call_tool("hold", {"key": key})) for _ in range(burst)]
+        running = await connection.call_tool("wait_held", {"key": key, "n": burst})
+        assert running.structured_content == {"result": burst}
+        released = await connection.call_tool("release", {"key": key})
+        assert released.structured_content == {"result": burst}
+        results = await asyncio.gather(*held)
+        assert [r.structured_content for r in results] == [{"result": f"released {key}"}] * burst
+        assert connection.connects == 1
