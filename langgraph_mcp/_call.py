@@ -111,51 +111,96 @@ async def run_call(
         trace.stats = clock.stats
         await connection.connect()
         trace.connected()
-        mode = _mode(connection)
         wire: dict[str, Any] = {"meta": trace.carry(meta), "headers": headers}
-        attempts = 0
-
-        async def attempt() -> types.CallToolResult:
-            nonlocal attempts
-            attempts += 1
-            if attempts > 1:  # sent again after the URLs the server asked for were visited
-                clock.stats.resends += 1
-            if mode == "rounds":
-                return await run_rounds(
-                    connection,
-                    mcp_name,
-                    arguments,
-                    clock=clock,
-                    answers=answers,
-                    sink=sink,
-                    progress=observer.on_progress,
-                    journal_key=answers.scope,
-                    wire=wire,
-                    keep=lambda: _draining(observer.node_runtime),
-                )
-            if mode == "held":
-                return await run_held(
-                    connection,
-                    mcp_name,
-                    arguments,
-                    clock=clock,
-                    answers=answers,
-                    observer=observer,
-                    runtime=runtime,
-                    wire=wire,
-                )
-            result = await connection.send_call(
-                mcp_name, arguments, clock=clock, sink=sink, progress=observer.on_progress, **wire
-            )
-            if not isinstance(result, types.CallToolResult):
-                raise MCPProtocolError(
-                    connection.name, f"a 2025-11-25 server asked for input rounds in {mcp_name!r}"
-                )
-            return result
-
+        attempt = _Attempt(connection, mcp_name, arguments, runtime, clock, answers, sink, observer, wire)
         call = _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
         trace.result = await observer.track(call)  # marks the call's progress UI message done or failed
         return trace.result
+
+
+class _Attempt:
+    """Sends the call once (again after the URLs the server asked for were visited), in the
+    connection's protocol mode. (An object rather than a closure: a call in flight holds one
+    object, not a cell per variable.)"""
+
+    __slots__ = (
+        "answers",
+        "arguments",
+        "attempts",
+        "clock",
+        "connection",
+        "mcp_name",
+        "mode",
+        "observer",
+        "runtime",
+        "sink",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        connection: ServerConnection,
+        mcp_name: str,
+        arguments: Mapping[str, Any],
+        runtime: ToolRuntime | None,
+        clock: CallClock,
+        answers: Answerer,
+        sink: CodeSink,
+        observer: CallObserver,
+        wire: dict[str, Any],
+    ) -> None:
+        self.connection = connection
+        self.mcp_name = mcp_name
+        self.arguments = arguments
+        self.runtime = runtime
+        self.clock = clock
+        self.answers = answers
+        self.sink = sink
+        self.observer = observer
+        self.wire = wire
+        self.mode = _mode(connection)
+        self.attempts = 0
+
+    def keep(self) -> bool:
+        return _draining(self.observer.node_runtime)
+
+    async def __call__(self) -> types.CallToolResult:
+        self.attempts += 1
+        if self.attempts > 1:  # sent again after the URLs the server asked for were visited
+            self.clock.stats.resends += 1
+        connection, mcp_name, arguments, clock = self.connection, self.mcp_name, self.arguments, self.clock
+        if self.mode == "rounds":
+            return await run_rounds(
+                connection,
+                mcp_name,
+                arguments,
+                clock=clock,
+                answers=self.answers,
+                sink=self.sink,
+                progress=self.observer.on_progress,
+                journal_key=self.answers.scope,
+                wire=self.wire,
+                keep=self.keep,
+            )
+        if self.mode == "held":
+            return await run_held(
+                connection,
+                mcp_name,
+                arguments,
+                clock=clock,
+                answers=self.answers,
+                observer=self.observer,
+                runtime=self.runtime,
+                wire=self.wire,
+            )
+        result = await connection.send_call(
+            mcp_name, arguments, clock=clock, sink=self.sink, progress=self.observer.on_progress, **self.wire
+        )
+        if not isinstance(result, types.CallToolResult):
+            raise MCPProtocolError(
+                connection.name, f"a 2025-11-25 server asked for input rounds in {mcp_name!r}"
+            )
+        return result
 
 
 def _draining(runtime: Runtime[Any] | None) -> bool:

@@ -104,6 +104,55 @@ async def run_rounds(
     """
     tasks = connection.offers_tasks and connection.follows_tasks()
     journal = Journal.open(journal_key, tasks=tasks)
+    given: Round | None = None
+    if not tasks and (journal is None or not journal.resuming):
+        # The first request, sent as ``first()`` below would send it. A result at once is the
+        # call's result, with nothing stored; the rounds are set up only when the server asks
+        # (a plain call holds none of their closures while it waits).
+        given = await connection.send_call(
+            name,
+            arguments,
+            clock=clock,
+            sink=sink,
+            progress=progress,
+            input_responses=None,
+            request_state=None,
+            **(wire or {}),
+        )
+        if isinstance(given, types.CallToolResult):
+            return given
+    return await _rounds(
+        connection,
+        name,
+        arguments,
+        clock=clock,
+        answers=answers,
+        sink=sink,
+        progress=progress,
+        journal=journal,
+        tasks=tasks,
+        given=given,
+        wire=wire,
+        keep=keep,
+    )
+
+
+async def _rounds(
+    connection: ServerConnection,
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    clock: CallClock,
+    answers: Answerer,
+    sink: CallSink,
+    progress: Any,
+    journal: Journal | None,
+    tasks: bool,
+    given: Round | None,
+    wire: Mapping[str, Any] | None,
+    keep: Callable[[], bool] | None,
+) -> types.CallToolResult:
+    """:func:`run_rounds` past its first request when ``given`` (its answer) is not ``None``."""
 
     async def send(responses: dict[str, Any] | None, state: str | None) -> Round:
         return await connection.send_call(
@@ -144,6 +193,8 @@ async def run_rounds(
         looked for in the journal first even when the run was not resumed (a run picked up after
         a crash): sending it again would start a second task. Only a marker is stored for an
         answer that is neither a task nor a round that asks."""
+        if given is not None:  # sent already: a call that cannot start a task, not resumed
+            return await asked(given)
         if tasks and (handle := remembered(journal)) is not None:
             return handle  # an attempt before this one (a retry) started the task
         if journal is not None and journal.resuming:
