@@ -40,7 +40,14 @@ from langgraph_mcp.config import (
 )
 from langgraph_mcp.config._oauth import secure_url
 
-__all__ = ["MemoryTokens", "auth_problems", "deployment_auth", "noting_auth_problems"]
+__all__ = [
+    "MemoryTokens",
+    "auth_problems",
+    "deployment_auth",
+    "noting_auth_problems",
+    "start_auth_problems",
+    "stop_auth_problems",
+]
 
 _MAX_PROVIDERS = 256
 """Providers kept per event loop (the least recently used goes first: its next use gets a new
@@ -59,12 +66,22 @@ _problems: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
 def auth_problems() -> Iterator[list[str]]:
     """What went wrong getting a token for the requests sent from this context, in order (the
     SDK sends each request from a task that copies the sender's context)."""
-    seen: list[str] = []
-    token = _problems.set(seen)
+    seen, token = start_auth_problems()
     try:
         yield seen
     finally:
-        _problems.reset(token)
+        stop_auth_problems(token)
+
+
+def start_auth_problems() -> tuple[list[str], contextvars.Token[list[str] | None]]:
+    """:func:`auth_problems` without a block: its list, and the token that
+    :func:`stop_auth_problems` takes where the block would end."""
+    seen: list[str] = []
+    return seen, _problems.set(seen)
+
+
+def stop_auth_problems(token: contextvars.Token[list[str] | None]) -> None:
+    _problems.reset(token)
 
 
 def noting_auth_problems() -> list[str]:

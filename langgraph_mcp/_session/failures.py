@@ -18,9 +18,9 @@ every other request:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 
 import anyio
 import httpx2
@@ -30,10 +30,16 @@ from pydantic import ValidationError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE, connection_closed
 from langgraph_mcp._redact import mask_all
-from langgraph_mcp._session.deployauth import auth_problems
+from langgraph_mcp._session.deployauth import start_auth_problems, stop_auth_problems
 from langgraph_mcp._session.owner import Session
-from langgraph_mcp._session.transports import describe, http_statuses, refusal, server_failure
-from langgraph_mcp._session.wire import Sent, sending
+from langgraph_mcp._session.transports import (
+    describe,
+    refusal,
+    server_failure,
+    start_http_statuses,
+    stop_http_statuses,
+)
+from langgraph_mcp._session.wire import Sent, start_sending, stop_sending
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
     MCPAuthenticationError,
@@ -139,78 +145,128 @@ async def translate(
     return MCPServerError(server, exc.code, redact(exc.error.message), mask_all(exc.error.data, redact))
 
 
-@asynccontextmanager
-async def guarded(
+def guarded(
     server: str,
     session: Session,
     redact: Callable[[str], str],
     wording: Wording,
     *,
     timeout: float | None = None,
-) -> AsyncIterator[Sent]:
-    """Send one request on ``session`` inside the block; what goes wrong leaves it as this
-    package's errors (the package's own pass through unchanged). ``timeout``: the limit a
-    ``TimeoutError`` from the block means (``None``: it passes through unchanged). A request
-    whose deployment OAuth token could not be obtained (``deployauth.py``) fails saying why:
-    the SDK's transport reports that as a bare refusal, or a lost connection.
+) -> _Guard:
+    """Send one request on ``session`` inside the (``async with``) block; what goes wrong leaves
+    it as this package's errors (the package's own pass through unchanged). ``timeout``: the
+    limit a ``TimeoutError`` from the block means (``None``: it passes through unchanged). A
+    request whose deployment OAuth token could not be obtained (``deployauth.py``) fails saying
+    why: the SDK's transport reports that as a bare refusal, or a lost connection.
 
     Raises:
         SessionExpired, MCPAuthenticationError, MCPConnectionError, MCPServerError,
         MCPProtocolError, MCPTimeoutError.
     """
-    with auth_problems() as problems:
+    return _Guard(server, session, redact, wording, timeout)
+
+
+class _Guard:
+    """The block of :func:`guarded`: one object, where generator context managers nested for
+    each thing noted about the request (its id, its HTTP statuses, its OAuth problems, the
+    session's count of requests) would each hold three while the request waits."""
+
+    __slots__ = (
+        "_problems",
+        "_problems_token",
+        "_redact",
+        "_sent_token",
+        "_server",
+        "_session",
+        "_statuses",
+        "_statuses_token",
+        "_timeout",
+        "_wording",
+        "sent",
+    )
+
+    def __init__(
+        self,
+        server: str,
+        session: Session,
+        redact: Callable[[str], str],
+        wording: Wording,
+        timeout: float | None,
+    ) -> None:
+        self._server = server
+        self._session = session
+        self._redact = redact
+        self._wording = wording
+        self._timeout = timeout
+
+    async def __aenter__(self) -> Sent:
+        self._problems, self._problems_token = start_auth_problems()
+        self.sent, self._sent_token = start_sending()
+        self._statuses, self._statuses_token = start_http_statuses()
+        self._session.begin_request()
+        return self.sent
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         try:
-            async with _guarded(server, session, redact, wording, timeout=timeout) as sent:
-                yield sent
-        except MCPConnectionError as exc:
-            if not problems or (isinstance(exc, MCPAuthenticationError) and exc.oauth is not None):
+            try:
+                if exc is not None:
+                    await self._translate(exc)
+            finally:
+                self._session.end_request()
+                stop_http_statuses(self._statuses_token)
+                stop_sending(self._sent_token)
+        except MCPConnectionError as error:
+            if (refused := self._oauth_failure(error)) is None:
                 raise
-            raise MCPAuthenticationError(server, 401, oauth=redact(problems[-1])) from exc
+            raise refused from error
+        finally:
+            stop_auth_problems(self._problems_token)
+        if isinstance(exc, MCPConnectionError) and (refused := self._oauth_failure(exc)) is not None:
+            raise refused from exc
 
+    def _oauth_failure(self, error: MCPConnectionError) -> MCPAuthenticationError | None:
+        """What a lost connection or a refusal means when getting a deployment OAuth token
+        failed meanwhile (an ``MCPAuthenticationError`` that names its OAuth problem stays)."""
+        if not self._problems or (isinstance(error, MCPAuthenticationError) and error.oauth is not None):
+            return None
+        return MCPAuthenticationError(self._server, 401, oauth=self._redact(self._problems[-1]))
 
-@asynccontextmanager
-async def _guarded(
-    server: str,
-    session: Session,
-    redact: Callable[[str], str],
-    wording: Wording,
-    *,
-    timeout: float | None = None,
-) -> AsyncIterator[Sent]:
-    with sending() as sent, http_statuses() as statuses, session.request():
-        try:
-            yield sent
-        except (MCPError, NotSent, SessionExpired):
-            raise
-        except SDKError as exc:
+    async def _translate(self, exc: BaseException) -> None:
+        """Raise what ``exc`` from the block means; return when it passes through unchanged."""
+        server, session, redact, wording = self._server, self._session, self._redact, self._wording
+        if isinstance(exc, MCPError | NotSent | SessionExpired):
+            return
+        if isinstance(exc, SDKError):
             raise await translate(
                 exc,
                 server=server,
                 session=session,
-                sent=sent,
-                statuses=statuses,
+                sent=self.sent,
+                statuses=self._statuses,
                 redact=redact,
                 wording=wording,
             ) from exc
-        except TimeoutError as exc:
-            if timeout is None:
-                raise
-            raise MCPTimeoutError(server, redact(wording.what), timeout) from exc
-        except TRANSPORT_ERRORS as exc:
+        if isinstance(exc, TimeoutError):
+            if self._timeout is None:
+                return
+            raise MCPTimeoutError(server, redact(wording.what), self._timeout) from exc
+        if isinstance(exc, TRANSPORT_ERRORS):
             session.end()
             raise MCPConnectionError(server, redact(f"{wording.lost} ({describe(exc)})")) from exc
-        except ValidationError as exc:
+        if isinstance(exc, ValidationError):
             raise MCPProtocolError(
                 server, redact(f"the answer to {wording.answer} is not a valid MCP result: {exc}")
             ) from exc
-        except asyncio.CancelledError:
+        if isinstance(exc, asyncio.CancelledError):
             task = asyncio.current_task()
             if task is not None and task.cancelling():
-                raise  # we were cancelled: let it propagate
+                return  # we were cancelled: let it propagate
             # The SDK cancelled the request because its transport failed under it.
             session.end()
-            if session.expired and statuses[-1:] == [404]:
+            if session.expired and self._statuses[-1:] == [404]:
                 raise SessionExpired(types.INVALID_REQUEST, "session not found") from None
-            if (status := refusal(statuses)) is not None:
+            if (status := refusal(self._statuses)) is not None:
                 raise MCPAuthenticationError(server, status) from None
             raise MCPConnectionError(server, redact(wording.lost)) from None

@@ -117,13 +117,20 @@ class Session:
     @contextmanager
     def request(self) -> Iterator[None]:
         """Count a request in flight on this session for the block (see :meth:`expire`)."""
-        self.in_flight += 1
+        self.begin_request()
         try:
             yield
         finally:
-            self.in_flight -= 1
-            if self.expired and self.in_flight == 0:
-                self.end()
+            self.end_request()
+
+    def begin_request(self) -> None:
+        """:meth:`request` without a block: a request starts (:meth:`end_request` when it ends)."""
+        self.in_flight += 1
+
+    def end_request(self) -> None:
+        self.in_flight -= 1
+        if self.expired and self.in_flight == 0:
+            self.end()
 
     def stderr_hint(self) -> str:
         return self.stderr.hint() if self.stderr is not None else ""

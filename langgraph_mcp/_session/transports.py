@@ -68,6 +68,8 @@ __all__ = [
     "leaves",
     "open_client",
     "refusal",
+    "start_http_statuses",
+    "stop_http_statuses",
 ]
 
 logger = logging.getLogger("langgraph_mcp.pool")
@@ -99,12 +101,22 @@ _statuses: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
 def http_statuses() -> Iterator[list[int]]:
     """The HTTP statuses answering the requests sent from this context, in order (the SDK sends
     each request from a task that copies the sender's context)."""
-    seen: list[int] = []
-    token = _statuses.set(seen)
+    seen, token = start_http_statuses()
     try:
         yield seen
     finally:
-        _statuses.reset(token)
+        stop_http_statuses(token)
+
+
+def start_http_statuses() -> tuple[list[int], contextvars.Token[list[int] | None]]:
+    """:func:`http_statuses` without a block: its list, and the token that
+    :func:`stop_http_statuses` takes where the block would end."""
+    seen: list[int] = []
+    return seen, _statuses.set(seen)
+
+
+def stop_http_statuses(token: contextvars.Token[list[int] | None]) -> None:
+    _statuses.reset(token)
 
 
 def refusal(statuses: list[int]) -> int | None:

@@ -26,7 +26,7 @@ import mcp_types as types
 
 from langgraph_mcp._compat.mcp import is_transport_answer
 
-__all__ = ["Sent", "WireTap", "sending"]
+__all__ = ["Sent", "WireTap", "sending", "start_sending", "stop_sending"]
 
 _REMEMBERED = 1024  # server -32000 answers kept until their request looks (oldest forgotten first)
 
@@ -52,12 +52,22 @@ _SENDING: contextvars.ContextVar[Sent | None] = contextvars.ContextVar("langgrap
 @contextmanager
 def sending() -> Iterator[Sent]:
     """Note the id of the request the running task writes inside the block."""
-    sent = Sent()
-    token = _SENDING.set(sent)
+    sent, token = start_sending()
     try:
         yield sent
     finally:
-        _SENDING.reset(token)
+        stop_sending(token)
+
+
+def start_sending() -> tuple[Sent, contextvars.Token[Sent | None]]:
+    """:func:`sending` without a block: its ``Sent``, and the token that :func:`stop_sending`
+    takes where the block would end."""
+    sent = Sent()
+    return sent, _SENDING.set(sent)
+
+
+def stop_sending(token: contextvars.Token[Sent | None]) -> None:
+    _SENDING.reset(token)
 
 
 class WireTap:
