@@ -49,7 +49,7 @@ from typing import Any, Literal, TypeVar
 import mcp_types as types
 from langchain_core.callbacks import adispatch_custom_event
 from langchain_core.messages import AIMessage
-from langchain_core.runnables import ensure_config
+from langchain_core.runnables import RunnableConfig, ensure_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph.ui import push_ui_message
 from langgraph.prebuilt import ToolRuntime
@@ -99,8 +99,10 @@ class CallObserver:
         self.log_events = log_events
         self._context = contextvars.copy_context()
         self._node_runtime = _node_runtime()
-        # The tool run's own config: custom callback events nest under the tool's run.
-        self._config = ensure_config()
+        self._config: RunnableConfig | None = None
+        """The config the tool ran with, which custom callback events are dispatched with:
+        made from the captured context when the first event is dispatched (a copy of the config
+        and its callback manager that a call with no events would hold for nothing)."""
         self._notified = 0
         """Progress notifications received for this call."""
         self._ui: MCPProgressUIProps | None = None
@@ -161,6 +163,8 @@ class CallObserver:
         """Also surface the event in ``astream_events`` as ``on_custom_event``."""
         if self.runtime is None:
             return
+        if self._config is None:
+            self._config = self._context.run(ensure_config)
         try:
             await adispatch_custom_event(event["type"], event, config=self._config)
         except RuntimeError as exc:  # no parent run: the tool was invoked outside a graph

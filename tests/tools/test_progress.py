@@ -89,6 +89,9 @@ async def test_progress_from_a_subgraph_and_in_astream_events() -> None:
         assert [e["name"] for e in custom] == ["mcp_progress", "mcp_progress"]
         assert [e["data"]["progress"] for e in custom] == [1, 2]
         assert all(e["data"]["tool_call_id"] == "c1" for e in custom)
+        # Each comes from where the tool ran (the config the call captured when it started).
+        (tool_start,) = [e for e in events if e["event"] == "on_tool_start"]
+        assert all(e["parent_ids"] == tool_start["parent_ids"] for e in custom)
 
 
 async def test_progress_keeps_an_idle_timeout_alive() -> None:
