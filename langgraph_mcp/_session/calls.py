@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import operator
 from collections.abc import Mapping
+from contextlib import nullcontext
 from typing import Annotated, Any, cast
 
 import mcp_types as types
@@ -39,6 +40,9 @@ from langgraph_mcp.errors import (
 )
 
 __all__ = ["Calls", "Round", "masked_result"]
+
+_NOTHING = nullcontext()
+"""The block of a call without per-call headers (one for every call: nothing to set or undo)."""
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -153,7 +157,7 @@ class Calls(Listings):
         unsent = 0
         # This call's header values are secrets too while it runs: in what is said about it or
         # logged, by this package or the HTTP libraries, and in what the server echoes.
-        with self.redact.holding(header_secrets(headers) if headers else ()):
+        with self.redact.holding(header_secrets(headers)) if headers else _NOTHING:
             while True:
                 try:
                     result = await self._send(
@@ -306,7 +310,7 @@ class Calls(Listings):
                     async with self.router.track(
                         sink, tool=name, exclusive=exclusive, clock=clock, lend=lend
                     ) as call:
-                        with call_headers(client.session, headers):
+                        with call_headers(client.session, headers) if headers else _NOTHING:
                             result = await self._request_round(client, request, progress)
                 except MCPError:
                     if call is None or not call.resend:

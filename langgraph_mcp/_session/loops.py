@@ -37,6 +37,9 @@ from langgraph_mcp.errors import MCPConnectionError
 
 __all__ = ["CLOSE_GRACE", "LISTINGS", "ConnectionBase", "Listing", "LoopScope"]
 
+_NO_SLOT: AbstractAsyncContextManager[None] = nullcontext()
+"""What a call holds without ``max_concurrent_calls``: nothing (one block for every call)."""
+
 logger = logging.getLogger("langgraph_mcp.pool")
 
 CLOSE_GRACE = 2.0
@@ -211,7 +214,7 @@ class ConnectionBase:
         calls are made for (``limits.queue_by``); nothing to hold without a limit."""
         limiter = self.scope().limiter
         if limiter is None:
-            return nullcontext()
+            return _NO_SLOT
         return limiter.slot(queue_key())
 
     def request_timeout(self) -> float | None:
