@@ -6,6 +6,7 @@ import asyncio
 import logging
 import warnings
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from tests.conftest_servers import stdio_params
-from tests.helpers import call, server_stats, tools_by_name
+from tests.helpers import call, server_stats, tools_by_name, until
 from tests.servers import demo
 from tests.tiers import STDIO_ERAS
 
@@ -163,26 +164,51 @@ async def test_cancelling_over_http_aborts_the_request() -> None:
         assert node.pool.connection("demo").connects == 1
 
 
+async def _drain_then_resume(node: MCPToolNode, events: Path, started: Callable[[], Awaitable[None]]) -> None:
+    """Drain a run once its call is running on the server (``started()`` returns), check the
+    server cancelled the call, then resume the run: the call is sent again and its result lands."""
+    await node.start()
+    graph = _graph(node, checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t1"}}
+    control = RunControl()
+    run = asyncio.create_task(
+        graph.ainvoke(_calls(("sleep", {"seconds": 1.5}, "c1")), thread, control=control)
+    )
+    await started()
+    control.request_drain("deploy")
+    with pytest.raises(GraphDrained, match="deploy"):
+        await run
+    await _wait_for_line(events, "cancelled sleep 1.5")
+    assert (await graph.aget_state(thread)).next == ("tools",)
+    out = await graph.ainvoke(None, thread)
+    assert out["messages"][-1].content == "slept 1.5"
+
+
 @pytest.mark.usefixtures("short_graces")  # its server sits out the exit grace
 async def test_drain_cancels_the_call_and_resume_reissues_it(tmp_path: Path) -> None:
     events = tmp_path / "events.txt"
     config = stdio_params("demo", env={"DEMO_EVENTS_FILE": str(events)})
     async with MCPToolNode({"demo": config}) as node:
-        await node.start()
-        graph = _graph(node, checkpointer=InMemorySaver())
-        thread = {"configurable": {"thread_id": "t1"}}
-        control = RunControl()
-        run = asyncio.create_task(
-            graph.ainvoke(_calls(("sleep", {"seconds": 1.5}, "c1")), thread, control=control)
-        )
-        await asyncio.sleep(0.5)
-        control.request_drain("deploy")
-        with pytest.raises(GraphDrained, match="deploy"):
-            await run
-        await _wait_for_line(events, "cancelled sleep 1.5")
-        assert (await graph.aget_state(thread)).next == ("tools",)
-        out = await graph.ainvoke(None, thread)
-        assert out["messages"][-1].content == "slept 1.5"
+        await _drain_then_resume(node, events, lambda: asyncio.sleep(0.5))
+
+
+async def test_drain_over_http_cancels_the_request_and_resume_reissues_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same over streamable HTTP: the drained call's request is cancelled on the server,
+    the session goes on, and the resumed run sends the call again."""
+    from tests.conftest_servers import serve_in_loop
+
+    events = tmp_path / "events.txt"
+    monkeypatch.setenv("DEMO_EVENTS_FILE", str(events))  # (the server runs in this process)
+    counters = demo.Counters()
+    async with (
+        serve_in_loop(demo.build_server(counters=counters)) as url,
+        MCPToolNode({"demo": url}) as node,
+    ):
+        await _drain_then_resume(node, events, lambda: until(lambda: counters.calls == 1))
+        assert counters.calls == 2
+        assert node.pool.connection("demo").connects == 1
 
 
 # -- timeouts -----------------------------------------------------------------
