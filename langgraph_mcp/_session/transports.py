@@ -82,15 +82,11 @@ _STDERR_TAIL = 20
 
 IDLE_CONNECTIONS = 8
 """Idle HTTP connections a session keeps open for its next requests (httpx keeps 20), each for
-at most 5 s. Calls made at once open a connection each; once they end, only this many wait. The
-pool checks every idle connection's socket on each request, so connections left over from a
-burst (a server that paused while calls kept coming) made every later request dearer."""
-_LIMITS = httpx2.Limits(
-    max_connections=None, max_keepalive_connections=IDLE_CONNECTIONS, keepalive_expiry=5.0
-)
-"""No limit on connections in use: each call in flight holds one (its response streams), and a
-request that waited for a pooled connection past ``grace.HTTP`` (httpx stops at 100) ended the
-session with every call on it. ``max_concurrent_calls`` is the limit on calls in flight."""
+at most 5 s. Calls made at once open a connection each; once they end, only this many wait (the
+pool checks every idle connection's socket on each request)."""
+_LIMITS = httpx2.Limits(max_connections=None, max_keepalive_connections=IDLE_CONNECTIONS)
+"""No limit on connections in use: each call in flight holds one, and a request that waited for
+one past ``grace.HTTP`` (httpx stops at 100) ended the session and every call on it."""
 _REFUSALS = frozenset({401, 403})
 _statuses: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
     "langgraph_mcp_http_statuses", default=None
