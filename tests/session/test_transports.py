@@ -343,7 +343,8 @@ async def test_more_calls_at_once_than_httpx_allows_connections_all_complete(
     """120 calls held open at once on one streamable-HTTP session, each on a connection of its
     own, all get their results. httpx's pool stops at 100 connections, and a request that waited
     for one past ``grace.HTTP`` ended the session and every call in flight on it."""
-    monkeypatch.setattr(grace, "HTTP", 2.0)  # (read when the session's HTTP client is made)
+    # A request waits this long for a pooled connection (read when the HTTP client is made).
+    monkeypatch.setattr(grace, "HTTP", 5.0)
     burst, key = 120, uuid.uuid4().hex
     async with (
         serve_in_loop(overloaded.build_server()) as url,
