@@ -13,6 +13,9 @@ server per case:
 * ``sdk``   the bare SDK: ``mcp.Client.call_tool`` on one session, same concurrency (baseline)
 * ``toolnode``  the same graph with a stock ``ToolNode`` whose hand-written ``echo`` tool calls
             one bare-SDK session (what LangGraph itself costs per run, without this package)
+* ``toolnode_caps``  the same, its SDK client declaring what ``MCPToolNode``'s declares (sampling,
+            elicitation, roots, the tasks extension, its ``clientInfo``): from 2026-07-28 on these
+            go with every request, so the server parses the same request metadata as for ``node``
 
 Every result is checked: a node run's last message must be the ToolMessage of its own call
 (``tool_call_id`` and text), and at the end each thread's checkpointed history must hold its
@@ -25,7 +28,8 @@ Printed: throughput (calls/s), p50/p99 latency of one call (one graph run for th
 CPU time the client process spent per call during the load (steadier than wall time on a busy
 machine; for stdio the server's CPU is not in it) and, of it, the garbage collector's (with its
 runs during the load by generation: young/middle/old), memory, and each path's throughput over
-the ``sdk`` throughput measured in the same repeat (target for ``node``: at least 0.8x).
+the ``sdk`` throughput measured in the same repeat (target for ``node``: at least 0.8x); then
+``node``'s CPU per call, throughput and p99 over each ``toolnode`` floor's (ratios of medians).
 Server logs go to stderr. Results: RESULTS.md.
 """
 
@@ -61,7 +65,7 @@ from _common import (
 TARGET = 0.8
 PROFILE_TO = ""  # with --profile: where the profile of the load (warm-up excluded) goes
 COUNTER: Any = None  # with --instructions: the library that turns callgrind's counting on and off
-PATHS = ("sdk", "toolnode", "node")
+PATHS = ("sdk", "toolnode", "toolnode_caps", "node")
 
 
 def text_of(content: Any) -> str:
@@ -238,8 +242,26 @@ async def node_case(
         return await graph_load(one_node_graph(node, InMemorySaver()), threads, invokes, tally)
 
 
+def declared_like_the_node() -> dict[str, Any]:
+    """``mcp.Client`` arguments that make it declare what ``MCPToolNode``'s client declares (its
+    callbacks only refuse: the demo server's ``echo`` never asks)."""
+    from langgraph_mcp._session.connection import _TASKS
+    from langgraph_mcp._session.era import client_info
+
+    async def refuse(*_: Any) -> Any:
+        raise RuntimeError("not answered in this benchmark")
+
+    return {
+        "client_info": client_info(),
+        "elicitation_callback": refuse,
+        "sampling_callback": refuse,
+        "list_roots_callback": refuse,
+        "extensions": [_TASKS],
+    }
+
+
 async def toolnode_case(
-    target: Any, protocol: str, threads: int, invokes: int, tally: Tally
+    target: Any, protocol: str, threads: int, invokes: int, tally: Tally, *, declared: bool = False
 ) -> tuple[float, float]:
     from _common import one_node_graph
     from langchain_core.tools import tool
@@ -247,7 +269,8 @@ async def toolnode_case(
     from langgraph.prebuilt import ToolNode
     from mcp import Client
 
-    async with Client(target, mode=protocol) as client:  # type: ignore[arg-type]
+    extra = declared_like_the_node() if declared else {}
+    async with Client(target, mode=protocol, **extra) as client:  # type: ignore[arg-type]
 
         @tool
         async def echo(text: str) -> str:
@@ -266,8 +289,11 @@ async def run_case(path: str, transport: str, protocol: str, threads: int, invok
     async with server(transport) as (config, target):
         if path == "sdk":
             elapsed, before = await sdk_case(target, protocol, threads, invokes, tally)
-        elif path == "toolnode":
-            elapsed, before = await toolnode_case(target, protocol, threads, invokes, tally)
+        elif path in ("toolnode", "toolnode_caps"):
+            declared = path == "toolnode_caps"
+            elapsed, before = await toolnode_case(
+                target, protocol, threads, invokes, tally, declared=declared
+            )
         else:
             elapsed, before = await node_case(config, protocol, threads, invokes, tally)
     calls = threads * invokes
@@ -394,6 +420,19 @@ def main() -> None:
         )
     )
     print(f"\n(medians over {ns.repeats} repeats; misrouted/lost summed over them) {load_average()}")
+    print("\nnode over each ToolNode floor (ratios of the medians above):")
+    for transport, protocol in keys:
+        node = results[(transport, protocol, "node")]
+        for floor in ("toolnode", "toolnode_caps"):
+            base = results[(transport, protocol, floor)]
+            ratio = {
+                key: median([r[key] for r in node]) / median([r[key] for r in base])
+                for key in ("cpu_ms_per_call", "throughput", "p99_ms")
+            }
+            print(
+                f"  {transport} {protocol} over {floor}: CPU {ratio['cpu_ms_per_call']:.2f}x, "
+                f"calls/s {ratio['throughput']:.2f}x, p99 {ratio['p99_ms']:.2f}x"
+            )
 
 
 if __name__ == "__main__":
