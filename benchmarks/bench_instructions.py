@@ -2,9 +2,9 @@
 counted by valgrind's callgrind, so the comparison does not depend on what else the machine runs.
 
     uv run python benchmarks/bench_instructions.py [--threads 20] [--invokes 5]
-        [--transports stdio,http] [--paths node,toolnode]
+        [--transports stdio,http] [--paths node,toolnode] [--protocol auto]
 
-Each case runs ``bench_load.py --case PATH:TRANSPORT:auto`` in a fresh process under
+Each case runs ``bench_load.py --case PATH:TRANSPORT:PROTOCOL`` in a fresh process under
 ``valgrind --tool=callgrind --instr-atstart=no``; a small C library built here with ``gcc`` (from
 valgrind's ``callgrind.h``) starts the count when the load starts and stops it when the load ends,
 so start-up, imports, the server's start and the warm-up call are not counted, and neither is
@@ -82,6 +82,7 @@ def main() -> None:
     parser.add_argument("--invokes", type=int, default=5)
     parser.add_argument("--transports", default="stdio")
     parser.add_argument("--paths", default="node,toolnode")
+    parser.add_argument("--protocol", default="auto", help="the protocol era of every case: auto or legacy")
     parser.add_argument("--repeats", type=int, default=1, help="each case this many times (median, range)")
     ns = parser.parse_args()
     for tool in ("valgrind", "gcc"):
@@ -96,7 +97,7 @@ def main() -> None:
             per_call: dict[str, list[float]] = {}
             for _ in range(ns.repeats):
                 for path in ns.paths.split(","):
-                    case = f"{path}:{transport}:auto"
+                    case = f"{path}:{transport}:{ns.protocol}"
                     instructions, result = count(case, ns.threads, ns.invokes, counter, folder)
                     if result["misrouted"] or result["lost"]:
                         raise RuntimeError(f"{case}: misrouted {result['misrouted']}, lost {result['lost']}")
