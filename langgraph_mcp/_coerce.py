@@ -11,6 +11,10 @@ that follows. Text that does not read as the type is a :class:`ValueError` namin
 
 Every conversion is bounded: numbers at :data:`MAX_NUMBER_TEXT` characters, JSON text at
 :data:`MAX_JSON_TEXT` characters and :data:`MAX_JSON_DEPTH` levels of nesting.
+
+A number that is not finite (``NaN``, ``Infinity``, ``1e999``) is refused at any depth, in
+JSON text and in values given already typed alike: JSON has no such number, so the server would
+get ``null`` while the model was told the call ran with it.
 """
 
 from __future__ import annotations
@@ -87,6 +91,20 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+def _non_finite(name: str, value: Any) -> str | None:
+    """Where in ``value`` (named ``name``) the first number that is not finite is, or ``None``."""
+    pending: list[tuple[str, Any]] = [(name, value)]
+    while pending:
+        where, item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{where}: {item!r} is not a finite number"
+        if isinstance(item, Mapping):
+            pending.extend((f"{where}.{k}", v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, list | tuple):
+            pending.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
+
+
 def _number(text: str, integer: bool) -> int | float | None:
     text = text.strip()
     if not text or len(text) > MAX_NUMBER_TEXT:
@@ -144,23 +162,26 @@ def coerce_edited(values: Mapping[str, Any], schema: Mapping[str, Any] | None) -
     non-string types converted to that type (see the module docstring).
 
     Raises:
-        ValueError: a value that cannot be converted, naming its field and the type wanted.
+        ValueError: a value that cannot be converted, naming its field and the type wanted; or a
+            number that is not finite anywhere in the values, naming where.
     """
     result = dict(values)
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(properties, Mapping):
-        return result
     problems: list[str] = []
-    for name, value in values.items():
-        if not isinstance(value, str):
-            continue
-        types = _types_of(properties.get(name))
-        if not types or "string" in types or not types & set(_TYPES):
-            continue
-        try:
-            result[name] = _convert(str(name), value, types)
-        except ValueError as exc:
-            problems.append(str(exc))
+    if isinstance(properties, Mapping):
+        for name, value in values.items():
+            if not isinstance(value, str):
+                continue
+            types = _types_of(properties.get(name))
+            if not types or "string" in types or not types & set(_TYPES):
+                continue
+            try:
+                result[name] = _convert(str(name), value, types)
+            except ValueError as exc:
+                problems.append(str(exc))
+    for name, value in result.items():
+        if (problem := _non_finite(str(name), value)) is not None:
+            problems.append(problem)
     if problems:
         raise ValueError("; ".join(problems))
     return result

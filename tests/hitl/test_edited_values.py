@@ -11,7 +11,7 @@ from langgraph.types import Command
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp._coerce import MAX_JSON_DEPTH, MAX_JSON_TEXT, coerce_edited
 from tests.helpers import ai, thread, tool_graph, tool_results
-from tests.servers import demo
+from tests.servers import demo, knobs
 
 
 def servers() -> dict[str, Any]:
@@ -131,3 +131,54 @@ def test_json_text_is_bounded() -> None:
     big = "[" + ",".join(["1"] * (MAX_JSON_TEXT // 2)) + "]"
     with pytest.raises(ValueError, match="over 65,536 characters"):
         coerce_edited({"tags": big}, SCHEMA)
+
+
+# -- non-finite numbers at any depth ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"where": '{"limit": NaN, "max": 1e999}'},
+        {"where": '{"a": {"b": [1, -Infinity]}}'},
+        {"tags": "[1, Infinity]"},
+        {"where": {"limit": float("nan")}},
+        {"where": {"deep": [{"max": float("inf")}]}},
+        {"tags": [1.0, float("-inf")]},
+        {"n": float("nan")},
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused_at_any_depth(values: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="not a finite number"):
+        coerce_edited(values, SCHEMA)
+
+
+def test_a_non_finite_number_is_refused_without_a_schema_too() -> None:
+    with pytest.raises(ValueError, match="not a finite number"):
+        coerce_edited({"x": {"y": float("nan")}}, None)
+    assert coerce_edited({"x": {"y": 1e308}}, None) == {"x": {"y": 1e308}}
+
+
+async def test_an_edit_with_nan_inside_an_object_field_is_refused_and_never_sent() -> None:
+    async with MCPToolNode({"knobs": {"server": knobs.build_server()}}, approval=["tune"]) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke({"messages": [ai(("tune", {"options": {"limit": 1}}, "c1"))]}, thread())
+        key = out["__interrupt__"][0].value["key"]
+        with pytest.raises(Exception, match=r"do not fit tool 'tune': options\.limit: .*not a finite number"):
+            await graph.ainvoke(
+                Command(resume=edit("tune", options='{"limit": NaN, "max": 1e999}')), thread()
+            )
+        with pytest.raises(Exception, match=r"levels\[1\]: .*not a finite number"):
+            decision = {
+                "type": "edit",
+                "edited_action": {
+                    "name": "tune",
+                    "args": {"options": {"limit": 2}, "levels": [1.0, float("inf")]},
+                },
+            }
+            await graph.ainvoke(Command(resume={"decisions": [decision]}), thread())
+        assert [i.value["key"] for i in (await graph.aget_state(thread())).interrupts] == [key]
+        out = await graph.ainvoke(Command(resume=edit("tune", options='{"limit": 3}')), thread())
+    result = tool_results(out)["c1"]
+    assert result.endswith('{"levels": null, "options": {"limit": 3}}')
+    assert "NaN" not in result and "Infinity" not in result
