@@ -7,8 +7,10 @@ what the caller is doing:
   set; nothing else is touched otherwise): a span ``mcp.tool_call <tool>`` under the caller's
   current span. The SDK's own ``MCP send tools/call`` span, and the W3C trace context it puts
   into the request's ``_meta``, are opened in that same context, so they are its children and
-  an instrumented server joins the trace. In-process servers of 2026-07-28 get no ``_meta``
-  from the SDK: the span's context is put into ``_meta`` here.
+  an instrumented server joins the trace. That span is made quiet when this module is imported
+  (``_compat.mcp_otel``): it keeps its status and the error's code, never the server's error
+  message or an exception's text, which can repeat a configured secret. In-process servers
+  of 2026-07-28 get no ``_meta`` from the SDK: the span's context is put into ``_meta`` here.
 * **LangChain callbacks** (only when the tool's run has handlers, e.g. LangSmith tracing): a
   chain-type child run of the tool's run. Callbacks run in the tool's context
   (``BaseTool.arun`` sets the config with ``run_manager.get_child()``), which is read here, so
@@ -32,6 +34,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tracers.base import BaseTracer
 from langgraph.errors import GraphBubbleUp, GraphDrained
 
+from langgraph_mcp._compat.mcp_otel import quiet_request_spans
 from langgraph_mcp._session import CallStats, ServerConnection
 from langgraph_mcp._version import __version__
 from langgraph_mcp.errors import (
@@ -82,6 +85,8 @@ ATTRIBUTES = {
 """Span attribute for each fact of a call (the LangChain run's metadata uses ``mcp_<fact>``)."""
 
 _cached: tuple[object, Any] | None = None
+
+quiet_request_spans()
 
 
 def tracer() -> Any:

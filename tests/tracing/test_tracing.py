@@ -4,6 +4,7 @@ child run of the tool's run. Off, neither costs anything."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from langgraph_mcp.elicitation import accept
 from langgraph_mcp.options import FromConfig
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import ai, text_of, thread, tool_call, tool_graph, tool_results, tools_by_name
-from tests.servers import traced
+from tests.servers import echoing, traced
 
 CASES = [("http", "auto"), ("http", "legacy"), ("stdio", "auto"), ("stdio", "legacy")]
 HIDDEN = "hidden-value-7f3a"
@@ -327,3 +328,47 @@ def test_a_synchronous_run_is_traced_the_same(spans: InMemorySpanExporter) -> No
     (mcp_run,) = [i for i, r in recorder.started.items() if r.get("name") == "mcp.tool_call seen_trace"]
     assert recorder.started[mcp_run]["parent_run_id"] == tool_run
     assert recorder.ended[mcp_run]["outcome"] == "ok"
+
+
+SECRET_CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
+
+
+@pytest.mark.parametrize(("transport", "protocol"), SECRET_CASES, ids=[f"{t}-{p}" for t, p in SECRET_CASES])
+async def test_no_span_of_the_trace_keeps_a_secret_the_server_echoed(
+    spans: InMemorySpanExporter, transport: str, protocol: str
+) -> None:
+    """A JSON-RPC error whose message repeats the server's configured secrets (an env value, an
+    ``Authorization`` header): neither the package's span nor the SDK's send span under it keeps
+    the text, in its status, attributes or events; both still say the call failed."""
+    secret = "env-secret-5c1e0d"
+    token = "Bearer header-token-83b2"
+    async with contextlib.AsyncExitStack() as stack:
+        if transport == "stdio":
+            config: dict[str, Any] = {**stdio_params("echoing", env={"ECHO_SECRET": secret})}
+        else:
+            url = await stack.enter_async_context(serve_in_loop(echoing.build_server(), "http"))
+            config = {"url": url, "headers": {"Authorization": token, "X-Api-Key": secret}}
+        pool = await stack.enter_async_context(MCPPool({"echo": {**config, "protocol": protocol}}))
+        tool = (await tools_by_name(pool))["reject_echo"]
+        message = await tool.ainvoke(tool_call("reject_echo", {}, "c1"))
+    assert message.status == "error"
+    # The client's spans: the server's own (kind SERVER, in this process over HTTP) are its own.
+    finished = [s for s in spans.get_finished_spans() if s.kind is not otel_trace.SpanKind.SERVER]
+    (call,) = _named(finished, "mcp.tool_call reject_echo")
+    (send,) = _named(finished, "MCP send tools/call reject_echo")
+    assert _parent_id(send) == call.context.span_id
+    assert call.status.status_code is StatusCode.ERROR and send.status.status_code is StatusCode.ERROR
+    assert dict(send.attributes or {})["error.type"] == "-32603"
+    seen = repr(
+        [
+            (
+                s.name,
+                s.status.description,
+                dict(s.attributes or {}),
+                [(e.name, dict(e.attributes or {})) for e in s.events],
+            )
+            for s in finished
+        ]
+    )
+    for value in (secret, "header-token-83b2"):
+        assert value not in seen
