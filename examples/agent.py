@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from langchain.agents import AgentState
@@ -19,14 +18,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-from langgraph_mcp import FromContext, ResultToState, ToolOptions, create_mcp_agent  # noqa: E402
-from langgraph_mcp.testing import ScriptedChatModel  # noqa: E402
+from langgraph_mcp import FromContext, ResultToState, ToolOptions, create_mcp_agent
+from langgraph_mcp.testing import ScriptedChatModel
 
 SERVERS: dict[str, Any] = {
-    "notes": {"command": sys.executable, "args": [str(HERE / "servers" / "notes_server.py")]},
+    "notes": {"command": sys.executable, "args": ["-m", "langgraph_mcp.demo", "notes"]},
 }
 
 
@@ -69,7 +65,9 @@ def main() -> None:
         agent.mcp.close()
     for message in out["messages"]:
         if isinstance(message, ToolMessage):
-            print(f"[{message.name}] {message.text} ({message.status})")
+            # A tool that returns a list (search_notes) gives one text block per item.
+            texts = [b if isinstance(b, str) else b.get("text", "") for b in message.content_blocks]
+            print(f"[{message.name}] {', '.join(texts)} ({message.status})")
     print(f"found in state: {out['found']}")
     final = out["messages"][-1]
     assert isinstance(final, AIMessage)

@@ -16,18 +16,14 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-from langgraph_mcp import MCPToolNode  # noqa: E402
-from langgraph_mcp.elicitation import accept, cancel, decline, resume_elicitations  # noqa: E402
+from langgraph_mcp import MCPToolNode
+from langgraph_mcp.elicitation import accept, cancel, decline, resume_elicitations
 
 REQUEST = AIMessage(
     "",
@@ -39,6 +35,20 @@ REQUEST = AIMessage(
 
 AUTO_VALUES = {"ok": True, "start": "2027-04-12", "reason": "changed my mind"}
 
+YES, NO = ("y", "yes", "true"), ("n", "no", "false")
+ACTIONS = {word[0]: word for word in ("accept", "decline", "cancel")} | {
+    word: word for word in ("accept", "decline", "cancel")
+}
+
+
+def ask_action() -> str:
+    """Accept, decline or cancel: asked again until the answer is one of those (empty: accept)."""
+    while True:
+        raw = input("  (a)ccept, (d)ecline or (c)ancel? [a] ").strip().lower() or "a"
+        if raw in ACTIONS:
+            return ACTIONS[raw]
+        print("    answer a, d or c (or accept, decline, cancel)")
+
 
 def ask_field(name: str, prop: dict[str, Any], required: bool, auto: bool) -> Any:
     """Read one form field from the terminal (empty input keeps the default)."""
@@ -46,8 +56,15 @@ def ask_field(name: str, prop: dict[str, Any], required: bool, auto: bool) -> An
     default = prop.get("default")
     if auto:
         return AUTO_VALUES.get(name, default)
-    hint = f" [{'/'.join(map(str, choices))}]" if choices else ""
-    hint += f" (default {default!r})" if "default" in prop else ""
+    kind = prop.get("type")
+    if kind == "boolean":
+        hint = " [y/n]"
+    elif choices:
+        hint = f" [{'/'.join(map(str, choices))}]"
+    else:
+        hint = f" ({kind})" if kind in ("integer", "number") else ""
+    if "default" in prop:
+        hint += f" (default {('y' if default else 'n') if kind == 'boolean' else default!r})"
     while True:
         raw = input(f"    {prop.get('description') or prop.get('title') or name}{hint}: ").strip()
         if not raw:
@@ -55,18 +72,24 @@ def ask_field(name: str, prop: dict[str, Any], required: bool, auto: bool) -> An
                 return default
             print("    a value is required")
             continue
-        kind = prop.get("type")
+        if kind == "boolean":
+            if raw.lower() in YES + NO:
+                return raw.lower() in YES
+            print("    answer y or n")
+            continue
         try:
-            if kind == "boolean":
-                return raw.lower() in ("y", "yes", "true", "1")
-            if kind == "integer":
-                return int(raw)
-            if kind == "number":
-                return float(raw)
+            value: Any = int(raw) if kind == "integer" else float(raw) if kind == "number" else raw
         except ValueError:
             print(f"    not a valid {kind}")
             continue
-        return raw
+        if choices and value not in choices:
+            print(f"    answer one of {', '.join(map(str, choices))}")
+            continue
+        low, high = prop.get("minimum"), prop.get("maximum")
+        if (low is not None and value < low) or (high is not None and value > high):
+            print(f"    answer a number from {low} to {high}")
+            continue
+        return value
 
 
 def answer_payload(payload: dict[str, Any], auto: bool) -> dict[str, Any]:
@@ -76,10 +99,10 @@ def answer_payload(payload: dict[str, Any], auto: bool) -> dict[str, Any]:
         print(f"  {request['message']}")
         if request["mode"] == "url":
             print(f"  open this URL yourself: {request['url']}")
-        action = "a" if auto else input("  (a)ccept, (d)ecline or (c)ancel? [a] ").strip().lower() or "a"
-        if action.startswith("d"):
+        action = "accept" if auto else ask_action()
+        if action == "decline":
             responses[request["key"]] = decline()
-        elif action.startswith("c"):
+        elif action == "cancel":
             responses[request["key"]] = cancel()
         elif request["mode"] == "url":
             responses[request["key"]] = accept()
@@ -105,7 +128,7 @@ async def main() -> None:
 
     server = {
         "command": sys.executable,
-        "args": [str(HERE / "servers" / "shop_server.py")],
+        "args": ["-m", "langgraph_mcp.demo", "shop"],
         "protocol": "legacy" if ns.legacy else "auto",
     }
     async with MCPToolNode({"shop": server}) as tools:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
@@ -19,12 +18,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from langgraph_mcp import MCPToolNode
 
-from langgraph_mcp import MCPToolNode  # noqa: E402
-
-CONNECTIONS = {"math": {"command": sys.executable, "args": [str(HERE / "servers" / "math_server.py")]}}
+CONNECTIONS = {"math": {"command": sys.executable, "args": ["-m", "langgraph_mcp.demo", "math"]}}
 
 REQUEST = AIMessage(
     "",

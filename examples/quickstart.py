@@ -14,24 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-
-from examples.servers.notes_server import server as notes_server  # noqa: E402
-from langgraph_mcp import MCPToolNode  # noqa: E402
+from langgraph_mcp import MCPToolNode
+from langgraph_mcp.demo import demo_server
 
 CONNECTIONS: dict[str, Any] = {
-    # A child process spoken to over stdio (the usual .mcp.json shape).
-    "math": {"command": sys.executable, "args": [str(HERE / "servers" / "math_server.py")]},
+    # A child process spoken to over stdio (the usual .mcp.json shape): the bundled math server.
+    "math": {"command": sys.executable, "args": ["-m", "langgraph_mcp.demo", "math"]},
     # An MCPServer object running in this process.
-    "notes": notes_server,
+    "notes": demo_server("notes"),
 }
 
 

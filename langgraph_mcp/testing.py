@@ -284,10 +284,24 @@ def _no_such_tool(names: list[str]) -> str:
 
 
 def _final_answer(messages: list[BaseMessage]) -> AIMessage:
-    """One line ``name: text`` per tool result since the last AI message, or ``done``."""
+    """One line ``name: text`` per tool result since the last AI message, or ``done``.
+
+    A result of several text blocks (a tool that returned a list) reads ``a, b, c``, not ``abc``.
+    """
     last_ai = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
     results = [m for m in messages[last_ai + 1 :] if isinstance(m, ToolMessage)]
-    return AIMessage("\n".join(f"{m.name}: {m.text}" for m in results) or "done")
+    return AIMessage("\n".join(f"{m.name}: {_result_text(m)}" for m in results) or "done")
+
+
+def _result_text(message: ToolMessage) -> str:
+    if isinstance(message.content, str):
+        return message.content
+    texts = [
+        block if isinstance(block, str) else str(block.get("text", ""))
+        for block in message.content
+        if isinstance(block, str) or block.get("type") == "text"
+    ]
+    return ", ".join(texts)
 
 
 def _turn_message(turn: Turn, n: int) -> AIMessage:

@@ -1,77 +1,19 @@
-"""A small MCP server for the examples: arithmetic and statistics over stdio.
+"""The math demo server, now installed with the package as ``langgraph_mcp.demo``.
 
-Run it on its own with ``python examples/servers/math_server.py`` (stdio) or
-``python examples/servers/math_server.py --http 8765`` (streamable HTTP).
+This file is kept for the repository's own configurations (``graphs/mcp.json``): it runs the
+same server. From any folder, use ``python -m langgraph_mcp.demo math`` instead.
+
+    python examples/servers/math_server.py              # stdio
+    python examples/servers/math_server.py --http 8765  # streamable HTTP on 127.0.0.1:8765
 """
 
 from __future__ import annotations
 
-import argparse
-import statistics
+import sys
 
-import anyio
-from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel
+from langgraph_mcp.demo import demo_server, main
 
-server = MCPServer("math", instructions="Exact arithmetic and descriptive statistics.")
-
-
-class Summary(BaseModel):
-    count: int
-    mean: float
-    median: float
-    stdev: float
-
-
-@server.tool()
-def add(a: float, b: float) -> float:
-    """Add two numbers."""
-    return a + b
-
-
-@server.tool()
-def multiply(a: float, b: float) -> float:
-    """Multiply two numbers."""
-    return a * b
-
-
-@server.tool()
-def describe(values: list[float]) -> Summary:
-    """Count, mean, median and standard deviation of a list of numbers."""
-    if not values:
-        raise ValueError("values must not be empty")
-    stdev = statistics.stdev(values) if len(values) > 1 else 0.0
-    return Summary(
-        count=len(values),
-        mean=statistics.fmean(values),
-        median=statistics.median(values),
-        stdev=stdev,
-    )
-
-
-@server.tool()
-async def count_primes(limit: int, ctx: Context) -> int:
-    """Count the primes below ``limit`` (slowly, reporting progress as it goes)."""
-    found = 0
-    chunk = max(1, limit // 40)
-    for start in range(0, limit, chunk):
-        found += sum(1 for n in range(start, min(start + chunk, limit)) if _is_prime(n))
-        await ctx.report_progress(min(start + chunk, limit), limit, f"{found} primes so far")
-        await anyio.sleep(0.02)  # a real server would be doing I/O here
-    return found
-
-
-def _is_prime(n: int) -> bool:
-    if n < 2:
-        return False
-    return all(n % d for d in range(2, int(n**0.5) + 1))
-
+server = demo_server("math")
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
-    ns = parser.parse_args()
-    if ns.http:
-        server.run("streamable-http", host="127.0.0.1", port=ns.http)
-    else:
-        server.run("stdio")
+    main(["math", *sys.argv[1:]])

@@ -1,45 +1,19 @@
-"""A small MCP server for the examples: an in-memory note book.
+"""The notes demo server, now installed with the package as ``langgraph_mcp.demo``.
 
-Used in-process by the examples (``from examples.servers.notes_server import server``),
-or over stdio with ``python examples/servers/notes_server.py``.
+This file is kept for the repository's own configurations (``graphs/mcp.json``): it runs the
+same server. From any folder, use ``python -m langgraph_mcp.demo notes`` instead.
+
+    python examples/servers/notes_server.py              # stdio
+    python examples/servers/notes_server.py --http 8765  # streamable HTTP on 127.0.0.1:8765
 """
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+import sys
 
-server = MCPServer("notes", instructions="A tiny note book.")
+from langgraph_mcp.demo import demo_server, main
 
-NOTES: dict[str, str] = {
-    "groceries": "oat milk, lemons, 2kg flour",
-    "trip": "train to Lyon on Friday 08:12, platform 4",
-    "ideas": "MCP tools that stream progress into LangGraph",
-}
-
-
-@server.tool()
-def search_notes(query: str) -> list[str]:
-    """Titles of the notes whose title or text contains ``query`` (case-insensitive)."""
-    q = query.lower()
-    return [title for title, text in NOTES.items() if q in title or q in text.lower()]
-
-
-@server.tool()
-def read_note(title: str) -> str:
-    """The text of one note."""
-    try:
-        return NOTES[title]
-    except KeyError:
-        raise ToolError(f"no note titled {title!r}; try search_notes first") from None
-
-
-@server.tool()
-def write_note(title: str, text: str) -> str:
-    """Create or replace a note."""
-    NOTES[title] = text
-    return f"saved {title!r}"
-
+server = demo_server("notes")
 
 if __name__ == "__main__":
-    server.run("stdio")
+    main(["notes", *sys.argv[1:]])

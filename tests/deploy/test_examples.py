@@ -64,6 +64,20 @@ def test_elicitation_example_on_a_terminal() -> None:
     assert "call_trip: no trip to Lisbon" in done.stdout
 
 
+def test_elicitation_example_refuses_answers_it_does_not_know_and_asks_again() -> None:
+    # "ok" is no action and "a" no yes-or-no: each is refused and asked again, never taken for a no.
+    answers = "ok\na\na\ny\n\nc\nd\n"
+    done = _run_example("elicitation.py", stdin=answers)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "(a)ccept, (d)ecline or (c)ancel? [a]" in out
+    assert "answer a, d or c (or accept, decline, cancel)" in out
+    assert "Go ahead? [y/n]:" in out
+    assert "answer y or n" in out
+    assert "call_cancel: order A-1002 cancelled" in out
+    assert "call_trip: no trip to Lisbon" in out  # cancelled, then declined
+
+
 def test_agent_example_runs_synchronously_with_approval_and_hidden_arguments() -> None:
     done = _run_example("agent.py")
     assert done.returncode == 0, done.stderr
@@ -76,3 +90,5 @@ def test_agent_example_runs_synchronously_with_approval_and_hidden_arguments() -
     )
     assert "saved 'ada' (success)" in out
     assert "found in state: ['groceries', 'trip', 'ideas']" in out
+    assert "[search_notes] groceries, trip, ideas (success)" in out  # one text block per item
+    assert "agent: search_notes: groceries, trip, ideas" in out

@@ -281,3 +281,16 @@ def test_a_sampling_answer_for_another_request_is_not_applied() -> None:
     assert adapter.validate_python({"action": "accept", "content": "x"})["content"] == "x"
     with pytest.raises(ValueError):
         adapter.validate_python({"responses": None})
+
+
+def test_the_final_answer_separates_the_items_of_a_list_result() -> None:
+    """``search_notes`` returns a list: one text block per title, read ``a, b, c`` in the answer."""
+    from langgraph_mcp.demo import demo_server
+
+    agent = create_mcp_agent(ScriptedChatModel(), {"notes": demo_server("notes")})
+    try:
+        out = agent.invoke({"messages": [("user", 'search_notes {"query": "a"}')]})
+    finally:
+        agent.mcp.close()
+    assert len(results(out)[0].content) == 3  # three blocks, which ToolMessage.text runs together
+    assert out["messages"][-1].text == "search_notes: groceries, trip, ideas"

@@ -79,6 +79,7 @@ PUBLIC: dict[str, list[str]] = {
         "UserOAuth",
         "load_connections",
     ],
+    "langgraph_mcp.demo": ["SERVER_NAMES", "demo_server", "main"],
     "langgraph_mcp.deploy": ["CONFIG_ENV", "Closable", "DRAIN_TIMEOUT", "config_path", "lifespan"],
     "langgraph_mcp.elicitation": ["accept", "cancel", "decline", "resume_elicitations"],
     "langgraph_mcp.oauth": ["oauth_callback_app", "revoke"],
