@@ -3,10 +3,14 @@ state keys, the tool node that answers a view's call, and which run may run it.
 
 A view's call is the run's own when the run's config names it
 (``configurable[VIEW_CALL_CONFIG] == <its id>``, as the route's runs do) or when the run resumes
-the task that asked about it. A call left pending by an earlier run (a run that stopped at its
-approval, then another run started on the thread with new input) is never the run's own: that
-run goes its ordinary way, the call is dropped unanswered (never run without its approval), and
-the next view call replaces it.
+the task that asked about it: a question about the call (its approval, an elicitation, a sign-in,
+each naming its ``tool_call_id``) is among the interrupts the resumed step was waiting on. Being
+resuming is not enough: a resume value that reached an idle thread (a stale "continue", an
+approval sent twice) stays in its checkpoint and makes the next run look like a resume, though it
+answers no question. A call left pending by an earlier run (a run that stopped at its approval,
+then another run started on the thread with new input) is never the run's own, whatever arrives
+later: that run goes its ordinary way, the call is dropped unanswered (never run without its
+approval), and the next view call replaces it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from typing_extensions import TypedDict
 
 from langgraph_mcp._apps import VIEW_CALL_PREFIX
-from langgraph_mcp._compat.langgraph import default_handle_tool_errors, is_resuming
+from langgraph_mcp._compat.langgraph import default_handle_tool_errors, is_resuming, pending_questions
 from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._pool import MCPPool
 from langgraph_mcp._tools import MCPTool
@@ -107,7 +111,25 @@ def own_call(state: Any, config: Mapping[str, Any] | None) -> AIMessage | None:
         and any(c.get("id") == named for c in call.tool_calls)
     ):
         return call
-    return call if is_resuming(conf) else None
+    ids = {c.get("id") for c in call.tool_calls if isinstance(c.get("id"), str)}
+    if is_resuming(conf) and any(_about(question, ids) for question in pending_questions(conf)):
+        return call
+    return None
+
+
+def _about(question: Any, ids: set[Any], depth: int = 0) -> bool:
+    """Does an interrupt's value ask about one of the calls ``ids`` (a ``tool_call_id`` anywhere
+    in it, a batch of questions included)?"""
+    if depth > 4:
+        return False
+    if isinstance(question, Mapping):
+        named = question.get("tool_call_id")
+        if isinstance(named, str) and named in ids:
+            return True
+        return any(_about(v, ids, depth + 1) for v in question.values() if isinstance(v, Mapping | list))
+    if isinstance(question, list):
+        return any(_about(v, ids, depth + 1) for v in question[:64])
+    return False
 
 
 def server_of(state: Any, call_id: str | None) -> str | None:

@@ -26,8 +26,10 @@ takes views' calls with ``view_calls=True`` instead (a ``before_agent`` hook; se
 
 A view's call runs only in the run started for it, whose config names it
 (:func:`view_call_config`; the route's runs do), or in the run that resumes it after its
-approval. Any other run goes the graph's own way: a call left waiting for its approval when the
-user's next message came is dropped, never run.
+approval (a run resuming the question asked about it). Any other run goes the graph's own way: a
+call left waiting for its approval when the user's next message came is dropped, never run, and
+stays dropped: a resume value that reaches the idle thread later (a stale "continue", an approval
+sent twice) answers no question and revives nothing.
 
 A view's call arrives in the ``mcp_app_calls`` state key as an AI message with one tool call
 (id ``mcp-app-call:<hex>``; ``additional_kwargs["mcp_app"]["server"]`` names the view's server)

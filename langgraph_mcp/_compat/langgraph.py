@@ -40,6 +40,7 @@ __all__ = [
     "injected_args",
     "is_checkpointed",
     "is_resuming",
+    "pending_questions",
     "stream_writer_here",
     "task_scratchpad",
 ]
@@ -179,6 +180,15 @@ def _pending_interrupts(scratchpad: PregelScratchpad) -> dict[str, Any]:
                 pending.update((str(i.id), getattr(i, "value", None)) for i in asked if hasattr(i, "id"))
         current = cells.get("parent_scratchpad")
     return pending
+
+
+def pending_questions(conf: Mapping[str, Any] | None) -> list[Any]:
+    """The values of the interrupts the running task's step was waiting on (this graph's and its
+    parents'): empty outside a task, and in a run that resumes no question that was asked."""
+    scratchpad = None if conf is None else conf.get(CONFIG_KEY_SCRATCHPAD)
+    if not isinstance(scratchpad, PregelScratchpad):
+        return []
+    return list(_pending_interrupts(scratchpad).values())
 
 
 _NOT_PENDING = object()

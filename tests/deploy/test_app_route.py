@@ -45,7 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
         config = {
             "dependencies": [str(REPO_ROOT)],
-            "graphs": {"prebuilt": "tests.deploy.app_agent:graph"},
+            "graphs": {"prebuilt": "tests.deploy.app_agent:graph", "routed": "tests.deploy.app_agent:routed"},
             "http": {"app": "tests.deploy.app_agent:app"},
             "auth": {"path": str(REPO_ROOT / "tests/deploy/app_agent.py") + ":auth"},
         }
@@ -65,12 +65,14 @@ async def _route(server: DevServer, user: str, method: str, path: str, body: Any
         return await http.request(method, f"/mcp-apps/threads/{path}", json=body, headers=headers)
 
 
-def _call(server_name: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+def _call(
+    server_name: str, tool: str, arguments: dict[str, Any], assistant: str = "prebuilt"
+) -> dict[str, Any]:
     return {
         "server": server_name,
         "method": "tools/call",
         "params": {"name": tool, "arguments": arguments},
-        "assistant_id": "prebuilt",
+        "assistant_id": assistant,
     }
 
 
@@ -100,38 +102,51 @@ async def test_a_prebuilt_agents_view_calls_its_server_through_the_route(
     assert model_only.status_code == 403
 
 
+@pytest.mark.parametrize("assistant", ["prebuilt", "routed"])
 async def test_a_view_call_waiting_for_approval_is_answered_or_dropped_by_the_users_next_run(
-    server: DevServer,
+    server: DevServer, assistant: str
 ) -> None:
     alice = _client(server, "alice")
     tid = (await alice.threads.create())["thread_id"]
     asked = await _route(
-        server, "alice", "POST", f"{tid}/call", _call("apps_http", "show_chart", {"city": "Oslo"})
+        server, "alice", "POST", f"{tid}/call", _call("apps_http", "show_chart", {"city": "Oslo"}, assistant)
     )
     assert asked.status_code == 202, asked.text
     call_id = asked.json()["call_id"]
     assert (await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")).status_code == 202
 
     # A person approves: the call runs, and its answer is there.
-    await alice.runs.wait(tid, "prebuilt", command={"resume": {"type": "approve"}})
+    await alice.runs.wait(tid, assistant, command={"resume": {"type": "approve"}})
     done = await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")
     assert done.status_code == 200, done.text
     assert done.json()["result"]["structuredContent"]["city"] == "Oslo"
 
     # Asked again, then the user writes instead: the message reaches the model, the call is dropped.
     asked = await _route(
-        server, "alice", "POST", f"{tid}/call", _call("apps", "show_chart", {"city": "Rome"})
+        server, "alice", "POST", f"{tid}/call", _call("apps", "show_chart", {"city": "Rome"}, assistant)
     )
     assert asked.status_code == 202, asked.text
     call_id = asked.json()["call_id"]
-    said = await alice.runs.wait(tid, "prebuilt", input={"messages": [{"type": "human", "content": "hello"}]})
+    said = await alice.runs.wait(tid, assistant, input={"messages": [{"type": "human", "content": "hello"}]})
     assert said["messages"][-1]["type"] == "ai" and said["messages"][0]["content"] == "hello"
     assert (await alice.threads.get(tid))["status"] == "idle"
     dropped = await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")
     assert dropped.status_code == 410 and "dropped" in dropped.json()["error"]
+    # A resume reaching the idle thread later (a stale "continue", an approval sent twice)
+    # revives nothing: the user's next message is the model's, its own tool runs, the call
+    # stays dropped and nothing is asked.
+    await alice.runs.wait(tid, assistant, command={"resume": {"type": "approve"}})
+    said = await alice.runs.wait(
+        tid, assistant, input={"messages": [{"type": "human", "content": 'plain_echo {"text": "hi"}'}]}
+    )
+    assert said["messages"][-1]["content"] == "plain_echo: hi", said["messages"][-1]
+    thread = await alice.threads.get(tid)
+    assert thread["status"] == "idle" and not thread["interrupts"], thread
+    dropped = await _route(server, "alice", "GET", f"{tid}/calls/{call_id}")
+    assert dropped.status_code == 410, dropped.text
     # The thread takes the next view call as usual.
     again = await _route(
-        server, "alice", "POST", f"{tid}/call", _call("apps", "refresh_chart", {"city": "Rome"})
+        server, "alice", "POST", f"{tid}/call", _call("apps", "refresh_chart", {"city": "Rome"}, assistant)
     )
     assert again.status_code == 200, again.text
 

@@ -164,11 +164,18 @@ async def test_a_users_run_reaches_the_agent_while_a_view_call_waits_and_drops_t
         await graph.ainvoke({"messages": [HumanMessage("again")]}, config)
         state = await graph.aget_state(config)
         assert state.values["messages"][-1].content == "agent saw 3 message(s)" and state.interrupts == ()
+        # A resume that reaches the idle thread later (a stale "continue", an approval sent
+        # twice) revives nothing: the next message is the agent's, the call stays dropped.
+        await graph.ainvoke(Command(resume={"type": "approve"}), config)
+        await graph.ainvoke({"messages": [HumanMessage("after a stale resume")]}, config)
+        state = await graph.aget_state(config)
+        assert state.values["messages"][-1].content == "agent saw 5 message(s)" and state.interrupts == ()
+        assert not [m for m in state.values[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
 
         # A run that only repeats a view call's input, without naming it as its own, does not run it.
         await graph.ainvoke(view_call_input("apps", "refresh_chart", {"city": "Rome"}), config)
         state = await graph.aget_state(config)
-        assert state.interrupts == () and state.values["messages"][-1].content == "agent saw 4 message(s)"
+        assert state.interrupts == () and state.values["messages"][-1].content == "agent saw 6 message(s)"
 
         # The next view call is answered as usual (after its approval).
         answer, _, _ = await _view_call(graph, "t1", "apps", "refresh_chart", {"city": "Oslo"})

@@ -117,6 +117,16 @@ async def test_an_agents_view_call_asks_for_approval_and_a_users_run_drops_it(
         assert state.interrupts == () and state.next == ()
         assert not [m for m in state.values[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
 
+        # A resume reaching the idle thread later (a stale "continue", an approval sent twice)
+        # revives nothing: the user's next message is the model's, the dropped call stays dropped.
+        for stale in ({"type": "approve"}, {"decisions": [{"type": "approve"}]}):
+            await graph.ainvoke(Command(resume=stale), config)
+            out = await graph.ainvoke({"messages": [HumanMessage('plain_echo {"text": "again"}')]}, config)
+            assert out["messages"][-1].text == "plain_echo: again"
+            state = await graph.aget_state(config)
+            assert state.interrupts == () and state.next == ()
+            assert not [m for m in state.values[VIEW_CALLS_KEY] if isinstance(m, ToolMessage)]
+
 
 async def test_a_create_agent_with_the_middleware_takes_views_calls_and_its_routes() -> None:
     async with MCPPool({"apps": {**stdio_params("apps"), "apps": True}}) as pool:
