@@ -108,8 +108,27 @@ class TaskRequests(Calls):
         """Poll a 2025-11-25 task (``tasks/get``) until it needs input or ends, then fetch its
         result (``tasks/result``), during which the server's questions reach the call as they do
         during a ``tools/call``. A timeout or a cancellation cancels the task on the server (its
-        handle is not kept in the checkpoint: a resumed run sends the call again).
+        handle is not kept in the checkpoint: a resumed run sends the call again). The task's id
+        is masked in whatever is said about the call meanwhile, as on 2026-07-28.
         """
+        with self.redact.holding((task.task_id,)):
+            result = await self._follow_legacy(
+                name, task, session, client, clock, sink, exclusive, progress, headers
+            )
+            return masked_result(result, self.redact) if result.is_error else result
+
+    async def _follow_legacy(
+        self,
+        name: str,
+        task: types.Task,
+        session: Session,
+        client: Client,
+        clock: CallClock,
+        sink: CallSink,
+        exclusive: bool,
+        progress: ProgressFnT | None,
+        headers: Mapping[str, str] | None,
+    ) -> types.CallToolResult:
         task_id = task.task_id
         get = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
         shown: str | None = None

@@ -30,10 +30,28 @@ Tools:
 - ``odd_job()``: answers with a task handle whose ``taskId`` is empty (a broken server).
 - ``gated_job(label)``: works until the file ``$TASKS_DIR/release-<label>`` exists, then completes
   with ``done <label>`` (a test decides when).
+- ``big_job(size)``: completes with a text result of ``size`` characters.
+- ``echo_job(seconds)``: works for ``seconds`` with the status message ``working on <task id>``,
+  then fails with an error that names its task id (a server echoing its bearer token).
+- ``sample_job()``: asks ``SAMPLES_PER_ROUND`` sampling questions after every answer, for ever.
+- ``greedy_sample()`` (no task): asks the client's model again after every answer, for ever: live
+  ``sampling/createMessage`` requests on 2025-11-25 (each one logged as ``sampled``), rounds of
+  ``SAMPLES_PER_ROUND`` sampling requests on 2026-07-28.
 
-``job`` is listed with ``execution.taskSupport: "required"``.
+The 2025-11-25 experimental task API is served too (:class:`LegacyTasks`, a server middleware):
+the server declares task-augmented ``tools/call`` (``capabilities.tasks.requests.tools.call``), and
+a call of ``job``, ``big_job``, ``echo_job``, ``stuck_job`` or ``sampling_job`` with a ``task``
+parameter is answered with a ``CreateTaskResult``; ``tasks/get``, ``tasks/result`` and
+``tasks/cancel`` follow it, logged like the 2026-07-28 requests (``result`` for ``tasks/result``).
+``tasks/result`` waits until the task ends; for ``echo_job`` it is a JSON-RPC error naming the
+task id, and for ``sampling_job()`` (2025-11-25 only) it asks the client's model during the
+request, again after every answer, for ever (each request logged as ``sampled``).
+
+``job``, ``big_job``, ``echo_job`` and ``sampling_job`` are listed with
+``execution.taskSupport: "required"``.
 """
 
+import contextlib
 import json
 import os
 import sys
@@ -46,11 +64,23 @@ from typing import Any
 if not __package__:  # run as a plain script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolRequestParams, RequestParams, Tool, ToolExecution
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    InputRequiredResult,
+    RequestParams,
+    SamplingMessage,
+    TextContent,
+    Tool,
+    ToolExecution,
+)
 
 from tests.servers._runner import run_cli
 
@@ -67,7 +97,17 @@ TASK_TOOLS = {
     "sorry_job",
     "stuck_job",
     "gated_job",
+    "big_job",
+    "echo_job",
+    "sample_job",
 }
+LEGACY_TASK_TOOLS = {"job", "big_job", "echo_job", "stuck_job", "sampling_job"}
+"""The tools called as 2025-11-25 tasks (with a ``task`` parameter)."""
+REQUIRED = {"job", "big_job", "echo_job", "sampling_job"}
+"""The tools listed with ``execution.taskSupport: "required"``."""
+SAMPLES_PER_ROUND = 8
+SAMPLES_MAX = 2000
+"""A bound for the fixture itself: the most sampling requests one call sends."""
 POLL_MS = int(os.environ.get("TASKS_POLL_MS", "50"))
 
 
@@ -140,6 +180,19 @@ def _state(record: dict[str, Any]) -> dict[str, Any]:
         return {**base, "status": "completed", "result": _text("it went wrong", error=True)}
     if tool == "stuck_job":
         return {**base, "status": "working", "statusMessage": "still stuck"}
+    if tool == "big_job":
+        return {**base, "status": "completed", "result": _text("x" * int(record["args"].get("size", 0)))}
+    if tool == "echo_job":
+        if now - record["created"] < seconds:
+            return {**base, "status": "working", "statusMessage": f"working on {record['id']}"}
+        error = {"code": -32603, "message": f"task {record['id']} failed"}
+        return {**base, "status": "failed", "error": error}
+    if tool == "sample_job":  # sampling questions after every answer, without end
+        asked = int(record.get("answers", 0)) + 1
+        requests = {
+            f"s-{asked}-{i}": _sampling_request(f"Sample {asked}.{i}?") for i in range(SAMPLES_PER_ROUND)
+        }
+        return {**base, "status": "input_required", "inputRequests": requests}
     if tool == "gated_job":
         label = str(record["args"].get("label", ""))
         if not (_folder() / f"release-{label}").exists():
@@ -195,6 +248,16 @@ def _state(record: dict[str, Any]) -> dict[str, Any]:
     return {**base, "status": "completed", "result": _text(f"done {record['args'].get('label', 'job')}")}
 
 
+def _sampling_request(text: str) -> dict[str, Any]:
+    return {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+            "maxTokens": 10,
+        },
+    }
+
+
 def _declared(ctx: ServerRequestContext[Any, Any]) -> bool:
     capabilities = ctx.session.client_capabilities
     extensions = capabilities.extensions if capabilities is not None else None
@@ -229,6 +292,9 @@ async def _update(ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Ha
     responses = params.input_responses or {}
     _log("update", params.task_id, keys=sorted(responses), **_routing(ctx))
     if record["tool"] == "greedy_ask" and f"q-{int(record.get('answers', 0)) + 1}" in responses:
+        record["answers"] = int(record.get("answers", 0)) + 1
+        _save(record)
+    if record["tool"] == "sample_job" and f"s-{int(record.get('answers', 0)) + 1}-0" in responses:
         record["answers"] = int(record.get("answers", 0)) + 1
         _save(record)
     if record["tool"] in ("ask_job", "gated_ask") and record.get("answer") is None and "name-1" in responses:
@@ -291,17 +357,116 @@ class Tasks(Extension):
         return {"resultType": "task", **_state(record)}
 
 
+# -- the 2025-11-25 experimental task API ----------------------------------------------------------
+
+
+def _legacy_task(record: dict[str, Any]) -> dict[str, Any]:
+    """The task as a 2025-11-25 ``Task`` (``tasks/get``, ``CreateTaskResult.task``)."""
+    state = _state(record)
+    task = {
+        "taskId": state["taskId"],
+        "status": state["status"],
+        "createdAt": state["createdAt"],
+        "lastUpdatedAt": state["lastUpdatedAt"],
+        "ttl": state["ttlMs"],
+        "pollInterval": POLL_MS,
+    }
+    if record["tool"] == "sampling_job":  # its work is done during tasks/result
+        task["status"] = "cancelled" if record.get("cancelled") else "input_required"
+    if state.get("statusMessage"):
+        task["statusMessage"] = state["statusMessage"]
+    return task
+
+
+async def _legacy_result(ctx: ServerRequestContext[Any, Any], task_id: str) -> HandlerResult:
+    record = _load(task_id)
+    if record["tool"] == "sampling_job":
+        question = SamplingMessage(role="user", content=TextContent(type="text", text="And now?"))
+        for _ in range(SAMPLES_MAX):
+            _log("sampled", task_id)
+            with contextlib.suppress(MCPError):  # asks again all the same (a hostile server)
+                await ctx.session.create_message([question], max_tokens=10, related_request_id=ctx.request_id)
+        return _text("sampled enough")
+    while True:  # the state is a function of a file and the clock: looked at every poll interval
+        state = _state(_load(task_id))
+        if state["status"] not in ("working", "input_required"):
+            break
+        await anyio.sleep(POLL_MS / 1000)
+    if state["status"] == "failed":
+        raise MCPError(state["error"]["code"], state["error"]["message"])
+    if state["status"] == "cancelled":
+        raise MCPError(INVALID_PARAMS, "the task was cancelled")
+    return dict(state["result"])
+
+
+class LegacyTasks:
+    """A server middleware serving the 2025-11-25 experimental task API (see the module
+    docstring); 2026-07-28 requests pass through."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        method, params = ctx.method, dict(ctx.params or {})
+        if method == "initialize":  # only 2025-11-25 clients send it
+            result = await call_next(ctx)
+            if isinstance(result, dict):
+                result["capabilities"]["tasks"] = {"requests": {"tools": {"call": {}}}, "cancel": {}}
+            return result
+        if ctx.protocol_version == "2026-07-28" or ctx.request_id is None:
+            return await call_next(ctx)
+        if method == "tools/call" and params.get("task") is not None:
+            name = params.get("name")
+            if name not in LEGACY_TASK_TOOLS:
+                raise MCPError(INVALID_PARAMS, f"{name} does not run as a task")
+            record = {
+                "id": uuid.uuid4().hex,
+                "tool": name,
+                "args": params.get("arguments") or {},
+                "created": time.time(),
+            }
+            _save(record)
+            _log("created", record["id"], tool=name, args=record["args"], era="2025-11-25")
+            return {"task": _legacy_task(record)}
+        if method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            task_id = str(params.get("taskId", ""))
+            record = _load(task_id)
+            if method == "tasks/get":
+                task = _legacy_task(record)
+                _log("get", task_id, status=task["status"])
+                return task
+            if method == "tasks/cancel":
+                _log("cancel", task_id)
+                record["cancelled"] = True
+                _save(record)
+                return _legacy_task(record)
+            _log("result", task_id)
+            return await _legacy_result(ctx, task_id)
+        return await call_next(ctx)
+
+
+def _greedy_round(ctx: Context) -> InputRequiredResult:
+    asked = int(ctx.request_state or 0) + 1
+    requests = {
+        f"s-{asked}-{i}": CreateMessageRequest(
+            params=CreateMessageRequestParams.model_validate(
+                _sampling_request(f"Sample {asked}.{i}?")["params"]
+            )
+        )
+        for i in range(SAMPLES_PER_ROUND)
+    }
+    _log("sampled", "-", count=SAMPLES_PER_ROUND)
+    return InputRequiredResult(input_requests=requests, request_state=str(asked))
+
+
 class _TaskServer(MCPServer):
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
         for tool in tools:
-            if tool.name == "job":
+            if tool.name in REQUIRED:
                 tool.execution = ToolExecution(task_support="required")
         return tools
 
 
 def build_server(name: str = "tasks") -> MCPServer:
-    srv: MCPServer = _TaskServer(name, extensions=[Tasks()])
+    srv: MCPServer = _TaskServer(name, extensions=[Tasks()], middleware=[LegacyTasks()])
 
     @srv.tool()
     async def job(seconds: float, label: str = "job") -> str:
@@ -352,6 +517,38 @@ def build_server(name: str = "tasks") -> MCPServer:
     async def odd_job() -> str:
         """A job whose task handle is broken."""
         raise AssertionError("answered by the extension")
+
+    @srv.tool()
+    async def big_job(size: int) -> str:
+        """A job whose result is ``size`` characters long."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def echo_job(seconds: float) -> str:
+        """A job that names its task id in what it says."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def sample_job() -> str:
+        """A job that asks the client's model again and again."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def sampling_job() -> str:
+        """A 2025-11-25 job that asks the client's model again and again while its result is fetched."""
+        raise AssertionError("runs as a task")
+
+    @srv.tool()
+    async def greedy_sample(ctx: Context) -> str | InputRequiredResult:
+        """Ask the client's model again after every answer, for ever."""
+        if ctx.protocol_version == "2026-07-28":
+            return _greedy_round(ctx)
+        question = SamplingMessage(role="user", content=TextContent(type="text", text="And now?"))
+        for _ in range(SAMPLES_MAX):
+            _log("sampled", "-", count=1)
+            with contextlib.suppress(MCPError):  # asks again all the same (a hostile server)
+                await ctx.session.create_message([question], max_tokens=10, related_request_id=ctx.request_id)
+        return "sampled enough"
 
     @srv.tool()
     async def quick(x: int) -> str:

@@ -226,12 +226,17 @@ async def test_with_tasks_off_the_extension_is_not_advertised(server: TaskServer
 
 
 async def test_tools_requiring_tasks_are_offered_when_tasks_are_followed(tmp_path: Path) -> None:
-    # 2025-11-25 lists ``execution.taskSupport: "required"``; that era's task API is not followed.
+    # 2025-11-25 lists ``execution.taskSupport: "required"``; that era's task API is followed on a
+    # server that declares task-augmented calls, while ``tasks`` is on.
     config = stdio_params("tasks", env={"TASKS_DIR": str(tmp_path)})
-    async with MCPPool({"modern": config, "legacy": {**config, "protocol": "legacy"}}) as pool:
+    legacy_config = {**config, "protocol": "legacy"}
+    servers = {"modern": config, "legacy": legacy_config, "off": {**legacy_config, "tasks": False}}
+    async with MCPPool(servers) as pool:
         modern = {t.name for t in await pool.connection("modern").list_tools()}
         legacy = {t.name for t in await pool.connection("legacy").list_tools()}
-    assert "job" in modern and "job" not in legacy and "quick" in legacy
+        off = {t.name for t in await pool.connection("off").list_tools()}
+    assert "job" in modern and "job" in legacy
+    assert "job" not in off and "quick" in off
 
 
 async def test_detached_task_parks_the_run_and_a_resume_picks_it_up(server: TaskServer) -> None:
@@ -423,3 +428,36 @@ async def test_several_task_calls_of_one_agent_turn_each_follow_their_own_task(s
     assert {e["task"] for e in server.events("update")} == {
         e["task"] for e in server.events("created", "ask_job")
     }
+
+
+# -- both task APIs: 2026-07-28 (``auto``) and the 2025-11-25 experimental one (``legacy``) -------
+
+PROTOCOLS = ["auto", "legacy"]
+
+
+async def _stream(graph: Any, calls: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's last values and its ``mcp_progress`` events."""
+    progress: list[dict[str, Any]] = []
+    out: dict[str, Any] = {}
+    async for mode, chunk in graph.astream({"messages": [calls]}, thread(), stream_mode=["custom", "values"]):
+        if mode == "custom" and chunk.get("type") == "mcp_progress":
+            progress.append(chunk)
+        elif mode == "values":
+            out = chunk
+    return out, progress
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_task_id_the_server_echoes_is_masked(server: TaskServer, protocol: str) -> None:
+    graph = tool_graph(server.node(protocol=protocol))
+    out, progress = await _stream(graph, ai(("echo_job", {"seconds": 0.3}, "c1")))
+    (created,) = server.events("created")
+    task_id = created["task"]
+    message = _results(out)["c1"]
+    assert message.status == "error" and "failed" in str(message.content)
+    assert task_id not in str(message.content), message.content
+    assert "task *** failed" in str(message.content)
+    assert progress, "the status message was not reported"
+    for event in progress:
+        assert task_id not in json.dumps(event), event
+    assert {event["message"] for event in progress} == {"working on ***"}
