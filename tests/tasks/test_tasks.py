@@ -23,6 +23,7 @@ from langgraph.runtime import RunControl
 from langgraph.types import Command
 
 from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp._session import stdio, transports
 from langgraph_mcp.errors import MCPToolCallError
 from tests.conftest_servers import http_server_process, spawn_http_server, stdio_params
 from tests.forkserver import command
@@ -461,3 +462,23 @@ async def test_a_task_id_the_server_echoes_is_masked(server: TaskServer, protoco
     for event in progress:
         assert task_id not in json.dumps(event), event
     assert {event["message"] for event in progress} == {"working on ***"}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_task_result_past_the_message_limit_is_refused_like_a_direct_one(
+    server: TaskServer, protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A direct result is bounded by the transport's limit on one message (MAX_MESSAGE_BYTES, 256 MiB):
+    # a task's result comes in a tasks/get (2026-07-28) or tasks/result (2025-11-25) message, and is
+    # bounded the same way; past it, the call is an error message and nothing of it is kept.
+    limit = 64 << 10
+    monkeypatch.setattr(stdio, "MAX_MESSAGE_BYTES", limit)
+    monkeypatch.setattr(transports, "MAX_MESSAGE_BYTES", limit)
+    graph = tool_graph(server.node(protocol=protocol))
+    out = await graph.ainvoke({"messages": [ai(("big_job", {"size": 4 * limit}, "c1"))]}, thread())
+    message = _results(out)["c1"]
+    assert message.status == "error", str(message.content)[:200]
+    assert len(str(message.content)) < 2000 and "xxxx" not in str(message.content)
+    # Within the limit (the text travels twice: as content and as structured content), it is taken.
+    out = await graph.ainvoke({"messages": [ai(("big_job", {"size": limit // 4}, "c2"))]}, thread("t2"))
+    assert _results(out)["c2"].content == "x" * (limit // 4)
