@@ -209,7 +209,7 @@ class AppRoutes:
                 if state.status_code != 200:
                     raise _Refused(404, "no such thread")
                 values = _object(state.json()).get("values") or {}
-                answer = self._answer(values, call_id)
+                answer = self._answer(values, call_id, thread_id)
                 if answer.status_code == 202 and not _still_asked(thread, call_id):
                     raise _Refused(
                         410,
@@ -278,9 +278,9 @@ class AppRoutes:
         values = run.json()  # (any JSON: a list of values is not a done call)
         if isinstance(values, dict) and values.get("__error__"):
             raise _Refused(502, "the view's call failed in the graph")
-        return self._answer(values if isinstance(values, dict) else {}, call_id)
+        return self._answer(values if isinstance(values, dict) else {}, call_id, str(thread["thread_id"]))
 
-    def _answer(self, values: Mapping[str, Any], call_id: str) -> JSONResponse:
+    def _answer(self, values: Mapping[str, Any], call_id: str, thread_id: str) -> JSONResponse:
         messages = values.get(self.key) or []
         for message in messages:
             if (
@@ -288,13 +288,25 @@ class AppRoutes:
                 and message.get("type") == "tool"
                 and message.get("tool_call_id") == call_id
             ):
-                return JSONResponse({"status": "done", "result": _mcp_result(message)})
+                result = self._masked(_mcp_result(message), _server_of(messages, call_id), thread_id)
+                return JSONResponse({"status": "done", "result": result})
         for message in messages:
             if isinstance(message, dict) and any(
                 c.get("id") == call_id for c in message.get("tool_calls") or []
             ):
                 return JSONResponse({"status": "pending", "call_id": call_id}, status_code=202)
         raise _Refused(404, "no such call: the thread holds another view call now")
+
+    def _masked(self, result: dict[str, Any], server: str | None, thread_id: str) -> dict[str, Any]:
+        """``result`` without the secrets of the call's server (what a server echoes of its
+        configuration), masked as reads and a view's own props are; with every server's when the
+        call names none the pool knows (fail closed)."""
+        pool = self.views.pool
+        if server is not None and server in pool.servers:
+            return mask_all(result, pool.connection_for(server, thread_id).redact)  # type: ignore[no-any-return]
+        for name in pool.servers:
+            result = mask_all(result, pool.connection(name).redact)
+        return result
 
     async def _read(self, thread_id: str, server: str, params: Mapping[str, Any]) -> JSONResponse:
         uri = params.get("uri")
@@ -387,6 +399,19 @@ def _fields(body: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     if not isinstance(params, dict):
         raise _Refused(400, "'params' must be an object")
     return server, method, params
+
+
+def _server_of(messages: Any, call_id: str) -> str | None:
+    """The view's server the call message of ``call_id`` names (``additional_kwargs.mcp_app``)."""
+    for message in messages:
+        if isinstance(message, dict) and any(
+            isinstance(c, dict) and c.get("id") == call_id for c in message.get("tool_calls") or []
+        ):
+            extra = message.get("additional_kwargs")
+            recorded = extra.get("mcp_app") if isinstance(extra, dict) else None
+            server = recorded.get("server") if isinstance(recorded, dict) else None
+            return server if isinstance(server, str) else None
+    return None
 
 
 def _still_asked(thread: Mapping[str, Any], call_id: str) -> bool:

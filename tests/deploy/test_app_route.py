@@ -27,6 +27,8 @@ pytestmark = [pytest.mark.deploy, pytest.mark.timeout(300)]
 
 APPS = ["apps", "apps_legacy", "apps_http", "apps_http_legacy"]
 CHART = "ui://apps/chart.html"
+KEY = "apps-key-7d41c9e2b5"
+"""The ``apps`` server's ``env`` secret, which its ``echo_key`` tool echoes."""
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     with http_server_process("apps") as url:
         stdio = {"command": sys.executable, "args": ["-m", "tests.servers.apps"], "cwd": str(REPO_ROOT)}
         servers = {
-            "apps": {**stdio, "apps": True},
+            "apps": {**stdio, "apps": True, "env": {"APPS_KEY": KEY}},
             "apps_legacy": {**stdio, "apps": True, "protocol": "legacy"},
             "apps_http": {"url": url, "apps": True},
             "apps_http_legacy": {"url": url, "apps": True, "protocol": "legacy"},
@@ -149,6 +151,23 @@ async def test_a_view_call_waiting_for_approval_is_answered_or_dropped_by_the_us
         server, "alice", "POST", f"{tid}/call", _call("apps", "refresh_chart", {"city": "Rome"}, assistant)
     )
     assert again.status_code == 200, again.text
+
+
+async def test_a_secret_the_server_echoes_is_masked_in_the_answer_to_a_views_call(server: DevServer) -> None:
+    alice = _client(server, "alice")
+    tid = (await alice.threads.create())["thread_id"]
+    answer = await _route(server, "alice", "POST", f"{tid}/call", _call("apps", "echo_key", {}))
+    assert answer.status_code == 200, answer.text
+    result = answer.json()["result"]
+    assert KEY not in answer.text, result
+    assert result["content"][0]["text"] == "key ***"
+    assert result["structuredContent"] == {"key": "***", "***": "as a key"}
+    assert result["_meta"] == {"echo": "key=***"}
+    # Polled afterwards: the same answer, masked too.
+    [call] = [m for m in (await alice.threads.get_state(tid))["values"]["mcp_app_calls"] if m["type"] == "ai"]
+    polled = await _route(server, "alice", "GET", f"{tid}/calls/{call['id']}")
+    assert polled.status_code == 200 and KEY not in polled.text
+    assert polled.json() == answer.json()
 
 
 @pytest.mark.parametrize("apps", APPS)

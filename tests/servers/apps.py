@@ -15,6 +15,8 @@ Tools:
   ``subscriptions/listen`` streams that watch it, earlier eras to the sessions that subscribed).
 * ``add_view()``: the chart's HTML changes and a resource ``ui://apps/extra-<N>.html`` is added;
   the resource list is said to have changed.
+* ``echo_key()`` (app-only): the server's ``secret`` (``$APPS_KEY``) in its text, structured
+  content and ``_meta``, as a careless server echoes a credential it was configured with.
 * ``stats()`` (app-only): ``{"reads": {uri: count}, "advertised": <the client's
   capabilities.extensions, or null>}``.
 
@@ -287,6 +289,14 @@ def build_server(name: str = "apps", *, big: bool = False, secret: str | None = 
     @apps.tool(resource_uri=CHART_URI, description="The chart's tool, failing.")
     def fail_chart(city: str) -> str:
         raise ToolError(f"no chart for {city}")
+
+    @apps.tool(resource_uri=CHART_URI, visibility=["app"], description="The server's key, echoed.")
+    def echo_key() -> types.CallToolResult:
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=f"key {secret}")],
+            structured_content={"key": secret, secret: "as a key"},
+            _meta={"echo": f"key={secret}"},
+        )
 
     @apps.tool(resource_uri=CHART_URI, visibility=["app"], description="What the server saw.")
     def stats(ctx: Context) -> dict[str, Any]:
