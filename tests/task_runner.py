@@ -14,6 +14,9 @@ in ``<tasks dir>``) and runs the thread ``tasks``:
 It prints one JSON line: ``{"interrupts": [...], "results": {tool_call_id: content}}``.
 ``TASK_DETACH_AFTER`` in the environment sets the server's ``task_detach_after``; with
 ``TASKS_URL`` the server is that streamable HTTP one (started by the test, kept across phases).
+With ``TASK_APPROVE`` set, the node also has a local tool ``approve(item)`` that waits until
+``TASK_APPROVE`` tasks have completed (by the server's log), then asks a person (an interrupt):
+the turn's MCP calls have finished when the run stops.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.messages import ToolMessage
-from langgraph.types import Command
+from langchain_core.tools import BaseTool, tool
+from langgraph.types import Command, interrupt
 
 from langgraph_mcp import MCPToolNode
 from tests.conftest_servers import stdio_params
-from tests.helpers import ai, tool_graph
+from tests.helpers import ai, tool_graph, until
 
 THREAD = {"configurable": {"thread_id": "tasks"}}
 
@@ -45,7 +49,26 @@ def _node(tasks_dir: str) -> MCPToolNode:
     )
     if "TASK_DETACH_AFTER" in os.environ:
         server["task_detach_after"] = float(os.environ["TASK_DETACH_AFTER"])
-    return MCPToolNode({"tasks": server})
+    tools = (
+        [_approve(Path(tasks_dir) / "log", int(os.environ["TASK_APPROVE"]))]
+        if "TASK_APPROVE" in os.environ
+        else []
+    )
+    return MCPToolNode({"tasks": server}, tools=tools)
+
+
+def _approve(log: Path, tasks: int) -> BaseTool:
+    def completed() -> int:
+        lines = log.read_text().splitlines() if log.exists() else []
+        return len({e["task"] for e in map(json.loads, lines) if e.get("status") == "completed"})
+
+    @tool
+    async def approve(item: str) -> str:
+        """Ask a person to approve ``item`` once the turn's tasks have completed."""
+        await until(lambda: completed() >= tasks, timeout=60)
+        return f"approved {item}: {interrupt(f'approve {item}?')}"
+
+    return approve
 
 
 def _input(phase: str, payload: str | None) -> Any:

@@ -129,12 +129,21 @@ _HANDLES_MAX = 4096
 _HANDLES_LOCK = threading.Lock()
 
 
+_CALL_TASK = "mcp_tool_call"
+"""The graph task each call of a turn runs in (``_node.py``): its id is new at every attempt."""
+
+
 def _where(journal: Journal) -> tuple[Any, ...] | None:
+    """Where a call's handle is kept: its thread, the namespace of the node that runs it (without
+    the ``mcp_tool_call:<id>`` graph task of this attempt, whose id a retry does not keep) and the
+    call (server, tool, tool call id)."""
     conf = graph_configurable()
     thread = conf.get("thread_id") if conf else None
-    if thread is None:
+    if conf is None or thread is None:
         return None
-    return (str(thread), str(conf.get("checkpoint_ns", "")) if conf else "", journal.key)
+    namespace = str(conf.get("checkpoint_ns", ""))
+    node = "|".join(part for part in namespace.split("|") if part.split(":", 1)[0] != _CALL_TASK)
+    return (str(thread), node, journal.key)
 
 
 def remember(journal: Journal | None, handle: TaskHandle) -> None:

@@ -12,15 +12,16 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import tool
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
-from langgraph.types import Command
+from langgraph.types import Command, RetryPolicy
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp._session import stdio, transports
@@ -482,3 +483,62 @@ async def test_a_task_result_past_the_message_limit_is_refused_like_a_direct_one
     # Within the limit (the text travels twice: as content and as structured content), it is taken.
     out = await graph.ainvoke({"messages": [ai(("big_job", {"size": limit // 4}, "c2"))]}, thread("t2"))
     assert _results(out)["c2"].content == "x" * (limit // 4)
+
+
+# -- retries: a tool with side effects does not run twice because a sibling failed -------------
+
+
+def _fails_once_after(done: Callable[[], bool]) -> Any:
+    """A local tool that fails once ``done()`` holds (the MCP calls of its turn have finished),
+    then succeeds: a ``RetryPolicy`` runs the node again."""
+    failed: list[bool] = []
+
+    @tool
+    async def flaky(item: str) -> str:
+        """Fail once, then succeed."""
+        if not failed:
+            await until(done)
+            failed.append(True)
+            raise ConnectionError("transient failure")
+        return f"flaky {item} ok"
+
+    return flaky
+
+
+async def test_a_retry_policy_rerun_reads_the_task_the_failed_attempt_finished(server: TaskServer) -> None:
+    def finished() -> bool:
+        return len([e for e in server.events("get") if e["status"] == "completed"]) >= 2
+
+    node = MCPToolNode({"tasks": server.config}, tools=[_fails_once_after(finished)])
+    retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=ConnectionError)
+    graph = tool_graph(node, retry=retry)
+    calls = ai(
+        ("job", {"seconds": 0.1, "label": "a"}, "c1"),
+        ("job", {"seconds": 0.1, "label": "b"}, "c2"),
+        ("flaky", {"item": "x"}, "c3"),
+    )
+    out = await graph.ainvoke({"messages": [calls]}, thread())
+    assert {k: m.content for k, m in _results(out).items()} == {
+        "c1": "done a",
+        "c2": "done b",
+        "c3": "flaky x ok",
+    }
+    assert len(server.events("created")) == 2  # one task per call, not one per attempt
+    assert not server.events("cancel")
+
+
+@pytest.mark.slow  # two OS processes
+def test_a_finished_task_is_read_not_started_again_when_resumed_in_a_new_process(
+    files: tuple[str, Path], transport_env: str
+) -> None:
+    db, folder = files
+    calls = [["job", {"seconds": 0.1, "label": "a"}, "c1"], ["approve", {"item": "x"}, "c2"]]
+    os.environ["TASK_APPROVE"] = "1"
+    try:
+        started = run_script(RUNNER, "async", "start", db, str(folder), json.dumps(calls))
+        assert started["interrupts"] == ["approve x?"]
+        done = run_script(RUNNER, "async", "resume", db, str(folder), json.dumps("yes"))
+    finally:
+        del os.environ["TASK_APPROVE"]
+    assert done["results"] == {"c1": "done a", "c2": "approved x: yes"}
+    assert len(_log(folder, "created")) == 1 and not _log(folder, "cancel")
