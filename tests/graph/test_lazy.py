@@ -6,6 +6,7 @@ used (the server is started)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -19,7 +20,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langgraph_mcp import MCPConfigError, MCPPool, create_mcp_agent, load_connections
-from langgraph_mcp._toolstore import CATALOG_NAMESPACE, dump_tools, source_of, tools_fingerprint
+from langgraph_mcp._toolstore import (
+    CATALOG_NAMESPACE,
+    MAX_CATALOG_BYTES,
+    MAX_CATALOG_SERVERS,
+    MAX_VALUE_CHARS,
+    dump_tools,
+    source_of,
+    tools_fingerprint,
+)
 from langgraph_mcp.options import REVEALED_KEY, ToolSearch
 from langgraph_mcp.schemas import json_schema
 from tests.chat import ScriptModel
@@ -338,6 +347,9 @@ def test_a_call_to_a_lazy_tool_whose_server_cannot_start_fails_within_connect_ti
         pytest.param("other-source", id="other-source"),
         pytest.param("too-many-tools", id="too-many-tools"),
         pytest.param("not-an-entry", id="not-an-entry"),
+        pytest.param("tool-too-large", id="tool-too-large"),
+        pytest.param("too-many-servers", id="too-many-servers"),
+        pytest.param("too-large", id="too-large"),
     ],
 )
 async def test_a_catalog_that_cannot_be_trusted_starts_the_server(
@@ -361,6 +373,13 @@ async def test_a_catalog_that_cannot_be_trusted_starts_the_server(
         elif content == "too-many-tools":
             entry["tools"] = [{**listed[0], "name": f"t{i}"} for i in range(1001)]
             entry["fingerprint"] = tools_fingerprint(entry["tools"])
+        elif content == "tool-too-large":  # valid, but one tool is over MAX_VALUE_CHARS of JSON
+            entry["tools"] = [{**listed[0], "inputSchema": {"type": "object", "x": ["y"] * MAX_VALUE_CHARS}}]
+            entry["fingerprint"] = tools_fingerprint(entry["tools"])
+        elif content == "too-many-servers":
+            document["servers"].update({f"s{i}": entry for i in range(MAX_CATALOG_SERVERS)})
+        elif content == "too-large":
+            document["padding"] = "x" * MAX_CATALOG_BYTES
         else:
             entry["tools"] = "everything"
         catalog.write_text(json.dumps(document))
@@ -423,3 +442,104 @@ def test_reveals_of_lazy_servers_survive_an_approval_answered_in_a_new_process(
     assert second["revealed"] == ["shop/delete_item"]
     assert second["seen"] == [["delete_item", SEARCH]]
     assert started(pids) == 2  # the resumed call started it again in the new process
+
+
+# -- a large catalog never holds the event loop --------------------------------------------------
+
+
+class Ticker:
+    """A task that wakes every 5 ms and keeps the longest time the event loop made it wait."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.longest = max(self.longest, time.perf_counter() - before - 0.005)
+
+    async def __aenter__(self) -> Ticker:
+        self._task = asyncio.create_task(self._tick())
+        await asyncio.sleep(0)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+def small_tools(server: int, count: int) -> list[dict[str, Any]]:
+    """Many small objects: what makes one ``json.loads`` of a catalog slow."""
+    return [
+        {
+            "name": f"s{server}_t{i}",
+            "description": "d",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+            },
+            "annotations": {"readOnlyHint": True},
+        }
+        for i in range(count)
+    ]
+
+
+async def test_a_large_valid_catalog_is_read_and_rewritten_without_holding_the_event_loop(
+    tmp_path: Path, pids: Path
+) -> None:
+    catalog = tmp_path / "catalog.json"
+    servers = lazy_servers(pids)
+    await keep(servers, catalog)
+    clear(pids)
+    # Another 60,000 small tools, kept for servers no longer configured (valid entries all), and
+    # an older listing of "many", so that starting it rewrites the file.
+    document = json.loads(catalog.read_text())
+    for s in range(60):
+        listed = small_tools(s, 1000)
+        document["servers"][f"gone_{s}"] = {
+            **document["servers"]["shop"],
+            "fingerprint": tools_fingerprint(listed),
+            "tools": listed,
+        }
+    entry = document["servers"]["many"]
+    entry["tools"] = entry["tools"][:59]
+    entry["fingerprint"] = tools_fingerprint(entry["tools"])
+    catalog.write_text(json.dumps(document))
+    size = catalog.stat().st_size
+    assert 8_000_000 < size < MAX_CATALOG_BYTES
+    async with Ticker() as ticker, MCPPool(servers, tool_catalog=catalog) as pool:
+        listings = await pool.list_all_tools()
+        assert (len(listings["shop"]), len(listings["many"])) == (10, 59)  # from the catalog
+        assert pool.waiting("shop") and pool.waiting("many") and started(pids) == 0
+        read = ticker.longest
+        assert len(await pool.live_tools("many")) == 60  # started: its new listing is written
+    # The other servers' entries are kept as they were; "many"'s is the new listing.
+    written = json.loads(catalog.read_text())
+    assert written["servers"]["gone_7"] == document["servers"]["gone_7"]
+    assert len(written["servers"]) == 62 and len(written["servers"]["many"]["tools"]) == 60
+    assert read < 0.25, f"the event loop was held {read:.3f}s while a {size:,}-byte catalog was read"
+    assert ticker.longest < 0.25, f"the event loop was held {ticker.longest:.3f}s (rewrite included)"
+
+
+async def test_a_rewrite_keeps_an_entry_another_process_wrote_since_the_read(
+    tmp_path: Path, pids: Path
+) -> None:
+    catalog = tmp_path / "catalog.json"
+    servers = lazy_servers(pids)
+    await keep(servers, catalog)
+    rewrite(catalog, "many", gone_and_missing)
+    async with MCPPool(servers, tool_catalog=catalog) as pool:
+        await pool.list_all_tools()  # read, from the file as it is now
+        assert pool.waiting("many")
+        document = json.loads(catalog.read_text())  # another pool's process adds an entry
+        document["servers"]["other"] = document["servers"]["shop"]
+        catalog.write_text(json.dumps(document, indent=1))
+        assert len(await pool.live_tools("many")) == 60  # started: its new listing is written
+    written = json.loads(catalog.read_text())
+    assert sorted(written["servers"]) == ["many", "other", "shop"]
+    assert written["servers"]["other"] == document["servers"]["shop"]
+    assert [t["name"] for t in written["servers"]["many"]["tools"]] == [f"tool_{i}" for i in range(60)]
