@@ -32,6 +32,7 @@ import asyncio
 import importlib
 import json
 import re
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -65,8 +66,9 @@ _BUSY_WAIT = 0.5
 _BUSY_CHECKS = 120
 """How often, every :data:`_BUSY_WAIT` seconds, a busy thread is checked before a view's call on
 it is refused."""
-_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-"""A thread id (LangGraph's are UUIDs): nothing that could change the API path it goes into."""
+_ID = re.compile(r"[A-Fa-f0-9-]{32,36}")
+"""A thread id as it may be spelt in a path (LangGraph's are UUIDs, taken in upper case and
+without dashes too): nothing that could change the API path it goes into."""
 _CALL_ID = re.compile(re.escape(VIEW_CALL_PREFIX) + r"[0-9a-f]{32}")
 _RUN_TIMEOUT = httpx.Timeout(connect=10, read=600, write=30, pool=10)
 MAX_CALLS_PER_THREAD = 4
@@ -167,11 +169,10 @@ class AppRoutes:
     # -- handlers ---------------------------------------------------------------------
 
     async def call(self, request: Request) -> JSONResponse:
-        thread_id = request.path_params["thread_id"]
         held: list[str | None] = []
         try:
-            if not _ID.fullmatch(thread_id):
-                raise _Refused(404, "no such thread")
+            # One spelling per thread: the cap of a thread counts the thread, not how it is spelt.
+            thread_id = _thread_id(request.path_params["thread_id"])
             # The body under a deadline and the caller checked before any slot is taken: a caller
             # who may not use the thread, or never finishes sending, holds none.
             body = await _body(request)
@@ -199,9 +200,10 @@ class AppRoutes:
                 self.slots.give_back(slot)
 
     async def result(self, request: Request) -> JSONResponse:
-        thread_id, call_id = request.path_params["thread_id"], request.path_params["call_id"]
+        call_id = request.path_params["call_id"]
         try:
-            if not _ID.fullmatch(thread_id) or not _CALL_ID.fullmatch(call_id):
+            thread_id = _thread_id(request.path_params["thread_id"])
+            if not _CALL_ID.fullmatch(call_id):
                 raise _Refused(404, "no such thread or call")
             async with self._client(request) as client:
                 thread = await self._thread(client, thread_id)
@@ -354,6 +356,17 @@ def _api_failed(exc: Exception) -> JSONResponse:
     else:
         failure = "the LangGraph API answered something that is not JSON"
     return JSONResponse({"error": failure}, status_code=502)
+
+
+def _thread_id(spelt: str) -> str:
+    """The thread id in its one canonical form (a lower-case UUID with dashes), as the API names
+    the thread; anything that is not a UUID is no thread."""
+    if not _ID.fullmatch(spelt):
+        raise _Refused(404, "no such thread")
+    try:
+        return str(uuid.UUID(spelt))
+    except ValueError:
+        raise _Refused(404, "no such thread") from None
 
 
 def _object(answer: Any) -> dict[str, Any]:

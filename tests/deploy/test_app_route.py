@@ -191,6 +191,27 @@ async def test_a_read_that_would_go_without_the_users_per_call_headers_is_refuse
     assert refused.status_code == 403 and "per-call headers" in refused.json()["error"]
 
 
+async def test_the_cap_of_a_thread_holds_whatever_the_spelling_of_its_id(server: DevServer) -> None:
+    alice = _client(server, "alice")
+    tid = (await alice.threads.create())["thread_id"]
+    run = await alice.runs.create(tid, "prebuilt", input={"messages": [{"type": "human", "content": "hang"}]})
+    body = _call("apps", "refresh_chart", {"city": "Oslo"})
+    # LangGraph takes a thread id in upper case and without its dashes as the same thread.
+    spellings = [tid, tid.upper(), tid.replace("-", "")]
+    pending: set[asyncio.Task[httpx.Response]] = set()
+    try:
+        assert (await alice.threads.get(spellings[2]))["thread_id"] == tid
+        waiting = [asyncio.create_task(_route(server, "alice", "POST", f"{t}/call", body)) for t in spellings]
+        done, pending = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED, timeout=60)
+        assert len(done) == 1, "no call was refused: the spellings were counted as three threads"
+        [refused] = [t.result() for t in done]
+        assert refused.status_code == 429 and "this thread" in refused.json()["error"], refused.text
+    finally:
+        await alice.runs.cancel(tid, run["run_id"], wait=True)
+        answers = await asyncio.gather(*pending)
+    assert all(a.status_code in (200, 409) for a in answers), [a.text for a in answers]
+
+
 async def test_views_calls_at_once_are_capped_per_thread_and_in_all(server: DevServer) -> None:
     alice = _client(server, "alice")
     threads = [(await alice.threads.create())["thread_id"] for _ in range(2)]

@@ -3,8 +3,8 @@ caller who may not use the thread, or never finishes sending, holds no place; on
 a view is read from; the LangGraph API failing or answering nonsense is a 502.
 
 A small Starlette app stands in for the LangGraph API (only ``Bearer good`` may use a thread;
-thread ``text`` is answered with a page, thread ``list`` with a JSON list); the MCP servers are
-real (the apps and library fixture servers)."""
+thread :data:`TEXT` is answered with a page, thread :data:`LIST` with a JSON list); the MCP
+servers are real (the apps and library fixture servers)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from tests.conftest_servers import stdio_params
 from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 
 THREAD = "0b7ad5b6-77f3-4c57-9a43-1f0a1b2c3d4e"
+TEXT = "7e1f0c2a-0000-4000-8000-000000000001"
+LIST = "7e1f0c2a-0000-4000-8000-000000000002"
 CHART = "ui://apps/chart.html"
 CALL_ID = "mcp-app-call:" + "0" * 32
 GOOD = {"authorization": "Bearer good"}
@@ -37,9 +39,9 @@ def _api() -> Starlette:
         if request.headers.get("authorization") != "Bearer good":
             return JSONResponse({"detail": "no"}, status_code=401)
         tid = request.path_params["tid"]
-        if tid == "text":
+        if tid == TEXT:
             return PlainTextResponse("<html>a proxy's error page</html>")
-        if tid == "list":
+        if tid == LIST:
             return JSONResponse([tid])
         return JSONResponse({"thread_id": tid, "status": "idle", "metadata": {"graph_id": "agent"}})
 
@@ -119,7 +121,7 @@ async def test_a_langgraph_api_that_fails_or_answers_no_json_object_is_a_502() -
                 assert answer.status_code == 502, answer.text
                 assert "could not be reached" in answer.json()["error"]
         async with _route(pool) as c:
-            for tid in ("text", "list"):
+            for tid in (TEXT, LIST):
                 posted = await c.post(f"/mcp-apps/threads/{tid}/call", json=call, headers=GOOD)
                 polled = await c.get(f"/mcp-apps/threads/{tid}/calls/{CALL_ID}", headers=GOOD)
                 assert (posted.status_code, polled.status_code) == (502, 502), (posted.text, polled.text)
