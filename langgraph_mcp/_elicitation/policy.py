@@ -42,7 +42,8 @@ from langgraph_mcp._elicitation.sampling import (
     text_result,
     wants_tools,
 )
-from langgraph_mcp._session import CallSink
+from langgraph_mcp._session import SAMPLING_REQUESTS_MAX, CallSink
+from langgraph_mcp._session.routing import sampled_too_often
 from langgraph_mcp.config import ServerConfig
 from langgraph_mcp.errors import MCPProtocolError, MCPToolCallError
 from langgraph_mcp.types import (
@@ -106,6 +107,9 @@ class Answerer:
         self._roots = roots
         self._answered: dict[str, dict[str, Any]] = {}
         self._decisions: dict[str, dict[str, Any]] = {}
+        self._samples = 0
+        """Sampling requests of 2026-07-28 rounds (and a task's questions) answered in this run
+        (a 2025-11-25 server's live ones are counted by the session layer)."""
 
     @property
     def info(self) -> MCPCallInfo:
@@ -286,6 +290,9 @@ class Answerer:
                 responses.update({key: answers[request["key"]] for key, request in forms})
             for key, req in ordered:
                 if isinstance(req, types.CreateMessageRequest):
+                    self._samples += 1
+                    if self._samples > SAMPLING_REQUESTS_MAX:
+                        raise sampled_too_often(self.server, self.tool_name)
                     responses[key] = await self.sample(req.params, decisions[key])
                 elif isinstance(req, types.ListRootsRequest):
                     responses[key] = self._roots()

@@ -10,10 +10,11 @@ from langgraph_mcp._session.clock import CallClock, CallStats
 from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.era import Era
 from langgraph_mcp._session.loops import LoopScope
-from langgraph_mcp._session.routing import ABANDON_GRACE, CallSink
+from langgraph_mcp._session.routing import ABANDON_GRACE, SAMPLING_REQUESTS_MAX, CallSink
 
 __all__ = [
     "ABANDON_GRACE",
+    "SAMPLING_REQUESTS_MAX",
     "CallClock",
     "CallSink",
     "CallStats",

@@ -313,8 +313,12 @@ class Calls(Listings):
                         with call_headers(client.session, headers) if headers else _NOTHING:
                             result = await self._request_round(client, request, progress)
                 except MCPError:
+                    if call is not None and call.refusal is not None:
+                        raise call.refusal from None
                     if call is None or not call.resend:
                         raise
+                if call.refusal is not None:  # the router ended it (it sampled too often)
+                    raise call.refusal
                 if call.resend:
                     # Abandoned so that its question can be tied to it (routing.py): what the
                     # server answered is dropped; send it again, in turn.

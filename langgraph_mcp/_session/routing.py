@@ -35,6 +35,11 @@ While a call waits for its answer it gives up its turn; it takes a turn again be
 is sent. Time spent waiting for a turn counts against the call's clock; time spent answering
 does not.
 
+A call's sampling requests are counted on its clock (one clock per call, across its requests):
+past ``SAMPLING_REQUESTS_MAX`` the request is refused, the call's request is cancelled (the server
+is told) and the call ends with an error (:attr:`InFlight.refusal`). A sampling request that
+cannot be tied to one call counts for every call that may have sent it.
+
 The router knows nothing about interrupts: a sink is any object with the three methods below.
 """
 
@@ -53,8 +58,18 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._session.clock import CallClock
+from langgraph_mcp.errors import MCPToolCallError
 
-__all__ = ["ABANDON_GRACE", "ATTRIBUTION_WAIT", "GHOST_GRACE", "CallSink", "InFlight", "Router"]
+__all__ = [
+    "ABANDON_GRACE",
+    "ATTRIBUTION_WAIT",
+    "GHOST_GRACE",
+    "SAMPLING_REQUESTS_MAX",
+    "CallSink",
+    "InFlight",
+    "Router",
+    "sampled_too_often",
+]
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -62,11 +77,24 @@ ATTRIBUTION_WAIT = 30.0
 """Seconds a request that cannot be tied to one call yet waits for the other calls to settle."""
 GHOST_GRACE = 5.0
 """Seconds a call that ended without the server's answer may still be the sender of a request."""
+SAMPLING_REQUESTS_MAX = 50
+"""The most sampling requests (``sampling/createMessage``) answered for one tool call, in both
+eras: a server that asks again after every answer would otherwise have the client's model called
+for as long as the call's clock allows (the model's time does not count against it)."""
 ABANDON_GRACE = 10.0
 """Seconds an abandoned call (its question answered ``cancel``, to be sent again) may go on
 before it is cancelled."""
 
 _R = TypeVar("_R")
+
+
+def sampled_too_often(server: str, tool: str) -> MCPToolCallError:
+    """The error of a call whose server asked to sample more than ``SAMPLING_REQUESTS_MAX`` times."""
+    return MCPToolCallError(
+        f"MCP server {server!r} asked to sample a model more than {SAMPLING_REQUESTS_MAX} times "
+        f"during one call of {tool!r}; the call was stopped",
+        kind="sampling",
+    )
 
 
 class CallSink(Protocol):
@@ -107,6 +135,9 @@ class InFlight:
     lend: Callable[[], None] | None = None
     """Gives back what the call holds while the server works on it (its ``max_concurrent_calls``
     slot), called once, when the server first asks it something."""
+    refusal: MCPToolCallError | None = None
+    """Why the router ended the call (it sampled too often): its request was cancelled, and this
+    is the call's error."""
 
     def may_have_asked(self, blocks: int, ghosts: set[InFlight]) -> bool:
         """Could it have sent a request that arrived when it had waited ``blocks`` times?"""
@@ -229,9 +260,37 @@ class Router:
         call = await self._owner()
         if call is _DROPPED:
             return types.ErrorData(code=types.INVALID_REQUEST, message="the call was cancelled")
+        # Untied: it counts for every call that may have sent it (a bound must not depend on
+        # whether the request could be tied).
+        counted = [call] if isinstance(call, InFlight) else [c for c in self._calls if c.state != "done"]
+        if self._sampled_too_often(counted):
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"more than {SAMPLING_REQUESTS_MAX} sampling requests in one tool call; refused",
+            )
         if not isinstance(call, InFlight):
             return await self.fallback.on_sample(params)
         return await self._answer(call, lambda: call.sink.on_sample(params))
+
+    def _sampled_too_often(self, calls: list[InFlight]) -> bool:
+        """Count one sampling request for each of ``calls``; end those past the bound."""
+        over = False
+        for call in calls:
+            call.clock.samples += 1
+            if call.clock.samples <= SAMPLING_REQUESTS_MAX:
+                continue
+            over = True
+            if call.refusal is None:
+                logger.warning(
+                    "MCP server %r asked to sample a model more than %d times during one call of %r; "
+                    "the call is stopped",
+                    self.server,
+                    SAMPLING_REQUESTS_MAX,
+                    call.tool,
+                )
+                call.refusal = sampled_too_often(self.server, call.tool)
+            call.scope.cancel()
+        return over
 
     async def log(self, params: types.LoggingMessageNotificationParams) -> None:
         call = _CURRENT.get()

@@ -1,0 +1,84 @@
+"""A server that asks the client's model again after every answer is stopped: at most
+``SAMPLING_REQUESTS_MAX`` sampling requests are answered per call, in both protocol eras, during
+a ``tools/call`` and while a task's result is fetched or its questions answered.
+
+The fixture server (``tests/servers/tasks.py``) asks without end: live ``sampling/createMessage``
+requests on 2025-11-25, rounds of ``SAMPLES_PER_ROUND`` sampling requests on 2026-07-28.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp._session import SAMPLING_REQUESTS_MAX
+from langgraph_mcp.errors import MCPToolCallError
+from tests.conftest_servers import spawn_http_server, stdio_params
+from tests.helpers import ai, thread, tool_graph
+
+CAP_WORDS = f"asked to sample a model more than {SAMPLING_REQUESTS_MAX} times"
+
+
+class CountingModel(BaseChatModel):
+    """A chat model that answers ``ok`` and counts how often it was asked."""
+
+    calls: int = 0
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("ok"))])
+
+    @property
+    def _llm_type(self) -> str:
+        return "counting"
+
+
+@pytest.fixture(params=["stdio", "http"])
+async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    env = {"TASKS_DIR": str(tmp_path)}
+    if request.param == "stdio":
+        yield stdio_params("tasks", env=env)
+    else:
+        async with spawn_http_server("tasks", env=env) as url:
+            yield {"url": url}
+
+
+async def _call(config: dict[str, Any], tool: str) -> tuple[ToolMessage, CountingModel]:
+    model = CountingModel()
+    graph = tool_graph(MCPToolNode({"tasks": {**config, "sampling_model": model}}))
+    out = await graph.ainvoke({"messages": [ai((tool, {}, "c1"))]}, thread())
+    (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    return message, model
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_call_that_samples_without_end_is_stopped(server: dict[str, Any], protocol: str) -> None:
+    message, model = await _call({**server, "protocol": protocol}, "greedy_sample")
+    assert message.status == "error" and CAP_WORDS in str(message.content), message.content
+    assert model.calls <= SAMPLING_REQUESTS_MAX
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_task_that_samples_without_end_is_stopped(server: dict[str, Any], protocol: str) -> None:
+    # 2026-07-28: the task's questions (tasks/update); 2025-11-25: requests during tasks/result.
+    tool = "sample_job" if protocol == "auto" else "sampling_job"
+    message, model = await _call({**server, "protocol": protocol}, tool)
+    assert message.status == "error" and CAP_WORDS in str(message.content), message.content
+    assert model.calls <= SAMPLING_REQUESTS_MAX
+
+
+async def test_a_direct_call_is_stopped_too(tmp_path: Path) -> None:
+    # A direct call (outside a graph) answers live 2025-11-25 requests with the model too.
+    model = CountingModel()
+    config = {**stdio_params("tasks", env={"TASKS_DIR": str(tmp_path)}), "sampling_model": model}
+    async with MCPPool({"tasks": {**config, "protocol": "legacy"}}) as pool:
+        with pytest.raises(MCPToolCallError, match=CAP_WORDS):
+            await pool.connection("tasks").call_tool("greedy_sample", {})
+    assert model.calls <= SAMPLING_REQUESTS_MAX
