@@ -4,7 +4,11 @@ Start the server first, then run this against it:
 
     LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true LANGSMITH_TRACING=false \\
         uv run langgraph dev --no-browser --port 2024
-    uv run examples/deploy_client.py --url http://127.0.0.1:2024
+    uv run examples/deploy_client.py    # or --url http://127.0.0.1:PORT
+
+The server's URL is ``--url``, else the environment variable ``LANGGRAPH_URL``, else
+``http://127.0.0.1:2024``. (When port 2024 is taken, ``langgraph dev`` serves on another one and
+logs ``Port 2024 is already in use, using port N instead.``: use that one.)
 
 It runs the ``tools`` graph (progress from ``count_primes``, a question from ``cancel_order``,
 answered "yes"), then the ``agent`` graph with the offline scripted model.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 from typing import Any
 
 from langgraph_sdk import get_client
@@ -65,5 +70,9 @@ async def main(url: str) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="http://127.0.0.1:2024")
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("LANGGRAPH_URL", "http://127.0.0.1:2024"),
+        help="the LangGraph server (default: $LANGGRAPH_URL, else http://127.0.0.1:2024)",
+    )
     asyncio.run(main(parser.parse_args().url))
