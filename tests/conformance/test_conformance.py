@@ -32,6 +32,7 @@ def test_client_conformance_matches_the_baseline() -> None:
         timeout=570,
     )
     report = done.stdout + done.stderr
+    counts: dict[str, tuple[int, int, int, int, int]] = {}  # passed, expected, scenarios, checks
     for version, baseline_file in (
         ("0.1.16", "expected-failures-0.1.yml"),
         ("0.2.0-alpha.12", "expected-failures-0.2.yml"),
@@ -50,5 +51,28 @@ def test_client_conformance_matches_the_baseline() -> None:
         scenarios = re.search(rf"^checks {re.escape(version)}: .*; (\d+) scenarios$", done.stdout, re.M)
         assert scenarios is not None, report
         assert passed + expected == int(scenarios[1]) > 0, report
-    assert re.search(r"^2026-07-28 requirement set: \d+ of 32$", done.stdout, re.M), report
+        checks = re.search(rf"^checks {re.escape(version)}: (\d+) of (\d+) passed;", done.stdout, re.M)
+        assert checks is not None, report
+        counts[version] = (passed, expected, int(scenarios[1]), int(checks[1]), int(checks[2]))
+    required = re.search(r"^2026-07-28 requirement set: (\d+) of (32)$", done.stdout, re.M)
+    extension = re.search(r"^extension: (\d+) of (\d+)$", done.stdout, re.M)
+    assert required is not None and extension is not None, report
     assert done.returncode == 0, report
+
+    # The numbers README.md and docs/compatibility.md state are this run's.
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    compatibility = " ".join((REPO_ROOT / "docs" / "compatibility.md").read_text(encoding="utf-8").split())
+    p1, _, s1, c1, t1 = counts["0.1.16"]
+    p2, e2, s2, c2, t2 = counts["0.2.0-alpha.12"]
+    assert c2 == t2, report  # "all ... of their checks"
+    assert required[1] == required[2] and extension[1] == extension[2], report  # "in full", "all 6"
+    assert f"Result: {p1} of {s1} client scenarios pass ({c1} of {t1} checks)" in compatibility
+    assert (
+        f"{p2} of its {s2} client scenarios pass (all {c2} of their checks; the other {e2}" in compatibility
+    )
+    assert f"passes in full, {required[1]} of {required[2]} client scenarios" in compatibility
+    assert f"Of its extension scenarios, all {extension[2]} pass" in compatibility
+    assert (
+        f"its 2026-07-28 requirement set {required[1]} of {required[2]}, its extension scenarios "
+        f"{extension[1]} of {extension[2]}, {p2} of its {s2} client scenarios (the other {e2}, skills,"
+    ) in readme

@@ -48,6 +48,7 @@ def test_the_wheel_installs_alone_and_runs_the_quickstart(tmp_path: Path) -> Non
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     assert "langgraph_mcp/py.typed" in names
     assert "langgraph_mcp/testing.py" in names
+    assert "langgraph_mcp/demo/__main__.py" in names  # python -m langgraph_mcp.demo, from any project
     # Only the package: no tests, examples or deployment graphs.
     assert {n.split("/")[0] for n in names} == {"langgraph_mcp", wheel.name.rsplit("-", 3)[0] + ".dist-info"}
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
@@ -118,3 +119,39 @@ def test_the_wheel_installs_alone_and_runs_the_quickstart(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert "[tools] add -> 42.0 (success)" in done.stdout
     assert "The mean is 3.833 (median 3.5)" in done.stdout
+
+
+def would_install(*args: str, tmp_path: Path) -> int:
+    """How many packages ``uv sync --locked`` installs from ``uv.lock`` into a new environment."""
+    exe = os.environ.get("UV") or shutil.which("uv")
+    assert exe, "uv is needed (pip install uv)"
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["UV_PROJECT_ENVIRONMENT"] = str(tmp_path / f"venv{len(args)}")  # never created: a dry run
+    done = subprocess.run(
+        [exe, "sync", "--locked", "--dry-run", "--offline", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"^Would install (\d+) packages$", done.stderr + done.stdout, re.M)
+    assert found, done.stderr
+    return int(found[1])
+
+
+def flat(path: Path) -> str:
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def test_the_package_counts_in_the_docs_are_the_locked_ones(tmp_path: Path) -> None:
+    """README.md and docs/install.md say how many packages a fresh ``uv run`` installs, with and
+    without the dev group: the numbers uv gives for this machine from ``uv.lock``."""
+    runtime, dev = would_install("--no-dev", tmp_path=tmp_path), would_install(tmp_path=tmp_path)
+    assert 0 < runtime < dev
+    readme, install = flat(REPO_ROOT / "README.md"), flat(REPO_ROOT / "docs" / "install.md")
+    assert f"{runtime} packages on a fresh machine, against {dev} with the development tools" in readme
+    assert f"With their own dependencies that is {runtime - 1} packages besides `langgraph-mcp`" in install
+    assert f"**{runtime} packages** in `.venv` (the package and the {runtime - 1} above)" in install
+    assert f"the extras, ...): {dev} packages." in install
