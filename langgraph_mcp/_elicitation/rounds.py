@@ -47,8 +47,12 @@ _INLINE = {"kind": "inline"}
 
 
 def _encode(result: Round) -> dict[str, Any]:
-    if isinstance(result, TaskHandle):  # its status message is the server's words: not kept
-        data = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude={"status_message"})
+    if isinstance(result, TaskHandle):
+        # Only what following the task needs: its status message (the server's words) and its
+        # ``_meta`` are not kept. The id is: a resumed run finds its task only through it.
+        data = result.model_dump(
+            mode="json", by_alias=True, exclude_none=True, exclude={"status_message", "meta"}
+        )
         return {"kind": "task", "data": data}
     kind = "input_required" if isinstance(result, types.InputRequiredResult) else "result"
     return {"kind": kind, "data": result.model_dump(mode="json", by_alias=True, exclude_none=True)}

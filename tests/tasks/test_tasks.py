@@ -542,3 +542,27 @@ def test_a_finished_task_is_read_not_started_again_when_resumed_in_a_new_process
         del os.environ["TASK_APPROVE"]
     assert done["results"] == {"c1": "done a", "c2": "approved x: yes"}
     assert len(_log(folder, "created")) == 1 and not _log(folder, "cancel")
+
+
+async def test_the_task_id_is_kept_only_in_the_stored_round(server: TaskServer) -> None:
+    # The stored round must hold the id (a resumed run finds its task only through it); nothing
+    # a client reads from the thread's state, its interrupts or its events shows it.
+    graph = tool_graph(server.node())
+    seen: list[Any] = []
+    stored: list[Any] = []
+    calls = ai(("ask_job", {"seconds": 0}, "c1"))
+    modes = ["custom", "updates"]
+    async for mode, chunk in graph.astream({"messages": [calls]}, thread(), stream_mode=modes):
+        (stored if mode == "updates" and "mcp_round" in chunk else seen).append(chunk)
+    (pending,) = (await graph.aget_state(thread())).interrupts
+    key = pending.value["requests"][0]["key"]
+    answer = Command(resume={"responses": {key: {"action": "accept", "content": {"name": "Ada"}}}})
+    async for _, chunk in graph.astream(answer, thread(), stream_mode=["custom", "values"]):
+        seen.append(chunk)
+    (created,) = server.events("created")
+    task_id = created["task"]
+    seen.append(await graph.aget_state(thread(), subgraphs=True))
+    seen.extend([s async for s in graph.aget_state_history(thread())])
+    assert task_id not in repr(seen)
+    (handle,) = [c["mcp_round"]["value"] for c in stored if c["mcp_round"]["value"]["kind"] == "task"]
+    assert set(handle["data"]) == {"taskId", "status", "pollIntervalMs", "resultType"}
