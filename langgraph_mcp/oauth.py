@@ -9,6 +9,12 @@ exchanges the code and stores the user's tokens. A deployment mounts it in its `
 
 (the servers' ``redirect_uri`` is then ``https://<host>/oauth/callback``). ``user_of`` says who
 the browser is signed in as: a sign-in is stored only for the user its link was made for.
+
+The tokens are kept in the graph's store, which a LangGraph server also serves to its users (the
+store API). :func:`guard_store` is the custom-auth rule that keeps the package's records out of
+that API::
+
+    auth.on.store()(guard_store)
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from langgraph.store.base import BaseStore
+from langgraph_sdk import Auth
 from mcp.client.auth import OAuthFlowError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -27,7 +34,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from langgraph_mcp._oauth import flow
-from langgraph_mcp._oauth.calls import evict
+from langgraph_mcp._oauth.calls import evict, known_keys
 from langgraph_mcp._oauth.records import (
     MAX_STATE,
     OtherUser,
@@ -40,8 +47,9 @@ from langgraph_mcp._oauth.records import (
     take_pending,
 )
 from langgraph_mcp.config import UserOAuth
+from langgraph_mcp.errors import MCPConfigError
 
-__all__ = ["oauth_callback_app", "revoke"]
+__all__ = ["PACKAGE_NAMESPACE", "guard_store", "oauth_callback_app", "revoke"]
 
 logger = logging.getLogger("langgraph_mcp.oauth")
 
@@ -184,7 +192,13 @@ async def revoke(store: BaseStore, user: str, server: str, *, config: Any = None
         config: The server's configuration (an ``HTTPServerConfig`` with ``oauth``). Given, the
             tokens are also revoked at the authorization server (RFC 7009), when it has a
             revocation endpoint; a failure there is logged (without the tokens) and the tokens
-            are forgotten all the same.
+            are forgotten all the same. Its ``oauth.encryption_key`` also names the store keys
+            the tokens are kept under (keyed digests); not given, the key is taken from the pools
+            of this process that opened a session to ``server``.
+
+    Raises:
+        MCPConfigError: ``config`` was not given and no pool of this process knows the server's
+            key (the sessions are closed all the same; call again with ``config``).
 
     Example::
 
@@ -204,5 +218,61 @@ async def revoke(store: BaseStore, user: str, server: str, *, config: Any = None
                                 logger.warning("MCP server %r: revoking a %s: HTTP %d", server, hint, status)
             except flow.OAuthProblem as exc:
                 logger.warning("MCP server %r: revoking tokens failed: %s", server, exc)
-    await delete_tokens(store, user, server)
+    keys = [oauth.encryption_key] if isinstance(oauth, UserOAuth) else known_keys(server)
+    if not keys:
+        evict(server, user)
+        raise MCPConfigError(
+            server,
+            None,
+            f"revoke() cannot find {server!r}'s tokens without its key: they are kept under a key "
+            "derived from its oauth encryption_key. Pass config=<the server's configuration>.",
+        )
+    await delete_tokens(store, [Sealer(k) for k in keys], user, server)
     evict(server, user)
+
+
+PACKAGE_NAMESPACE: tuple[str, ...] = ("langgraph_mcp",)
+"""The first label of every namespace the package keeps records under in a store: per-user OAuth
+tokens, sign-ins in progress and registered clients (``("langgraph_mcp", "oauth", ...)``), large
+tool outputs, the tool catalog."""
+
+
+async def guard_store(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """A LangGraph custom-auth rule for the store API: refuses (HTTP 403) every request that
+    reads, writes, deletes or searches the package's records (:data:`PACKAGE_NAMESPACE`), and
+    lets every other one through unchanged. A search must name a namespace prefix that leaves
+    them out (an empty prefix would reach them); listing namespaces shows only their names, and
+    is let through. The graph itself, and the OAuth callback route, reach the store directly,
+    not through this API: they are not affected.
+
+    A LangGraph server runs one store rule per request (the most specific one registered), and
+    a deployment whose auth has no store rule lets every signed-in user read and delete any
+    item. Register this one, or call it first in your own::
+
+        from langgraph_sdk import Auth
+        from langgraph_mcp.oauth import guard_store
+
+        auth = Auth()
+        auth.on.store()(guard_store)
+
+        # or, with a store rule of your own:
+        @auth.on.store()
+        async def store_rule(ctx: Auth.types.AuthContext, value: dict) -> None:
+            await guard_store(ctx, value)
+            value["namespace"] = (ctx.user.identity, *value["namespace"])
+
+    Raises:
+        langgraph_sdk.Auth.exceptions.HTTPException: 403, the request reaches the package's records.
+    """
+    namespace = value.get("namespace") if isinstance(value, Mapping) else None
+    labels = tuple(namespace) if isinstance(namespace, list | tuple) else ()
+    action = getattr(ctx, "action", None)
+    if action == "list_namespaces":
+        return
+    ours = labels[: len(PACKAGE_NAMESPACE)] == PACKAGE_NAMESPACE
+    reaches_all = not labels and action not in ("put", "get", "delete")  # a search of everything
+    if ours or reaches_all:
+        raise Auth.exceptions.HTTPException(
+            status_code=403,
+            detail="the store items under ('langgraph_mcp', ...) are not served through this API",
+        )

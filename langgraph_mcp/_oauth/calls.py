@@ -107,6 +107,19 @@ def evict(server: str, user: str) -> int:
     return sum(pool._threads.evict_user(server, user) for pool in list(_POOLS))
 
 
+def known_keys(server: str) -> list[str]:
+    """The ``encryption_key`` of per-user OAuth server ``server`` in every pool of this process
+    that opened a user's session to it (for :func:`~langgraph_mcp.oauth.revoke` without
+    ``config``)."""
+    found: dict[str, None] = {}
+    for pool in list(_POOLS):
+        config = getattr(pool, "servers", {}).get(server)
+        oauth = getattr(config, "oauth", None)
+        if isinstance(oauth, UserOAuth):
+            found.setdefault(oauth.encryption_key)
+    return list(found)
+
+
 def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
     """The run's user: ``configurable["langgraph_auth_user"]``'s identity, else ``oauth.user_key``
     of the run's context or ``configurable``; ``None`` when there is none (or it is not a
@@ -205,7 +218,7 @@ class _Call:
                     record.scopes = answer["scope"].split()
                 await save_tokens(self.store, self.sealer, record)
                 return record, True
-        await delete_tokens(self.store, self.user, self.name)
+        await delete_tokens(self.store, self.sealer, self.user, self.name)
         return None, True
 
     async def ask(self, reason: str, challenge: str | None, scopes: list[str] | None = None) -> Any:
@@ -370,7 +383,7 @@ async def user_session(
             needed = union_scopes(" ".join(record.scopes), " ".join(flow.challenge_scope(challenge)))
             await call.ask("step_up", challenge, (needed or "").split())
         elif status == 401:
-            await delete_tokens(call.store, call.user, call.name)
+            await delete_tokens(call.store, call.sealer, call.user, call.name)
             await call.ask("expired", challenge)
         raise
     finally:

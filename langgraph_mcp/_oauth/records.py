@@ -3,7 +3,11 @@
 Three kinds live under ``("langgraph_mcp", "oauth", <kind>)``:
 
 * ``tokens``: one user's tokens for one server (and the authorization server that issued them),
-  keyed by a digest of (user, server);
+  keyed by an HMAC of (user, server) under a key derived from the server's key, so that nobody
+  without that key can compute another user's record key (to read, overwrite or delete it
+  through the store API). Records kept by earlier versions under the plain SHA-256 of (user,
+  server), or under an older key's HMAC, are still read, then moved: sealed again under the
+  newest key's HMAC, and the old item deleted;
 * ``pending``: one authorization in progress (its PKCE verifier, what the code exchange needs,
   and whom it is for), keyed by the nonce in its ``state``; read once, then deleted. Beside the
   sealed record it shows its expiry and an opaque owner (a keyed digest of server and user), so
@@ -88,6 +92,7 @@ class Sealer:
         self._fernets = [Fernet(k) for k in keys]
         self._multi = MultiFernet(self._fernets)
         self._mac_keys = [hashlib.sha256(b"langgraph-mcp oauth state\0" + k).digest() for k in keys]
+        self._record_keys = [hashlib.sha256(b"langgraph-mcp oauth record key\0" + k).digest() for k in keys]
 
     def __repr__(self) -> str:
         return "Sealer(<key hidden>)"
@@ -135,6 +140,13 @@ class Sealer:
         message = "\0".join([server, nonce, _digest(user), thread or "", repr(float(expires_at))]).encode()
         return [_b64(hmac.new(k, message, hashlib.sha256).digest()) for k in self._mac_keys]
 
+    def token_keys(self, user: str, server: str) -> list[str]:
+        """The store keys ``user``'s tokens for ``server`` may be kept under: the newest key's
+        HMAC first, then the older keys', then the plain digest earlier versions used."""
+        message = "\0".join(["tokens", user, server]).encode("utf-8")
+        keyed = [_b64(hmac.new(k, message, hashlib.sha256).digest()) for k in self._record_keys]
+        return [*dict.fromkeys(keyed), _legacy_token_key(user, server)]
+
     def owner(self, server: str, user: str) -> str:
         """An opaque name of ``user`` of ``server`` (a keyed digest, under the first key)."""
         message = "\0".join(["owner", server, user]).encode("utf-8")
@@ -180,31 +192,49 @@ class TokenRecord:
         return self.expires_at is not None and time.time() >= self.expires_at - margin
 
 
-def _token_key(user: str, server: str) -> str:
+def _legacy_token_key(user: str, server: str) -> str:
+    """The key earlier versions kept tokens under: anyone could compute it (read, not written)."""
     return _digest("tokens", user, server)
 
 
 async def load_tokens(store: BaseStore, sealer: Sealer, user: str, server: str) -> TokenRecord | None:
-    """``user``'s tokens for ``server``, or ``None`` (none stored, or not sealed for them)."""
-    item = await store.aget(TOKENS, _token_key(user, server))
-    record, rotated = sealer.unseal(item.value) if item is not None else (None, False)
-    if record is None or record.get("user") != user or record.get("server") != server:
-        return None
-    try:
-        tokens = TokenRecord(**record)
-    except TypeError:
-        return None
-    if rotated:  # sealed with an older key: sealed again with the newest
-        await save_tokens(store, sealer, tokens)
-    return tokens
+    """``user``'s tokens for ``server``, or ``None`` (none stored, or not sealed for them).
+
+    Tokens found under an older key's record key or the plain digest of earlier versions (or
+    sealed with an older key) are moved: saved under the newest key's, the old item deleted."""
+    keys = sealer.token_keys(user, server)
+    for i, key in enumerate(keys):
+        item = await store.aget(TOKENS, key)
+        record, rotated = sealer.unseal(item.value) if item is not None else (None, False)
+        if record is None or record.get("user") != user or record.get("server") != server:
+            continue
+        try:
+            tokens = TokenRecord(**record)
+        except TypeError:
+            continue
+        if rotated or i:  # sealed with an older key, or kept under an old record key: moved
+            await save_tokens(store, sealer, tokens)
+        return tokens
+    return None
 
 
 async def save_tokens(store: BaseStore, sealer: Sealer, record: TokenRecord) -> None:
-    await store.aput(TOKENS, _token_key(record.user, record.server), sealer.seal(asdict(record)), index=False)
+    """Keep ``record`` under the newest key's record key (and drop it from any older one)."""
+    newest, *older = sealer.token_keys(record.user, record.server)
+    await store.aput(TOKENS, newest, sealer.seal(asdict(record)), index=False)
+    for key in older:
+        await store.adelete(TOKENS, key)
 
 
-async def delete_tokens(store: BaseStore, user: str, server: str) -> None:
-    await store.adelete(TOKENS, _token_key(user, server))
+async def delete_tokens(store: BaseStore, sealers: Sealer | list[Sealer], user: str, server: str) -> None:
+    """Forget ``user``'s tokens for ``server`` under every record key they may be kept under
+    (each of ``sealers``' keys, and the plain digest of earlier versions)."""
+    keys: dict[str, None] = {}
+    for sealer in sealers if isinstance(sealers, list) else [sealers]:
+        keys.update(dict.fromkeys(sealer.token_keys(user, server)))
+    keys.setdefault(_legacy_token_key(user, server))
+    for key in keys:
+        await store.adelete(TOKENS, key)
 
 
 @dataclass

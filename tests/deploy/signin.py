@@ -46,14 +46,15 @@ def write_config(folder: Path, servers: dict[str, Any]) -> Path:
     return path
 
 
-def authenticated(folder: Path, base: dict[str, Any]) -> Path:
-    """``base`` (a ``langgraph.json``) with LangGraph custom auth (``tests/browser/app_auth.py``:
-    ``Authorization: Bearer <user>`` names the user, each thread is its creator's) applied to
-    the custom routes too."""
+def authenticated(folder: Path, base: dict[str, Any], auth: str = "tests/browser/app_auth.py") -> Path:
+    """``base`` (a ``langgraph.json``) with LangGraph custom auth (``auth``, by default
+    ``tests/browser/app_auth.py``: ``Authorization: Bearer <user>`` names the user, each thread is
+    its creator's; ``tests/deploy/guarded_auth.py`` adds the package's store rule) applied to the
+    custom routes too."""
     from tests.langgraph_server import REPO_ROOT
 
     config = {**base, "dependencies": [str(REPO_ROOT)]}
-    config["auth"] = {"path": str(REPO_ROOT / "tests/browser/app_auth.py") + ":auth"}
+    config["auth"] = {"path": str(REPO_ROOT / auth) + ":auth"}
     config["http"] = {**config.get("http", {}), "enable_custom_route_auth": True}
     path = folder / "langgraph.json"
     path.write_text(json.dumps(config))

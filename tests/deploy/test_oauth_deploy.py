@@ -10,6 +10,7 @@ authorization server and an MCP server that takes its tokens), configured with p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -18,10 +19,12 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import NotFoundError
+from langgraph_sdk.errors import NotFoundError, PermissionDeniedError
 
+from langgraph_mcp._oauth.records import TOKENS, Sealer
 from tests.conftest_servers import spawn_http_server
 from tests.deploy.signin import (
+    KEY_ENV,
     authenticated,
     authorize,
     callback_of,
@@ -190,3 +193,58 @@ def test_the_bundled_app_takes_only_a_user_custom_auth_signed_in() -> None:
     anonymous = Nobody()
     anonymous.identity = "alice"  # unauthenticated, whatever it says
     assert signed_in_user(request(anonymous)) is None
+
+
+@pytest.mark.slow
+@pytest.mark.deploy
+@pytest.mark.timeout(300)
+async def test_another_user_cannot_read_or_delete_a_users_tokens_through_the_store_api(
+    tmp_path: Path,
+) -> None:
+    """With the package's store rule installed (``tests/deploy/guarded_auth.py``), Bob cannot
+    read, overwrite, delete or list Alice's token record through the store API, whether he
+    computes its old key (the plain digest of user and server) or knows its real one (an HMAC
+    under the deployment's key, which he cannot compute); Alice's calls go on with her token, and
+    the rest of the store is served as before."""
+    base = json.loads((REPO_ROOT / "langgraph.json").read_text())
+    async with spawn_http_server("signin") as signin:
+        config = write_config(tmp_path, signin_servers(signin))
+        key = new_key()
+        env = {"LANGGRAPH_MCP_CONFIG": str(config), **key}
+        guarded = authenticated(tmp_path, base, auth="tests/deploy/guarded_auth.py")
+        with langgraph_dev(tmp_path / "server", guarded, env) as server:
+            alice, bob = as_user(server.url, "alice"), as_user(server.url, "bob")
+            a1 = (await alice.threads.create())["thread_id"]
+            question = asked(await call(alice, a1, input=whoami("")))
+            callback = callback_of(await authorize(question["url"], "alice"), server.url)
+            assert (await come_back(callback, "alice")).status_code == 200
+            assert not interrupts_of(await call(alice, a1, command={"resume": True}))
+
+            # The key Bob can compute is not the record's; the record's needs the deployment's key.
+            plain = hashlib.sha256(b"tokens\0alice\0mail").hexdigest()
+            keyed = Sealer(key[KEY_ENV]).token_keys("alice", "mail")[0]
+            assert keyed != plain and keyed not in Sealer(new_key()[KEY_ENV]).token_keys("alice", "mail")
+            for record_key in (plain, keyed):
+                for refused in (
+                    bob.store.get_item(list(TOKENS), record_key),
+                    bob.store.delete_item(list(TOKENS), record_key),
+                    bob.store.put_item(list(TOKENS), record_key, {"sealed": "planted"}),
+                ):
+                    with pytest.raises(PermissionDeniedError):
+                        await refused
+            for prefix in (list(TOKENS), ["langgraph_mcp"], []):
+                with pytest.raises(PermissionDeniedError):
+                    await bob.store.search_items(prefix)
+            with pytest.raises(PermissionDeniedError):  # nor can Alice: the API serves none of them
+                await alice.store.delete_item(list(TOKENS), keyed)
+
+            # Alice's token is still there: her next call runs with it, without asking.
+            a2 = (await alice.threads.create())["thread_id"]
+            assert not interrupts_of(await call(alice, a2, input=whoami("")))
+            assert await result(alice, a2) == {"whoami": "signed in as alice"}
+            # The rest of the store is served as before.
+            await bob.store.put_item(["notes", "bob"], "n1", {"text": "hello"})
+            item = await bob.store.get_item(["notes", "bob"], "n1")
+            assert item is not None and item["value"] == {"text": "hello"}
+            await bob.store.delete_item(["notes", "bob"], "n1")
+            assert "Traceback" not in server.log_text()

@@ -10,10 +10,12 @@ Against the SDK's authorization server on loopback and a bearer-checking MCP ser
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -33,6 +35,7 @@ from langgraph_mcp._oauth.flow import MAX_EXPIRES_IN
 from langgraph_mcp._oauth.records import (
     MAX_PENDING_PER_USER,
     PENDING,
+    TOKENS,
     Pending,
     Sealer,
     TokenRecord,
@@ -44,7 +47,7 @@ from langgraph_mcp._oauth.records import (
 )
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp.config import load_connections
-from langgraph_mcp.oauth import revoke
+from langgraph_mcp.oauth import guard_store, revoke
 from tests.hitl.test_oauth import KEY, connect, failure, payload, world
 from tests.servers import hinted
 
@@ -464,3 +467,89 @@ async def test_a_huge_expires_in_is_clamped_at_refresh_and_at_the_callback() -> 
             record = await load_tokens(w.store, Sealer(KEY), user, "api")
             assert record is not None and record.expires_at is not None
             assert time.time() + 3600 < record.expires_at <= time.time() + MAX_EXPIRES_IN
+
+
+# -- 9. record keys need the key; the store API rule -----------------------------------------------
+
+
+def _alice_record(token: str = "at-secret-1", server: str = "api") -> TokenRecord:
+    return TokenRecord(
+        user="alice", server=server, issuer="https://as.example/", access_token=token,
+        token_endpoint="https://as.example/token", client_id="c", resource="https://mcp.example/mcp",
+    )  # fmt: skip
+
+
+def _plain_digest(user: str, server: str) -> str:
+    """What anyone could compute: the SHA-256 of (user, server), the key of earlier versions."""
+    return hashlib.sha256("\0".join(["tokens", user, server]).encode()).hexdigest()
+
+
+async def test_a_token_record_key_cannot_be_computed_without_the_key() -> None:
+    store = InMemoryStore()
+    await save_tokens(store, Sealer(KEY), _alice_record())
+    [item] = await store.asearch(TOKENS)
+    assert item.key != _plain_digest("alice", "api")
+    # Another key (another deployment's, a guess) gives another record key: nothing there.
+    assert item.key not in Sealer(NEW_KEY).token_keys("alice", "api")
+    assert await load_tokens(store, Sealer(NEW_KEY), "alice", "api") is None
+    # Each user and server has its own.
+    assert item.key != Sealer(KEY).token_keys("bob", "api")[0]
+    assert item.key != Sealer(KEY).token_keys("alice", "other")[0]
+
+
+async def test_tokens_kept_under_the_plain_digest_are_read_then_moved_under_the_keyed_one() -> None:
+    store = InMemoryStore()
+    await store.aput(TOKENS, _plain_digest("alice", "api"), Sealer(KEY).seal(asdict(_alice_record())))
+    loaded = await load_tokens(store, Sealer(KEY), "alice", "api")
+    assert loaded is not None and loaded.access_token == "at-secret-1"
+    [item] = await store.asearch(TOKENS)
+    assert item.key == Sealer(KEY).token_keys("alice", "api")[0] != _plain_digest("alice", "api")
+    assert (await load_tokens(store, Sealer(KEY), "alice", "api")) is not None
+
+
+async def test_revoke_forgets_tokens_under_every_key_and_needs_the_key_to_find_them() -> None:
+    store = InMemoryStore()
+    old = Sealer(KEY).seal(asdict(_alice_record(server="vault")))
+    await store.aput(TOKENS, _plain_digest("alice", "vault"), old)
+    await save_tokens(store, Sealer(KEY), _alice_record("at-secret-2", server="vault"))
+    await store.aput(TOKENS, _plain_digest("alice", "vault"), old)  # as an earlier version left it
+    with pytest.raises(MCPConfigError, match="Pass config="):
+        await revoke(store, "alice", "vault")  # no pool of this process knows 'vault': no key
+    assert len(await store.asearch(TOKENS)) == 2
+    oauth = {"redirect_uri": "https://app.example/cb", "encryption_key": KEY}
+    config = load_connections({"vault": {"url": "https://mcp.example/mcp", "oauth": oauth}})["vault"]
+    await revoke(store, "alice", "vault", config=config)
+    assert await store.asearch(TOKENS) == []
+
+
+@pytest.mark.parametrize(
+    ("action", "namespace", "refused"),
+    [
+        ("delete", ("langgraph_mcp", "oauth", "tokens"), True),
+        ("get", ("langgraph_mcp", "oauth", "tokens"), True),
+        ("put", ("langgraph_mcp", "oauth", "tokens"), True),
+        ("search", ("langgraph_mcp",), True),
+        ("search", (), True),
+        ("put", ("langgraph_mcp", "tool_catalog"), True),
+        ("get", ("langgraph_mcp", "outputs", "thread", "dDE"), True),
+        ("delete", ("alice", "notes"), False),
+        ("search", ("alice",), False),
+        ("put", ("langgraph_mcpx",), False),
+        ("list_namespaces", None, False),
+    ],
+)
+async def test_the_store_rule_refuses_the_packages_records_only(
+    action: str, namespace: tuple[str, ...] | None, refused: bool
+) -> None:
+    from langgraph_sdk import Auth
+    from langgraph_sdk.auth.types import StudioUser
+
+    ctx = Auth.types.AuthContext(user=StudioUser("bob"), permissions=[], resource="store", action=action)  # type: ignore[arg-type]
+    value = {"namespace": namespace, "key": "k"}
+    if refused:
+        with pytest.raises(Auth.exceptions.HTTPException) as raised:
+            await guard_store(ctx, value)
+        assert raised.value.status_code == 403
+    else:
+        assert await guard_store(ctx, value) is None
+        assert value == {"namespace": namespace, "key": "k"}

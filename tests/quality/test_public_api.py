@@ -82,7 +82,7 @@ PUBLIC: dict[str, list[str]] = {
     "langgraph_mcp.demo": ["SERVER_NAMES", "demo_server", "main"],
     "langgraph_mcp.deploy": ["CONFIG_ENV", "Closable", "DRAIN_TIMEOUT", "config_path", "lifespan"],
     "langgraph_mcp.elicitation": ["accept", "cancel", "decline", "resume_elicitations"],
-    "langgraph_mcp.oauth": ["oauth_callback_app", "revoke"],
+    "langgraph_mcp.oauth": ["PACKAGE_NAMESPACE", "guard_store", "oauth_callback_app", "revoke"],
     "langgraph_mcp.errors": [
         "FAILURE_KINDS",
         "FailureKind",
@@ -120,6 +120,7 @@ PUBLIC: dict[str, list[str]] = {
         "CONTEXT_KEY",
         "MAX_CALLS",
         "MAX_CALLS_PER_THREAD",
+        "MAX_CALLS_PER_USER",
         "MAX_CONTEXT",
         "MCPAppCallsState",
         "ROUTE_PREFIX",
