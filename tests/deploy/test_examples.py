@@ -92,3 +92,15 @@ def test_agent_example_runs_synchronously_with_approval_and_hidden_arguments() -
     assert "found in state: ['groceries', 'trip', 'ideas']" in out
     assert "[search_notes] groceries, trip, ideas (success)" in out  # one text block per item
     assert "agent: search_notes: groceries, trip, ideas" in out
+
+
+def test_a_demo_server_name_that_does_not_exist_is_refused_with_the_names_that_do() -> None:
+    from langgraph_mcp.demo import demo_server
+
+    done = subprocess.run(
+        [sys.executable, "-m", "langgraph_mcp.demo", "maths"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "invalid choice: 'maths'" in done.stderr, done.stderr
+    assert "'math', 'notes', 'shop'" in done.stderr
+    with pytest.raises(ValueError, match="the demo servers are math, notes, shop"):
+        demo_server("maths")
