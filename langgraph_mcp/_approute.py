@@ -22,13 +22,14 @@ a thread the caller may not read; 403 a tool the view may not call (not its serv
 visibility leaves out ``"app"``), a read of a server with no view, or a resource its server does
 not list (or a read that would need the user's per-call identity); 409 the thread waits for a
 person's answer, stayed busy for a minute, or has never run; 429 (with ``Retry-After``) too many
-calls at once, of the thread or in all (counted only once the body arrived and the caller may use
-the thread); 502 the run or the server failed, or the LangGraph API failed or timed out.
+calls at once, of the thread (the same thread however its id is spelt), of the user, or in all
+(counted only once the body arrived and the caller may use the thread); 502 the run or the server failed, or the LangGraph API failed or timed out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import json
 import re
@@ -43,6 +44,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from langgraph_mcp._apps import VIEW_CALL_PREFIX, app_visible, view_uri
+from langgraph_mcp._compat.langgraph_api import caller_identity
 from langgraph_mcp._node import MCPToolNode
 from langgraph_mcp._redact import mask_all
 from langgraph_mcp._resources import _read, list_resources
@@ -50,7 +52,14 @@ from langgraph_mcp._viewnode import VIEW_CALL_CONFIG
 from langgraph_mcp.config._oauth import per_user_oauth
 from langgraph_mcp.errors import MCPError
 
-__all__ = ["MAX_CALLS", "MAX_CALLS_PER_THREAD", "ROUTE_PREFIX", "AppRoutes"]
+__all__ = [
+    "MAX_CALLS",
+    "MAX_CALLS_PER_THREAD",
+    "MAX_CALLS_PER_USER",
+    "ROUTE_PREFIX",
+    "AppRoutes",
+    "user_share",
+]
 
 
 ROUTE_PREFIX = "/mcp-apps"
@@ -75,39 +84,51 @@ MAX_CALLS_PER_THREAD = 4
 """Requests of one thread (``POST .../call``) the route serves at once, by default."""
 MAX_CALLS = 64
 """Requests (``POST .../call``) the route serves at once in all, by default."""
+MAX_CALLS_PER_USER = 16
+"""Requests of one user the route serves at once with the default caps: a user's share is a
+quarter of the route's cap (``max_calls // 4``), never less than a thread's cap; so one user
+leaves at least 48 of the 64 places to everyone else."""
 RETRY_AFTER = 2
 """Seconds a request refused for the cap is told to wait (``Retry-After``)."""
 
 
-class _Slots:
-    """The requests being served: at most ``per_thread`` of one thread and ``total`` in all.
-    (One event loop: no lock is needed between the check and the count.)"""
+def user_share(per_thread: int, total: int) -> int:
+    """The requests one user may hold at once, by default (see :data:`MAX_CALLS_PER_USER`)."""
+    return min(total, max(per_thread, total // 4))
 
-    def __init__(self, per_thread: int, total: int) -> None:
+
+class _Slots:
+    """The requests being served: at most ``per_thread`` of one thread, ``per_user`` of one user
+    and ``total`` in all. (One event loop: no lock is needed between the check and the count.)"""
+
+    def __init__(self, per_thread: int, total: int, per_user: int | None = None) -> None:
         self.per_thread, self.total = per_thread, total
+        self.per_user = per_user if per_user is not None else user_share(per_thread, total)
         self.taken = 0
         self.threads: dict[str, int] = {}
+        self.users: dict[str, int] = {}
 
-    def take(self, thread_id: str | None) -> None:
-        """Count one request (of ``thread_id``, or only in the total); refuse one too many."""
-        if thread_id is None:
-            if self.taken >= self.total:
-                raise _Refused(429, "too many MCP Apps calls at once in all; try again shortly")
-            self.taken += 1
-            return
+    def take(self, thread_id: str, user: str) -> None:
+        """Count one request of ``thread_id`` made by ``user``; refuse one too many (nothing is
+        counted then)."""
         if self.threads.get(thread_id, 0) >= self.per_thread:
             raise _Refused(429, "too many calls of this thread's views at once; try again shortly")
+        if self.users.get(user, 0) >= self.per_user:
+            raise _Refused(429, "too many MCP Apps calls of this user at once; try again shortly")
+        if self.taken >= self.total:
+            raise _Refused(429, "too many MCP Apps calls at once in all; try again shortly")
+        self.taken += 1
         self.threads[thread_id] = self.threads.get(thread_id, 0) + 1
+        self.users[user] = self.users.get(user, 0) + 1
 
-    def give_back(self, thread_id: str | None) -> None:
-        if thread_id is None:
-            self.taken -= 1
-            return
-        left = self.threads.get(thread_id, 0) - 1
-        if left > 0:
-            self.threads[thread_id] = left
-        else:
-            self.threads.pop(thread_id, None)
+    def give_back(self, thread_id: str, user: str) -> None:
+        self.taken -= 1
+        for counts, key in ((self.threads, thread_id), (self.users, user)):
+            left = counts.get(key, 0) - 1
+            if left > 0:
+                counts[key] = left
+            else:
+                counts.pop(key, None)
 
 
 class _Refused(MCPError):
@@ -129,7 +150,7 @@ class AppRoutes:
         *,
         api: Any,
         forward_headers: tuple[str, ...],
-        limits: tuple[int, int] = (MAX_CALLS_PER_THREAD, MAX_CALLS),
+        limits: tuple[int, int, int | None] = (MAX_CALLS_PER_THREAD, MAX_CALLS, None),
     ) -> None:
         self.views, self.key, self.make_input = views, key, make_input
         self.api, self.forward = api, tuple(h.lower() for h in forward_headers)
@@ -169,7 +190,7 @@ class AppRoutes:
     # -- handlers ---------------------------------------------------------------------
 
     async def call(self, request: Request) -> JSONResponse:
-        held: list[str | None] = []
+        held: tuple[str, str] | None = None
         try:
             # One spelling per thread: the cap of a thread counts the thread, not how it is spelt.
             thread_id = _thread_id(request.path_params["thread_id"])
@@ -181,10 +202,9 @@ class AppRoutes:
                 raise _Refused(404, f"no MCP server {server[:_MAX_NAME]!r}")
             async with self._client(request) as client:
                 thread = await self._thread(client, thread_id)
-                self.slots.take(None)
-                held.append(None)
-                self.slots.take(thread_id)
-                held.append(thread_id)
+                user = await self._user(request)
+                self.slots.take(thread_id, user)
+                held = (thread_id, user)
                 if method == "resources/read":
                     return await self._read(thread_id, server, params)
                 return await self._call(client, thread, server, params, body.get("assistant_id"))
@@ -196,8 +216,25 @@ class AppRoutes:
         except _API_FAILURES as exc:
             return _api_failed(exc)
         finally:
-            for slot in held:
-                self.slots.give_back(slot)
+            if held is not None:
+                self.slots.give_back(*held)
+
+    async def _user(self, request: Request) -> str:
+        """Who makes ``request``, for the user's share of the cap: the identity the LangGraph
+        API's authentication gives the caller when the route runs in its server; else (an API
+        elsewhere) the credentials the caller sends it (``authorization``, ``x-api-key``: a
+        caller with several credentials has a share for each), and one share for all callers
+        without any."""
+        if self.api is None:
+            try:
+                identity = await caller_identity(request)
+            except Exception:  # the API let the caller use the thread; its own check says no
+                raise _Refused(403, "the caller could not be authenticated") from None
+            if identity is not None:
+                return "user:" + identity
+        sent = [request.headers.get(h, "") for h in ("authorization", "x-api-key") if h in self.forward]
+        digest = hashlib.sha256("\0".join(sent).encode()).hexdigest()
+        return "credentials:" + digest
 
     async def result(self, request: Request) -> JSONResponse:
         call_id = request.path_params["call_id"]

@@ -48,7 +48,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from starlette.routing import Route
 
-from langgraph_mcp._approute import MAX_CALLS, MAX_CALLS_PER_THREAD, ROUTE_PREFIX, AppRoutes
+from langgraph_mcp._approute import (
+    MAX_CALLS,
+    MAX_CALLS_PER_THREAD,
+    MAX_CALLS_PER_USER,
+    ROUTE_PREFIX,
+    AppRoutes,
+    user_share,
+)
 from langgraph_mcp._apps import VIEW_CALL_PREFIX
 from langgraph_mcp._middleware import MCPMiddleware
 from langgraph_mcp._node import MCPToolNode
@@ -67,6 +74,7 @@ __all__ = [
     "CONTEXT_KEY",
     "MAX_CALLS",
     "MAX_CALLS_PER_THREAD",
+    "MAX_CALLS_PER_USER",
     "MAX_CONTEXT",
     "ROUTE_PREFIX",
     "VIEW_CALLS_KEY",
@@ -147,6 +155,7 @@ def app_routes(
     forward_headers: tuple[str, ...] = ("authorization", "x-api-key", "cookie"),
     max_calls_per_thread: int = MAX_CALLS_PER_THREAD,
     max_calls: int = MAX_CALLS,
+    max_calls_per_user: int | None = None,
 ) -> list[Route]:
     """The Starlette routes through which the ``mcp-app`` component passes its views' calls
     (``tools/call``, ``resources/read``) for a thread; mount them in the app ``langgraph.json``'s
@@ -159,8 +168,13 @@ def app_routes(
     deployment's own authentication (LangGraph custom auth, when configured) decides whether the
     caller may use the thread, and a thread it may not read is answered 404. ``api``: where the
     API is, by default the server this runs in (in process); a URL or an ``httpx`` transport
-    otherwise. At most ``max_calls_per_thread`` requests of one thread, and ``max_calls`` in
-    all, are served at once; one more is answered 429 with ``Retry-After``."""
+    otherwise. At most ``max_calls_per_thread`` requests of one thread (4 by default; a thread
+    however its id is spelt), ``max_calls_per_user`` of one user (by default a quarter of
+    ``max_calls``, never less than ``max_calls_per_thread``: 16) and ``max_calls`` in all (64)
+    are served at once; one more is answered 429 with ``Retry-After``. So one user, however many
+    threads they use, leaves ``max_calls - max_calls_per_user`` places (48) to everyone else. A
+    user is who the deployment's LangGraph authentication says the caller is (when the route
+    runs in the LangGraph server, the default ``api``), else the caller's credentials."""
     if isinstance(views, MCPMiddleware):
         if views.view_calls is None:
             raise ValueError(
@@ -168,13 +182,16 @@ def app_routes(
                 "with view_calls=True"
             )
         views = views.view_calls
-    if max_calls_per_thread < 1 or max_calls < max_calls_per_thread:
-        raise ValueError("app_routes: need 1 <= max_calls_per_thread <= max_calls")
+    per_user = (
+        max_calls_per_user if max_calls_per_user is not None else user_share(max_calls_per_thread, max_calls)
+    )
+    if not 1 <= max_calls_per_thread <= per_user <= max_calls:
+        raise ValueError("app_routes: need 1 <= max_calls_per_thread <= max_calls_per_user <= max_calls")
     return AppRoutes(
         views,
         VIEW_CALLS_KEY,
         view_call_input,
         api=api,
         forward_headers=forward_headers,
-        limits=(max_calls_per_thread, max_calls),
+        limits=(max_calls_per_thread, max_calls, per_user),
     ).routes(prefix)

@@ -1,7 +1,7 @@
 """A ``create_mcp_agent`` deployment that takes MCP Apps views' calls, for
 ``tests/deploy/test_app_route.py``: the graph ``prebuilt``, the same agent built by hand as a
 ``StateGraph`` whose ``START`` routes views' calls (``routed``), the route (``app``, at most 2 calls of
-a thread and 3 in all at once) and LangGraph custom auth (``auth``: ``Authorization: Bearer
+a thread, 3 of a user and 4 in all at once) and LangGraph custom auth (``auth``: ``Authorization: Bearer
 <user>`` names the user, each thread is its creator's).
 
 Its servers come from ``LANGGRAPH_MCP_CONFIG``. ``show_chart`` waits for a person's approval on
@@ -58,7 +58,10 @@ builder.add_edge("tools", "agent")
 builder.add_edge(VIEW_CALLS_KEY, END)
 routed = builder.compile(name="routed")
 
-app = Starlette(routes=app_routes(graph.mcp, max_calls_per_thread=2, max_calls=3), lifespan=lifespan(pool))
+app = Starlette(
+    routes=app_routes(graph.mcp, max_calls_per_thread=2, max_calls_per_user=3, max_calls=4),
+    lifespan=lifespan(pool),
+)
 
 auth = Auth()
 

@@ -212,46 +212,56 @@ async def test_the_cap_of_a_thread_holds_whatever_the_spelling_of_its_id(server:
     assert all(a.status_code in (200, 409) for a in answers), [a.text for a in answers]
 
 
-async def test_views_calls_at_once_are_capped_per_thread_and_in_all(server: DevServer) -> None:
-    alice = _client(server, "alice")
-    threads = [(await alice.threads.create())["thread_id"] for _ in range(2)]
+async def _refused_one(tasks: list[asyncio.Task[httpx.Response]]) -> tuple[httpx.Response, set[Any]]:
+    """The one request of ``tasks`` refused at once (the others wait for their busy thread)."""
+    done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED, timeout=60)
+    assert len(done) == 1, f"{len(done)} of {len(tasks)} requests answered at once"
+    [refused] = [t.result() for t in done]
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "2", refused.text
+    return refused, pending
+
+
+async def test_views_calls_at_once_are_capped_per_thread_per_user_and_in_all(server: DevServer) -> None:
+    # The route serves 2 calls of a thread, 3 of a user and 4 in all at once.
+    users = {name: _client(server, name) for name in ("alice", "bob", "carol")}
+    threads = {
+        name: [(await client.threads.create())["thread_id"] for _ in range(2 if name == "alice" else 1)]
+        for name, client in users.items()
+    }
+    hang = {"messages": [{"type": "human", "content": "hang"}]}
     runs = [
-        await alice.runs.create(tid, "prebuilt", input={"messages": [{"type": "human", "content": "hang"}]})
-        for tid in threads
+        (name, tid, await users[name].runs.create(tid, "prebuilt", input=hang))
+        for name in ("alice", "bob")
+        for tid in threads[name]
     ]
-    first, second = threads
     body = _call("apps", "refresh_chart", {"city": "Oslo"})
-    pending: set[asyncio.Task[httpx.Response]] = set()
-    still: set[asyncio.Task[httpx.Response]] = set()
+
+    def post(user: str, tid: str, n: int) -> list[asyncio.Task[httpx.Response]]:
+        return [asyncio.create_task(_route(server, user, "POST", f"{tid}/call", body)) for _ in range(n)]
+
+    held: set[asyncio.Task[httpx.Response]] = set()
     try:
         # The threads are busy: each view call waits for its thread, holding its place.
-        waiting = [
-            asyncio.create_task(_route(server, "alice", "POST", f"{first}/call", body)) for _ in range(3)
-        ]
-        pending = set(waiting)
-        done, pending = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        [refused] = [t.result() for t in done]
-        assert refused.status_code == 429 and refused.headers["Retry-After"] == "2"
+        refused, pending = await _refused_one(post("alice", threads["alice"][0], 3))
         assert "this thread" in refused.json()["error"]
-        assert len(pending) == 2  # the thread's two places are taken
-
-        more = [
-            asyncio.create_task(_route(server, "alice", "POST", f"{second}/call", body)) for _ in range(2)
-        ]
-        still = set(more)
-        done, still = await asyncio.wait(more, return_when=asyncio.FIRST_COMPLETED)
-        [refused] = [t.result() for t in done]
-        assert refused.status_code == 429 and "in all" in refused.json()["error"]
-        assert all(not t.done() for t in pending)
+        held |= pending
+        # Alice's own calls on her other thread: her share (3) is full, though the route is not.
+        refused, pending = await _refused_one(post("alice", threads["alice"][1], 2))
+        assert "this user" in refused.json()["error"], refused.text
+        held |= pending
+        # So Bob is still served: alice cannot keep him out.
+        refused, pending = await _refused_one(post("bob", threads["bob"][0], 2))
+        assert "in all" in refused.json()["error"], refused.text
+        held |= pending
+        assert len(held) == 4 and all(not t.done() for t in held)
     finally:
-        for tid, run in zip(threads, runs, strict=True):
-            await alice.runs.cancel(tid, run["run_id"], wait=True)
-    answers = await asyncio.gather(*pending, *still)
+        for name, tid, run in runs:
+            await users[name].runs.cancel(tid, run["run_id"], wait=True)
+        answers = await asyncio.gather(*held)
     assert all(a.status_code in (200, 409) for a in answers), [a.text for a in answers]
     # Places are given back once their calls end (a cancelled run may leave its thread
     # "interrupted" for a moment: 409, not 429).
-    again = await _route(server, "alice", "POST", f"{first}/call", body)
+    again = await _route(server, "alice", "POST", f"{threads['alice'][0]}/call", body)
     assert again.status_code in (200, 409), again.text
-    fresh = (await alice.threads.create())["thread_id"]
-    after = await _route(server, "alice", "POST", f"{fresh}/call", body)
+    after = await _route(server, "carol", "POST", f"{threads['carol'][0]}/call", body)
     assert after.status_code == 200, after.text

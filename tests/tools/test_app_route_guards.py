@@ -2,9 +2,10 @@
 caller who may not use the thread, or never finishes sending, holds no place; only a server with
 a view is read from; the LangGraph API failing or answering nonsense is a 502.
 
-A small Starlette app stands in for the LangGraph API (only ``Bearer good`` may use a thread;
-thread :data:`TEXT` is answered with a page, thread :data:`LIST` with a JSON list); the MCP
-servers are real (the apps and library fixture servers)."""
+A small Starlette app stands in for the LangGraph API (only ``Bearer good``, ``other`` and
+``third`` may use a thread; threads :data:`BUSY` stay busy, thread :data:`TEXT` is answered with a
+page, thread :data:`LIST` with a JSON list); the MCP servers are real (the apps and library
+fixture servers)."""
 
 from __future__ import annotations
 
@@ -30,15 +31,26 @@ LIST = "7e1f0c2a-0000-4000-8000-000000000002"
 CHART = "ui://apps/chart.html"
 CALL_ID = "mcp-app-call:" + "0" * 32
 GOOD = {"authorization": "Bearer good"}
+USERS = ("Bearer good", "Bearer other", "Bearer third")
+BUSY = "b0b0b0b0-0000-4000-8000-"
+"""Threads whose ids start so are always busy (a view's call on one waits, holding its place)."""
+ASKED: dict[str, int] = {}
+WAITING: dict[str, asyncio.Event] = {}
+"""Set for a busy thread once a view's call waits for it (it has taken its place)."""
 
 
 def _api() -> Starlette:
     """The LangGraph API, as far as the route asks it."""
 
     async def thread(request: Request) -> Response:
-        if request.headers.get("authorization") != "Bearer good":
+        if request.headers.get("authorization") not in USERS:
             return JSONResponse({"detail": "no"}, status_code=401)
         tid = request.path_params["tid"]
+        if tid.startswith(BUSY):
+            ASKED[tid] = ASKED.get(tid, 0) + 1
+            if ASKED[tid] == 2:  # once to check the caller, then in the wait for the busy thread
+                WAITING.setdefault(tid, asyncio.Event()).set()
+            return JSONResponse({"thread_id": tid, "status": "busy", "metadata": {"graph_id": "agent"}})
         if tid == TEXT:
             return PlainTextResponse("<html>a proxy's error page</html>")
         if tid == LIST:
@@ -128,3 +140,43 @@ async def test_a_langgraph_api_that_fails_or_answers_no_json_object_is_a_502() -
             # The thread answers, its state is not JSON.
             polled = await c.get(f"/mcp-apps/threads/{THREAD}/calls/{CALL_ID}", headers=GOOD)
             assert polled.status_code == 502 and "not JSON" in polled.json()["error"]
+
+
+async def test_the_caps_must_nest_and_a_users_share_defaults_to_a_quarter_of_the_route() -> None:
+    async with MCPPool({"apps": stdio_params("apps")}) as pool:
+        views = view_calls_node(MCPToolNode(pool))
+        for limits in (
+            {"max_calls_per_thread": 0},
+            {"max_calls_per_thread": 8, "max_calls_per_user": 4},
+            {"max_calls": 8, "max_calls_per_user": 9},
+        ):
+            with pytest.raises(ValueError, match="max_calls_per_thread <= max_calls_per_user <= max_calls"):
+                app_routes(views, **limits)
+        assert _approute.user_share(_approute.MAX_CALLS_PER_THREAD, _approute.MAX_CALLS) == 16
+        assert _approute.MAX_CALLS_PER_USER == 16
+        assert _approute.user_share(2, 3) == 2 and _approute.user_share(1, 1) == 1
+
+
+async def test_with_the_api_elsewhere_each_callers_credentials_have_their_own_share() -> None:
+    call = {"server": "apps", "method": "tools/call", "params": {"name": "refresh_chart", "arguments": {}}}
+    a, b = BUSY + "000000000001", BUSY + "000000000002"
+
+    def post(c: httpx.AsyncClient, tid: str, who: str) -> asyncio.Task[httpx.Response]:
+        headers = {"authorization": f"Bearer {who}"}
+        return asyncio.create_task(c.post(f"/mcp-apps/threads/{tid}/call", json=call, headers=headers))
+
+    pool = MCPPool({"apps": {**stdio_params("apps"), "apps": True}})
+    async with pool, _route(pool, max_calls_per_thread=1, max_calls_per_user=1, max_calls=2) as c:
+        waiting = [post(c, a, "good")]
+        try:
+            await asyncio.wait_for(WAITING.setdefault(a, asyncio.Event()).wait(), 20)  # holds its place
+            mine = await post(c, b, "good")
+            assert mine.status_code == 429 and "this user" in mine.json()["error"], mine.text
+            waiting.append(post(c, b, "other"))  # someone else is served
+            await asyncio.wait_for(WAITING.setdefault(b, asyncio.Event()).wait(), 20)
+            full = await post(c, BUSY + "000000000003", "third")
+            assert full.status_code == 429 and "in all" in full.json()["error"], full.text
+        finally:
+            for task in waiting:
+                task.cancel()
+            await asyncio.gather(*waiting, return_exceptions=True)
