@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import json
 import logging
 import threading
 import weakref
@@ -30,7 +31,16 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import httpx2
 
-__all__ = ["LIBRARY_LOGGERS", "MASK", "Redactor", "auth_secrets", "header_secrets", "mask_all", "redact_url"]
+__all__ = [
+    "LIBRARY_LOGGERS",
+    "MASK",
+    "Redactor",
+    "auth_secrets",
+    "header_secrets",
+    "mask_all",
+    "redact_url",
+    "value_secrets",
+]
 
 MASK = "***"
 MIN_SECRET = 4
@@ -206,6 +216,25 @@ def header_secrets(headers: Mapping[str, str]) -> Iterable[str]:
         scheme, _, credentials = value.partition(" ")
         if credentials.strip() and scheme.isalpha():
             yield credentials.strip()
+
+
+def value_secrets(value: Any, *, limit: int = 256) -> list[str]:
+    """The texts of a JSON-like value's leaves (strings, and numbers as written), each also as a
+    Python ``repr`` and as JSON show it inside quotes (a library logs a message as either), at
+    most ``limit`` leaves: what to hold (:meth:`Redactor.holding`) while the value is sent."""
+    found: list[str] = []
+    pending, leaves = [value], 0
+    while pending and leaves < limit:
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif isinstance(item, str | int | float) and not isinstance(item, bool):
+            leaves += 1
+            text = item if isinstance(item, str) else repr(item)
+            found.extend({text, repr(text)[1:-1], json.dumps(text)[1:-1]})
+    return found
 
 
 def auth_secrets(auth: Any) -> Iterable[str]:

@@ -46,6 +46,7 @@ from langgraph_mcp._call import run_call
 from langgraph_mcp._catalog import CatalogEntry
 from langgraph_mcp._oauth.calls import user_session
 from langgraph_mcp._pool import MCPPool
+from langgraph_mcp._redact import value_secrets
 from langgraph_mcp._resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._results import CallSite, call_failed, call_result, failure, not_listed, with_edit_notice
 from langgraph_mcp._sanitise import MAX_TITLE, sanitise_text
@@ -226,12 +227,20 @@ class MCPTool(StructuredTool):
             if outcome.edited:
                 edited = True
                 arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
-        result = await self._send(
-            {**arguments, **hidden_values} if hidden_values else arguments,
-            runtime,
-            tool_call_id,
-            shown=arguments,
+        # Hidden values are secrets of the call while it runs: kept out of the HTTP and MCP
+        # client libraries' own log records (they log each message at DEBUG) and of its errors.
+        holding = (
+            private["_connection"].redact.holding(value_secrets(hidden_values))
+            if hidden_values
+            else nullcontext()
         )
+        with holding:
+            result = await self._send(
+                {**arguments, **hidden_values} if hidden_values else arguments,
+                runtime,
+                tool_call_id,
+                shown=arguments,
+            )
         return with_edit_notice(result, arguments, private["_messages_key"]) if edited else result
 
     async def _send(
