@@ -22,4 +22,3 @@ def test_the_import_contracts_hold() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "4 kept, 0 broken" in done.stdout, done.stdout
-
