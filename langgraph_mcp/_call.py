@@ -36,6 +36,7 @@ from langgraph_mcp._compat.langgraph import graph_configurable, in_graph
 from langgraph_mcp._elicitation.held import run_held
 from langgraph_mcp._elicitation.policy import Answerer, CodeSink, needs_person
 from langgraph_mcp._elicitation.rounds import run_rounds
+from langgraph_mcp._elicitation.tasks import retry_memo
 from langgraph_mcp._elicitation.url_required import retry_after_url_elicitation
 from langgraph_mcp._progress import CallObserver
 from langgraph_mcp._session import CallClock, ServerConnection
@@ -111,7 +112,11 @@ async def run_call(
         trace.stats = clock.stats
         await connection.connect()
         trace.connected()
-        wire: dict[str, Any] = {"meta": trace.carry(meta), "headers": headers}
+        wire: dict[str, Any] = {
+            "meta": trace.carry(meta),
+            "headers": headers,
+            "task_memo": retry_memo(answers.scope) if answers.in_graph else None,
+        }
         attempt = _Attempt(connection, mcp_name, arguments, runtime, clock, answers, sink, observer, wire)
         call = _cancel_on_drain(retry_after_url_elicitation(answers, attempt), observer.node_runtime)
         trace.result = await observer.track(call)  # marks the call's progress UI message done or failed

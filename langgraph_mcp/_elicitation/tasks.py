@@ -29,11 +29,12 @@ from langgraph_mcp._compat.langgraph import graph_configurable
 from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp._session import CallClock, ServerConnection
+from langgraph_mcp._session.calls import TaskMemo
 from langgraph_mcp._session.tasks import Asker, Parker
 from langgraph_mcp._session.taskwire import TaskHandle, TaskState
 from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
-__all__ = ["follow", "forget", "remember", "remembered"]
+__all__ = ["follow", "forget", "remember", "remembered", "retry_memo"]
 
 
 async def follow(
@@ -122,9 +123,10 @@ def _parker(connection: ServerConnection, answers: Answerer) -> Parker:
 # A ``RetryPolicy`` runs the node again in the same execution, where LangGraph does not replay
 # the stored rounds of the failed attempt (their positions are not counted again). The handle of
 # a task that attempt started is kept here, so the retry follows it (or reads its result, when it
-# finished) instead of starting another. Bounded; dropped when the call fails.
+# finished) instead of starting another. Bounded; dropped when the call fails. A 2025-11-25 task
+# (which nothing is stored for) is kept here the same way (:func:`retry_memo`).
 
-_HANDLES: OrderedDict[tuple[Any, ...], TaskHandle] = OrderedDict()
+_HANDLES: OrderedDict[tuple[Any, ...], TaskHandle | types.Task] = OrderedDict()
 _HANDLES_MAX = 4096
 _HANDLES_LOCK = threading.Lock()
 
@@ -134,21 +136,28 @@ _CALL_TASK = "mcp_tool_call"
 
 
 def _where(journal: Journal) -> tuple[Any, ...] | None:
+    return _where_call(journal.key)
+
+
+def _where_call(key: str) -> tuple[Any, ...] | None:
     """Where a call's handle is kept: its thread, the namespace of the node that runs it (without
     the ``mcp_tool_call:<id>`` graph task of this attempt, whose id a retry does not keep) and the
-    call (server, tool, tool call id)."""
+    call ``key`` (server, tool, tool call id)."""
     conf = graph_configurable()
     thread = conf.get("thread_id") if conf else None
     if conf is None or thread is None:
         return None
     namespace = str(conf.get("checkpoint_ns", ""))
     node = "|".join(part for part in namespace.split("|") if part.split(":", 1)[0] != _CALL_TASK)
-    return (str(thread), node, journal.key)
+    return (str(thread), node, key)
 
 
 def remember(journal: Journal | None, handle: TaskHandle) -> None:
     """Keep ``handle`` for a retry of its call in this process."""
-    where = _where(journal) if journal is not None else None
+    _keep(_where(journal) if journal is not None else None, handle)
+
+
+def _keep(where: tuple[Any, ...] | None, handle: TaskHandle | types.Task) -> None:
     if where is None:
         return
     with _HANDLES_LOCK:
@@ -164,11 +173,40 @@ def remembered(journal: Journal | None) -> TaskHandle | None:
     if where is None:
         return None
     with _HANDLES_LOCK:
-        return _HANDLES.get(where)
+        handle = _HANDLES.get(where)
+    return handle if isinstance(handle, TaskHandle) else None
 
 
 def forget(journal: Journal | None) -> None:
-    where = _where(journal) if journal is not None else None
+    _drop(_where(journal) if journal is not None else None)
+
+
+def _drop(where: tuple[Any, ...] | None) -> None:
     if where is not None:
         with _HANDLES_LOCK:
             _HANDLES.pop(where, None)
+
+
+class _RetryMemo(TaskMemo):
+    """A 2025-11-25 task kept for a retry of its call in this process (see above)."""
+
+    def __init__(self, where: tuple[Any, ...]) -> None:
+        self._where = where
+
+    def recall(self) -> types.Task | None:
+        with _HANDLES_LOCK:
+            task = _HANDLES.get(self._where)
+        return task if isinstance(task, types.Task) else None
+
+    def keep(self, task: types.Task) -> None:
+        _keep(self._where, task)
+
+    def forget(self) -> None:
+        _drop(self._where)
+
+
+def retry_memo(key: str) -> TaskMemo | None:
+    """Where the 2025-11-25 task of the call ``key`` (its answers' scope) is kept for a retry of
+    the call in this process; ``None`` outside a graph thread."""
+    where = _where_call(key)
+    return _RetryMemo(where) if where is not None else None

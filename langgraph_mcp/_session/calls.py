@@ -8,7 +8,7 @@ import logging
 import operator
 from collections.abc import Mapping
 from contextlib import nullcontext
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Protocol, cast
 
 import mcp_types as types
 from jsonschema.exceptions import SchemaError, best_match
@@ -39,7 +39,7 @@ from langgraph_mcp.errors import (
     MCPToolCallError,
 )
 
-__all__ = ["Calls", "Round", "masked_result"]
+__all__ = ["Calls", "Round", "TaskMemo", "masked_result"]
 
 _NOTHING = nullcontext()
 """The block of a call without per-call headers (one for every call: nothing to set or undo)."""
@@ -49,6 +49,24 @@ logger = logging.getLogger("langgraph_mcp.pool")
 Round = types.CallToolResult | types.InputRequiredResult | TaskHandle
 """What one ``tools/call`` request returns: the result, a request for input, or a task to
 follow (2026-07-28)."""
+
+
+class TaskMemo(Protocol):
+    """Where the 2025-11-25 task a call started is kept for a retry of that call in this process
+    (that task API gives nothing to store in a checkpoint): a retry follows the same task, or
+    fetches its result again, instead of starting another."""
+
+    def recall(self) -> types.Task | None:
+        """The task an earlier attempt of the call started, if any."""
+        ...
+
+    def keep(self, task: types.Task) -> None:
+        """Keep the task the call started."""
+        ...
+
+    def forget(self) -> None:
+        """The call failed following it: a retry starts the call afresh."""
+        ...
 
 
 def _round_kind(value: Any) -> str:
@@ -116,6 +134,7 @@ class Calls(Listings):
         headers: Mapping[str, str] | None = None,
         input_responses: types.InputResponses | None = None,
         request_state: str | None = None,
+        task_memo: TaskMemo | None = None,
     ) -> Round:
         """Send one ``tools/call`` request over the shared session and return what it returned.
 
@@ -125,7 +144,9 @@ class Calls(Listings):
         schema changed since it was listed) re-lists the tools and sends the request once more.
         A successful result is checked against the tool's ``outputSchema``. ``meta`` is sent as
         the request's ``_meta``; ``headers`` are HTTP headers for this request only (they never
-        replace the protocol's own).
+        replace the protocol's own). A 2025-11-25 call that runs as a task keeps it in
+        ``task_memo``, and follows the one kept there by an earlier attempt instead of sending
+        the request again.
 
         Raises:
             MCPConnectionError: cannot connect, or the session died or closed during the call
@@ -143,6 +164,7 @@ class Calls(Listings):
         if self.config.log_level is not None and self.era == MODERN:
             meta = {**(meta or {}), _LOG_LEVEL_META: self.config.log_level}
         task = await self._legacy_task(name)
+        earlier = task_memo.recall() if task is not None and task_memo is not None else None
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(
                 name=name,
@@ -159,10 +181,14 @@ class Calls(Listings):
         # logged, by this package or the HTTP libraries, and in what the server echoes.
         with self.redact.holding(header_secrets(headers)) if headers else _NOTHING:
             while True:
+                result: Round | types.CreateTaskResult
                 try:
-                    result = await self._send(
-                        session, client, request, clock, sink, exclusive, progress, headers
-                    )
+                    if earlier is not None:  # an attempt before this one started the task
+                        result = types.CreateTaskResult(task=earlier)
+                    else:
+                        result = await self._send(
+                            session, client, request, clock, sink, exclusive, progress, headers
+                        )
                 except NotSent:
                     unsent += 1
                     if unsent > _MAX_UNSENT:
@@ -188,9 +214,16 @@ class Calls(Listings):
                     await self.refresh_tools()
                     continue
                 if isinstance(result, types.CreateTaskResult):  # 2025-11-25: never sent again
-                    result = await self._follow_legacy_task(
-                        name, result.task, session, client, clock, sink, exclusive, progress, headers
-                    )
+                    if task_memo is not None:
+                        task_memo.keep(result.task)
+                    try:
+                        result = await self._follow_legacy_task(
+                            name, result.task, session, client, clock, sink, exclusive, progress, headers
+                        )
+                    except BaseException:
+                        if task_memo is not None:
+                            task_memo.forget()
+                        raise
                 if isinstance(result, types.CallToolResult):
                     if result.is_error:  # the server's own words, which may echo a secret
                         return masked_result(result, self.redact)

@@ -12,11 +12,12 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.errors import GraphDrained
@@ -488,16 +489,33 @@ async def test_a_task_result_past_the_message_limit_is_refused_like_a_direct_one
 # -- retries: a tool with side effects does not run twice because a sibling failed -------------
 
 
-def _fails_once_after(done: Callable[[], bool]) -> Any:
-    """A local tool that fails once ``done()`` holds (the MCP calls of its turn have finished),
-    then succeeds: a ``RetryPolicy`` runs the node again."""
+class Ended(AsyncCallbackHandler):
+    """Counts the tool runs that ended (LangChain's ``on_tool_end``), so a test waits on them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = asyncio.Event()
+
+    async def on_tool_end(self, output: Any, **kwargs: Any) -> None:
+        self.count += 1
+        self.changed.set()
+
+    async def reached(self, count: int) -> None:
+        while self.count < count:
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), 30)
+
+
+def _fails_once_after(ended: Ended, calls: int) -> Any:
+    """A local tool that fails once the turn's ``calls`` MCP calls have ended, then succeeds: a
+    ``RetryPolicy`` runs the node again."""
     failed: list[bool] = []
 
     @tool
     async def flaky(item: str) -> str:
         """Fail once, then succeed."""
         if not failed:
-            await until(done)
+            await ended.reached(calls)
             failed.append(True)
             raise ConnectionError("transient failure")
         return f"flaky {item} ok"
@@ -505,11 +523,14 @@ def _fails_once_after(done: Callable[[], bool]) -> Any:
     return flaky
 
 
-async def test_a_retry_policy_rerun_reads_the_task_the_failed_attempt_finished(server: TaskServer) -> None:
-    def finished() -> bool:
-        return len([e for e in server.events("get") if e["status"] == "completed"]) >= 2
-
-    node = MCPToolNode({"tasks": server.config}, tools=[_fails_once_after(finished)])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_retry_policy_rerun_reads_the_task_the_failed_attempt_finished(
+    server: TaskServer, protocol: str
+) -> None:
+    ended = Ended()
+    node = MCPToolNode(
+        {"tasks": {**server.config, "protocol": protocol}}, tools=[_fails_once_after(ended, 2)]
+    )
     retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=ConnectionError)
     graph = tool_graph(node, retry=retry)
     calls = ai(
@@ -517,7 +538,7 @@ async def test_a_retry_policy_rerun_reads_the_task_the_failed_attempt_finished(s
         ("job", {"seconds": 0.1, "label": "b"}, "c2"),
         ("flaky", {"item": "x"}, "c3"),
     )
-    out = await graph.ainvoke({"messages": [calls]}, thread())
+    out = await graph.ainvoke({"messages": [calls]}, {**thread(), "callbacks": [ended]})
     assert {k: m.content for k, m in _results(out).items()} == {
         "c1": "done a",
         "c2": "done b",
