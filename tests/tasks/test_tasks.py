@@ -22,7 +22,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import tool
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
-from langgraph.types import Command, RetryPolicy
+from langgraph.types import Command, RetryPolicy, interrupt
 
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp._session import stdio, transports
@@ -587,3 +587,23 @@ async def test_the_task_id_is_kept_only_in_the_stored_round(server: TaskServer) 
     assert task_id not in repr(seen)
     (handle,) = [c["mcp_round"]["value"] for c in stored if c["mcp_round"]["value"]["kind"] == "task"]
     assert set(handle["data"]) == {"taskId", "status", "pollIntervalMs", "resultType"}
+
+
+async def test_a_2025_task_is_not_started_again_when_its_node_resumes_in_the_same_process(
+    server: TaskServer,
+) -> None:
+    ended = Ended()
+
+    @tool
+    async def approve(item: str) -> str:
+        """Ask a person, once the turn's MCP call has ended."""
+        await ended.reached(1)
+        return f"approved {item}: {interrupt(f'approve {item}?')}"
+
+    node = MCPToolNode({"tasks": {**server.config, "protocol": "legacy"}}, tools=[approve])
+    graph = tool_graph(node)
+    calls = ai(("job", {"seconds": 0.1, "label": "a"}, "c1"), ("approve", {"item": "x"}, "c2"))
+    await graph.ainvoke({"messages": [calls]}, {**thread(), "callbacks": [ended]})
+    out = await graph.ainvoke(Command(resume="yes"), thread())
+    assert {k: m.content for k, m in _results(out).items()} == {"c1": "done a", "c2": "approved x: yes"}
+    assert len(server.events("created")) == 1 and not server.events("cancel")
