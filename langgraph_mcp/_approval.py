@@ -6,6 +6,11 @@ process gets it back. The question carries a ``key`` (a digest of the call and i
 a stored decision that names another key, or an answer to another kind of question, is not
 applied to this one. A call's decision is remembered for the rest of that execution of its graph
 task, so the same call running again within it (a retry middleware) is not asked twice.
+
+A decision a person took is applied even where the policy that asked for it is gone: a run
+resumed in a process whose configuration no longer asks about the call (:func:`recorded_outcome`)
+finds the question it was asked pending, with its answer, and applies that answer (a reject stays
+a reject) instead of running the call unasked.
 """
 
 from __future__ import annotations
@@ -22,7 +27,14 @@ from langchain_core.messages import ToolMessage
 from pydantic import AfterValidator, WithJsonSchema
 
 from langgraph_mcp._coerce import coerce_edited
-from langgraph_mcp._compat.langgraph import ask, graph_configurable, in_graph, shown_question, task_scratchpad
+from langgraph_mcp._compat.langgraph import (
+    ask,
+    graph_configurable,
+    in_graph,
+    pending_questions,
+    shown_question,
+    task_scratchpad,
+)
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.types import MCPApprovalInterrupt, MCPApprovalsInterrupt
@@ -37,7 +49,11 @@ __all__ = [
     "Approved",
     "approval_request",
     "ask_approval",
+    "allowed_in",
     "ask_together",
+    "recorded_outcome",
+    "recorded_turn",
+    "turn_pending",
 ]
 
 ApprovalMode = Literal["per_call", "batched"]
@@ -441,3 +457,101 @@ def ask_together(requests: Sequence[ApprovalRequest]) -> dict[str, dict[str, Any
     while is_stale(taken := ask(payload, response_schema=schema)):
         pass
     return {k: dict(v) for k, v in taken.items()}
+
+
+# -- a decision outlives the policy that asked for it -----------------------------------------
+
+
+def _pending_about(key: str) -> Mapping[str, Any] | None:
+    """The pending approval question (one call's, or a turn's) that asked about the call whose
+    question key is ``key``: the person's answer to it is in the resume."""
+    for value in pending_questions(graph_configurable()):
+        if not isinstance(value, Mapping):
+            continue
+        if value.get("type") == "tool_approval" and value.get("key") == key:
+            return value
+        approvals = value.get("approvals") if value.get("type") == "tool_approvals" else None
+        if isinstance(approvals, list) and any(
+            isinstance(a, Mapping) and a.get("key") == key for a in approvals
+        ):
+            return value
+    return None
+
+
+def _allowed(value: Mapping[str, Any]) -> tuple[str, ...]:
+    allowed = value.get("allowed_decisions")
+    if isinstance(allowed, list) and allowed and all(a in DECISIONS for a in allowed):
+        return tuple(allowed)
+    return DECISIONS
+
+
+def turn_pending() -> bool:
+    """Does the run resume a question about several calls of a turn?"""
+    return any(
+        isinstance(v, Mapping) and v.get("type") == "tool_approvals"
+        for v in pending_questions(graph_configurable())
+    )
+
+
+def recorded_turn(keys: Sequence[str]) -> list[str] | None:
+    """The keys, in the order asked, of the pending question about several calls of a turn that
+    asked about any of the calls whose question keys are ``keys`` (``None``: none is pending).
+    Its answer is in the resume, whatever the policy of this process says now."""
+    for value in pending_questions(graph_configurable()):
+        approvals = (
+            value.get("approvals")
+            if isinstance(value, Mapping) and value.get("type") == "tool_approvals"
+            else None
+        )
+        if not isinstance(approvals, list):
+            continue
+        asked = [str(a.get("key")) for a in approvals if isinstance(a, Mapping)]
+        if set(asked) & set(keys):
+            return asked
+    return None
+
+
+def allowed_in(key: str) -> tuple[str, ...]:
+    """The decisions the pending question about the call with question key ``key`` allowed."""
+    for value in pending_questions(graph_configurable()):
+        if not isinstance(value, Mapping):
+            continue
+        shown = value.get("approvals") if value.get("type") == "tool_approvals" else [value]
+        for one in shown if isinstance(shown, list) else []:
+            if isinstance(one, Mapping) and one.get("key") == key:
+                return _allowed(one)
+    return DECISIONS
+
+
+def recorded_outcome(
+    question: Callable[[Sequence[str]], ApprovalRequest],
+) -> Approved | ToolMessage | None:
+    """For a call no approval policy asks about: ``None``, unless the run resumes an approval
+    question this very call was asked (the policy was removed since, in this process); then
+    that question's answer is taken and applied as :func:`ask_approval` would (a reject is a
+    reject). ``question(allowed)`` makes the call's question with the decisions it allows.
+
+    Raises:
+        GraphInterrupt: the pending question has no answer in this resume (asked again).
+    """
+    conf = graph_configurable()
+    if not in_graph(conf):
+        return None
+    probe = question(DECISIONS)
+    pending = _pending_about(probe.key)
+    if pending is None:
+        return None
+    if pending.get("type") == "tool_approval":
+        return ask_approval(question(_allowed(pending)))
+    given = GIVEN.get()
+    if given is not None and probe.key in given:  # the turn's answer, taken before its calls ran
+        return ask_approval(question(DECISIONS))
+    # Asked with the rest of its turn, but the turn's answer was not taken (a face that does not
+    # ask about turns): the call is not run unasked.
+    return ToolMessage(
+        content=f"The tool call `{probe.name}` was not executed: a person's decision about it is "
+        "pending, and it could not be applied here.",
+        name=probe.name,
+        tool_call_id=probe.tool_call_id or "",
+        status="error",
+    )

@@ -39,7 +39,14 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
-from langgraph_mcp._approval import DECISIONS, ApprovalRequest, Approved, approval_request, ask_approval
+from langgraph_mcp._approval import (
+    DECISIONS,
+    ApprovalRequest,
+    Approved,
+    approval_request,
+    ask_approval,
+    recorded_outcome,
+)
 from langgraph_mcp._apps import show_view
 from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema, describe_source, resolve_source
 from langgraph_mcp._call import run_call
@@ -227,6 +234,14 @@ class MCPTool(StructuredTool):
             if outcome.edited:
                 edited = True
                 arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
+        else:
+            # Asked before this process's policy stopped asking: the person's answer still holds.
+            recorded = recorded_outcome(lambda allowed: self._question(arguments, tool_call_id, allowed))
+            if recorded is not None and not isinstance(recorded, Approved):
+                return recorded, None
+            if recorded is not None and recorded.edited:
+                edited = True
+                arguments = {k: v for k, v in recorded.arguments.items() if k not in options.hidden}
         # Hidden values are secrets of the call while it runs: kept out of the HTTP and MCP
         # client libraries' own log records (they log each message at DEBUG) and of its errors.
         holding = (
@@ -323,12 +338,14 @@ class MCPTool(StructuredTool):
         )
 
     async def approval_request(
-        self, args: Mapping[str, Any], tool_call_id: str | None
+        self, args: Mapping[str, Any], tool_call_id: str | None, *, allowed: Sequence[str] | None = None
     ) -> ApprovalRequest | None:
         """The approval question a call with the model's ``args`` asks before it is sent, or
         ``None`` if it asks none (no approval needed, or arguments that break the schema: such
-        a call fails before asking). Its ``key`` is the one the call itself computes."""
-        if not self._approval:
+        a call fails before asking). Its ``key`` is the one the call itself computes. With
+        ``allowed``, the question as it would be asked with those decisions, approval needed
+        or not (a question asked before this process's policy changed)."""
+        if not self._approval and allowed is None:
             return None
         arguments = {k: v for k, v in args.items() if k not in self._options.hidden}
         if self._checker.null_is_absent:
@@ -337,7 +354,7 @@ class MCPTool(StructuredTool):
             await self._checker.acheck(arguments)
         except ToolInvocationError:  # UnusableSchema included
             return None
-        return self._question(arguments, tool_call_id, self._approval)
+        return self._question(arguments, tool_call_id, self._approval if allowed is None else allowed)
 
     def _check_edit(self, arguments: dict[str, Any]) -> None:
         """Edited arguments must fit the model-facing schema (``ValueError`` otherwise)."""

@@ -20,7 +20,15 @@ from typing import Any, Literal, Self
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
-from langgraph_mcp._approval import APPROVAL_MODES, ApprovalMode, ApprovalRequest
+from langgraph_mcp._approval import (
+    APPROVAL_MODES,
+    DECISIONS,
+    ApprovalMode,
+    ApprovalRequest,
+    allowed_in,
+    recorded_turn,
+    turn_pending,
+)
 from langgraph_mcp._apps import app_visible, model_visible
 from langgraph_mcp._pace import Pace
 from langgraph_mcp._pool import MCPPool, OnConnectionError
@@ -274,20 +282,54 @@ class ToolSet:
         turn would ask, in call order (calls this run may not make, calls to tools named in
         ``skip``, and calls whose arguments break the schema ask none: they fail without asking).
         Empty in ``"per_call"`` mode."""
-        if self.approval_mode != "batched":
-            return []
         requests = []
+        if self.approval_mode == "batched":
+            for call in calls:
+                tool = None if call.get("name") in skip else self.get(call.get("name", ""))
+                args = call.get("args")
+                if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
+                    continue
+                if not self.allows(tool, context):
+                    continue
+                request = await tool.approval_request(args, call.get("id"))
+                if request is not None:
+                    requests.append(request)
+        return await self._as_asked(calls, requests)
+
+    async def _as_asked(
+        self, calls: Sequence[Mapping[str, Any]], requests: list[ApprovalRequest]
+    ) -> list[ApprovalRequest]:
+        """``requests``, unless the run resumes a question about this turn's calls that asked
+        about others (this process's policy or mode changed since it was asked): then that
+        question's calls, rebuilt in the order it asked them, so that the person's answer is
+        taken and applied (a reject stays a reject)."""
+        if not turn_pending():
+            return requests
+        asked: dict[str, ApprovalRequest] = {}
         for call in calls:
-            tool = None if call.get("name") in skip else self.get(call.get("name", ""))
+            tool = self.get(call.get("name", ""))
             args = call.get("args")
-            if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
-                continue
-            if not self.allows(tool, context):
-                continue
-            request = await tool.approval_request(args, call.get("id"))
-            if request is not None:
-                requests.append(request)
-        return requests
+            if tool is not None and isinstance(args, Mapping):
+                request = await tool.approval_request(args, call.get("id"), allowed=DECISIONS)
+                if request is not None:
+                    asked.setdefault(request.key, request)
+        keys = recorded_turn(list(asked)) if asked else None
+        if keys is None or keys == [r.key for r in requests] or not set(keys) <= set(asked):
+            return requests
+        rebuilt = []
+        for key in keys:
+            tool = self.get(asked[key].name)
+            request = (
+                await tool.approval_request(
+                    asked[key].payload["args"], asked[key].tool_call_id, allowed=allowed_in(key)
+                )
+                if tool is not None
+                else None
+            )
+            if request is None:  # cannot be: it was built above
+                return requests
+            rebuilt.append(request)
+        return rebuilt
 
     def _own_options(
         self, tool: MCPTool, names: dict[str, frozenset[str] | None], used: set[str]

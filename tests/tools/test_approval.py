@@ -110,3 +110,81 @@ async def test_a_resume_sent_with_no_question_pending_does_not_answer_a_server_q
         answer = {"action": "accept", "content": {"ok": False}}
         out = await graph.ainvoke(Command(resume={"responses": {request["key"]: answer}}), thread())
     assert json.loads(tool_results(out)["c1"])["ok"] is False
+
+
+# -- a person's decision outlives the policy that asked for it ------------------------------------
+
+
+REJECT = {"type": "reject", "message": "not these"}
+
+
+def shop_graph(node: MCPToolNode, saver: InMemorySaver) -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node(node)
+    builder.add_edge(START, "tools")
+    return builder.compile(checkpointer=saver)
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+async def test_a_recorded_reject_is_honoured_where_the_approval_policy_was_removed(mode: str) -> None:
+    """The person rejected both calls; the resume reaches a process whose node no longer asks
+    for approval (its configuration changed in a deploy): neither call runs."""
+    saver = InMemorySaver()
+    turn = ai(("delete_item", {"item": "x"}, "c1"), ("delete_item", {"item": "y"}, "c2"))
+    async with MCPToolNode(shop(), approval="destructive", approval_mode=mode) as asking:  # type: ignore[arg-type]
+        out = await shop_graph(asking, saver).ainvoke({"messages": [turn]}, thread())
+    questions = out["__interrupt__"]
+    if mode == "per_call":
+        assert sorted(q.value["tool_call_id"] for q in questions) == ["c1", "c2"]
+        resume: Any = {q.id: REJECT for q in questions}
+    else:
+        [question] = questions
+        assert [r["args"] for r in question.value["action_requests"]] == [{"item": "x"}, {"item": "y"}]
+        resume = {"decisions": [REJECT, REJECT]}
+    async with MCPToolNode(shop()) as unasking:  # the new process: no approval configured
+        out = await shop_graph(unasking, saver).ainvoke(Command(resume=resume), thread())
+    results = tool_results(out)
+    assert set(results) == {"c1", "c2"}
+    assert all("rejected" in text and "deleted" not in text for text in results.values()), results
+    assert "__interrupt__" not in out
+
+
+async def test_an_approval_recorded_before_the_policy_was_removed_runs_the_call() -> None:
+    saver = InMemorySaver()
+    async with MCPToolNode(shop(), approval="destructive") as asking:
+        out = await shop_graph(asking, saver).ainvoke(
+            {"messages": [ai(("delete_item", {"item": "x"}, "c1"))]}, thread()
+        )
+    assert out["__interrupt__"]
+    async with MCPToolNode(shop()) as unasking:
+        out = await shop_graph(unasking, saver).ainvoke(Command(resume=APPROVE), thread())
+    assert tool_results(out) == {"c1": "deleted x"}
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+async def test_an_agent_resumed_without_its_approval_policy_honours_the_reject(mode: str) -> None:
+    """``create_agent`` with ``MCPMiddleware``: the same, the resume reaching an agent built
+    without ``approval``."""
+    saver = InMemorySaver()
+    turns: Any = [[("delete_item", {"item": "x"}, "c1"), ("delete_item", {"item": "y"}, "c2")], "done"]
+    async with MCPPool(shop()) as pool:
+        asking = MCPMiddleware(pool, approval="destructive", approval_mode=mode)  # type: ignore[arg-type]
+        agent = create_agent(ScriptModel(turns=turns), middleware=[asking], checkpointer=saver)
+        out = await agent.ainvoke({"messages": [("user", "delete x and y")]}, thread())
+        questions = out["__interrupt__"]
+        resume: Any = (
+            {q.id: REJECT for q in questions} if mode == "per_call" else {"decisions": [REJECT, REJECT]}
+        )
+        unasking = create_agent(
+            ScriptModel(turns=turns), middleware=[MCPMiddleware(pool)], checkpointer=saver
+        )
+        out = await unasking.ainvoke(Command(resume=resume), thread())
+    results = {m.tool_call_id: m.text for m in out["messages"] if isinstance(m, ToolMessage)}
+    if mode == "per_call":
+        assert set(results) == {"c1", "c2"}
+        assert all("rejected" in text and "deleted" not in text for text in results.values()), results
+    else:
+        # The question was asked by the batched mode's own step, which an agent built without
+        # it does not have: LangGraph cannot resume that step, the run ends there, and no call
+        # runs (the model's calls stay unanswered).
+        assert results == {}
