@@ -82,3 +82,22 @@ async def test_a_direct_call_is_stopped_too(tmp_path: Path) -> None:
         with pytest.raises(MCPToolCallError, match=CAP_WORDS):
             await pool.connection("tasks").call_tool("greedy_sample", {})
     assert model.calls <= SAMPLING_REQUESTS_MAX
+
+
+async def test_calls_running_at_once_over_stdio_are_each_bounded(tmp_path: Path) -> None:
+    # Over stdio a 2025-11-25 request carries no caller context: it is tied to the one call that
+    # can have sent it, and one that cannot be tied counts for each call that may have.
+    config = {**stdio_params("tasks", env={"TASKS_DIR": str(tmp_path)}), "protocol": "legacy"}
+    message_1, message_2, model = await _two_calls(config)
+    for message in (message_1, message_2):
+        assert message.status == "error" and CAP_WORDS in str(message.content), message.content
+    assert model.calls <= 2 * SAMPLING_REQUESTS_MAX
+
+
+async def _two_calls(config: dict[str, Any]) -> tuple[ToolMessage, ToolMessage, CountingModel]:
+    model = CountingModel()
+    graph = tool_graph(MCPToolNode({"tasks": {**config, "sampling_model": model}}))
+    calls = ai(("greedy_sample", {}, "c1"), ("greedy_sample", {}, "c2"))
+    out = await graph.ainvoke({"messages": [calls]}, thread())
+    results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    return results["c1"], results["c2"], model
