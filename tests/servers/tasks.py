@@ -47,7 +47,7 @@ parameter is answered with a ``CreateTaskResult``; ``tasks/get``, ``tasks/result
 task id, and for ``sampling_job()`` (2025-11-25 only) it asks the client's model during the
 request, again after every answer, for ever (each request logged as ``sampled``).
 
-``job``, ``big_job``, ``echo_job`` and ``sampling_job`` are listed with
+``job``, ``big_job``, ``echo_job``, ``stuck_job`` and ``sampling_job`` are listed with
 ``execution.taskSupport: "required"``.
 """
 
@@ -103,7 +103,7 @@ TASK_TOOLS = {
 }
 LEGACY_TASK_TOOLS = {"job", "big_job", "echo_job", "stuck_job", "sampling_job"}
 """The tools called as 2025-11-25 tasks (with a ``task`` parameter)."""
-REQUIRED = {"job", "big_job", "echo_job", "sampling_job"}
+REQUIRED = {"job", "big_job", "echo_job", "stuck_job", "sampling_job"}
 """The tools listed with ``execution.taskSupport: "required"``."""
 SAMPLES_PER_ROUND = 8
 SAMPLES_MAX = 2000

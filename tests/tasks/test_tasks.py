@@ -607,3 +607,26 @@ async def test_a_2025_task_is_not_started_again_when_its_node_resumes_in_the_sam
     out = await graph.ainvoke(Command(resume="yes"), thread())
     assert {k: m.content for k, m in _results(out).items()} == {"c1": "done a", "c2": "approved x: yes"}
     assert len(server.events("created")) == 1 and not server.events("cancel")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_attempt_a_node_timeout_cuts_short_cancels_its_task(
+    server: TaskServer, protocol: str
+) -> None:
+    # LangGraph cancels the attempt without saying why: like a cancelled run, its task is
+    # cancelled on the server, so nothing is left running; a retry starts a new task (documented).
+    from langgraph.errors import NodeTimeoutError
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.types import TimeoutPolicy
+
+    node = MCPToolNode({"tasks": {**server.config, "protocol": protocol}})
+    await node.start()  # connecting is not the attempt's work
+    builder = StateGraph(MessagesState)
+    retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=NodeTimeoutError)
+    builder.add_node(node, retry_policy=retry, timeout=TimeoutPolicy(run_timeout=1.0))
+    builder.add_edge(START, "tools")
+    graph = builder.compile()
+    with pytest.raises(NodeTimeoutError):
+        await graph.ainvoke({"messages": [ai(("stuck_job", {}, "c1"))]})
+    await until(lambda: len(server.events("cancel")) == 2)
+    assert {e["task"] for e in server.events("cancel")} == {e["task"] for e in server.events("created")}
