@@ -27,7 +27,17 @@ const ROUTE = "/mcp-apps";
 export const MAX_HEIGHT = 2000;
 const POLL_MS = 1000;
 const POLL_LIMIT = 600; // ten minutes for a person to answer an approval
-const SOURCE = /^(https?|wss?):\/\/[A-Za-z0-9.*\-]+(:\d{1,5})?$/;
+/** A CSP source a view may declare: a scheme and a named host (``https://api.example.com``,
+ * ``http://127.0.0.1:8123``), or every subdomain of a named domain (``https://*.example.com``);
+ * never ``https://*``, a whole top-level domain (``https://*.com``), a wildcard inside a name, a
+ * scheme alone (``https:``, ``data:``), a path, or a keyword. */
+const SOURCE = /^(https?|wss?):\/\/(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$/;
+
+export function allowedSource(source: unknown): source is string {
+  if (typeof source !== "string" || source.length > 255 || !SOURCE.test(source)) return false;
+  const host = source.split("://")[1].replace(/:\d+$/, "");
+  return !host.startsWith("*.") || host.split(".").length >= 3;
+}
 /** At most this many messages a view may propose to the person in ``RATE_WINDOW_MS``. */
 export const MESSAGE_RATE = 3;
 export const RATE_WINDOW_MS = 60_000;
@@ -92,6 +102,25 @@ export function safeFilename(uri: unknown): string {
   return name || "download";
 }
 
+/** Extensions of files a system may run, open as a program or install when the person opens the
+ * file (Windows, macOS, Linux, scripts, shortcuts); a download with one is refused. */
+export const EXECUTABLE = new Set(
+  (
+    "exe com bat cmd msi msp mst msc scr pif cpl dll sys drv ocx inf reg lnk url scf hta chm gadget " +
+    "application appref-ms appx appxbundle msix msixbundle vb vbs vbe js jse mjs wsf wsc wsh ws ps1 " +
+    "ps1xml ps2 psc1 psd1 psm1 jar jnlp xll xlam iso img vhd vhdx sh bash zsh csh ksh fish command " +
+    "tool app dmg pkg mpkg deb rpm apk appimage run bin elf out desktop py pyc pyw pl rb php"
+  ).split(" "),
+);
+
+/** Could a file of this name run as a program? (Its last extension, whatever its case; a name
+ * with trailing dots or spaces, which Windows drops, was made safe by :func:`safeFilename`.) */
+export function executableName(name: string): boolean {
+  const trimmed = name.replace(/[. ]+$/, "");
+  const dot = trimmed.lastIndexOf(".");
+  return dot >= 0 && EXECUTABLE.has(trimmed.slice(dot + 1).trim().toLowerCase());
+}
+
 /** The one embedded file of a ``ui/download-file`` request, bounded; refused otherwise. */
 export function downloadable(params: unknown): { name: string; bytes: Uint8Array } {
   const contents = (params as any)?.contents;
@@ -119,7 +148,9 @@ export function downloadable(params: unknown): { name: string; bytes: Uint8Array
     throw refusal("the file has neither text nor blob");
   }
   if (bytes.length > MAX_DOWNLOAD_BYTES) throw tooLarge();
-  return { name: safeFilename(resource.uri), bytes };
+  const name = safeFilename(resource.uri);
+  if (executableName(name)) throw refusal(`the file ${name} could run as a program: it is not saved`);
+  return { name, bytes };
 }
 
 /** Why a message may not be sent to the thread now (a run in progress, a question for a person),
@@ -163,7 +194,7 @@ export function contentSecurityPolicy(csp: Record<string, unknown> | undefined):
   const origins = (key: string): string[] => {
     const value = csp?.[key];
     if (!Array.isArray(value)) return [];
-    return value.filter((v): v is string => typeof v === "string" && SOURCE.test(v)).slice(0, 32);
+    return value.filter(allowedSource).slice(0, 32);
   };
   const resources = origins("resourceDomains").join(" ");
   const connect = origins("connectDomains");
@@ -181,6 +212,52 @@ export function contentSecurityPolicy(csp: Record<string, unknown> | undefined):
     `base-uri ${bases.length ? bases.join(" ") : "'none'"}`,
     "form-action 'none'",
   ].join("; ");
+}
+
+/** The http(s) URL a view asks to open, as the person is shown it and it is opened (normalised:
+ * an international host name in its ``xn--`` form, so a look-alike shows as what it is), or
+ * ``null`` for anything else. */
+export function linkShown(url: unknown): string | null {
+  if (typeof url !== "string" || url.length > 4096) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") return null;
+  if (parsed.username || parsed.password) return null; // ``https://bank.com@evil.example``
+  return parsed.href;
+}
+
+/** The features a view may ask for (``_meta.ui.permissions``), as Permissions Policy names. */
+const PERMISSIONS: ReadonlyArray<[string, string]> = [
+  ["camera", "camera"],
+  ["microphone", "microphone"],
+  ["geolocation", "geolocation"],
+  ["clipboardWrite", "clipboard-write"],
+];
+/** Features a view's frame never has unless the person allowed them (full screen never: the host
+ * shows a view full screen itself, ``ui/request-display-mode``). */
+const DENIED = ["camera", "microphone", "geolocation", "clipboard-write", "clipboard-read", "fullscreen",
+  "display-capture", "payment", "usb", "serial", "hid", "bluetooth", "midi", "screen-wake-lock",
+  "web-share", "publickey-credentials-get", "identity-credentials-get", "storage-access"];
+
+/** The features the view's ``permissions`` ask for (each one an object, as the spec has it), as
+ * Permissions Policy names; anything else there is ignored. */
+export function permissionsAsked(permissions: unknown): string[] {
+  if (typeof permissions !== "object" || permissions === null) return [];
+  const asked = permissions as Record<string, unknown>;
+  return PERMISSIONS.filter(([key]) => typeof asked[key] === "object" && asked[key] !== null).map(
+    ([, feature]) => feature,
+  );
+}
+
+/** The frame's ``allow`` attribute: the ``granted`` features (those a view may ask for, once the
+ * person allowed them), every other sensitive feature ``'none'``. */
+export function allowAttribute(granted: readonly string[]): string {
+  const may = new Set(PERMISSIONS.map(([, feature]) => feature).filter((f) => granted.includes(f)));
+  return DENIED.map((feature) => (may.has(feature) ? `${feature} *` : `${feature} 'none'`)).join("; ");
 }
 
 /** ``html`` with the CSP ``<meta>`` and the navigation guard before anything else (after a

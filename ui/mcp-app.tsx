@@ -7,7 +7,8 @@
  * first in the document. The component is the view's host in the MCP Apps protocol, through
  * ``AppBridge`` from ``@modelcontextprotocol/ext-apps``: it answers ``ui/initialize``, sends the
  * call's arguments (``ui/notifications/tool-input``) and result (``ui/notifications/tool-result``),
- * follows the view's size changes, opens http(s) links in a new tab, and passes on the view's
+ * follows the view's size changes, opens http(s) links in a new tab once the person saw the URL and
+ * said yes, and passes on the view's
  * ``tools/call`` and ``resources/read`` to the deployment's route
  * (``POST /mcp-apps/threads/<thread>/call``), which runs them on the thread under the graph's
  * policies. A call waiting for a person's approval is asked again until the thread answered it.
@@ -16,14 +17,17 @@
  * progress or the thread waits for a person); its ``ui/update-model-context`` is kept and sent with
  * that message (``mcp_app_context``). A view may ask for full screen or picture-in-picture
  * (``ui/request-display-mode``) and offer a file (``ui/download-file``: embedded, at most
- * ``MAX_DOWNLOAD_BYTES``, saved under a safe name once the person said yes). ``sampling/createMessage``
+ * ``MAX_DOWNLOAD_BYTES``, saved under a safe name once the person said yes; a name that could run as a
+ * program is refused). Its frame gets none of the permissions its server declares (camera,
+ * microphone, geolocation, clipboard-write) until the person allowed them (the view is then shown
+ * again with them), and never full screen (the host shows it full screen). ``sampling/createMessage``
  * is refused unless the deployment registered a handler with :func:`allowSampling`. Once the view's
  * frame holds another document (the view navigated it), the bridge is closed: that document gets
  * no answer; the person may show the view again (a fresh copy of the server's document).
  * Everything refused reaches the view as a JSON-RPC error (code ``REFUSED``).
  */
 import { useEffect, useMemo, useRef, useState } from "react";
-import { AppBridge, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { useStreamContext } from "@langchain/langgraph-sdk/react-ui";
 import {
   CONSENT_TIMEOUT_MS,
@@ -38,11 +42,14 @@ import {
   METHOD_NOT_FOUND,
   type MCPAppProps,
   RATE_WINDOW_MS,
+  allowAttribute,
   contentSecurityPolicy,
   digest,
   downloadable,
   failure,
   hostContext,
+  linkShown,
+  permissionsAsked,
   refusal,
   samplingHandler,
   threadBusy,
@@ -54,7 +61,13 @@ export * from "./mcp-app-host";
 
 const loadCounts = new WeakMap<HTMLIFrameElement, number>();
 
-type Consent = { kind: "message" | "download"; text: string; answer: (yes: boolean) => void };
+type Consent = { kind: "message" | "download" | "link"; text: string; answer: (yes: boolean) => void };
+
+const CONSENT_WORDS: Record<Consent["kind"], [string, string, string]> = {
+  message: ["wants to send this message as you:", "Send it", "Don't send"],
+  download: ["offers a file to save:", "Save", "Don't save"],
+  link: ["wants to open this link in a new tab:", "Open", "Don't open"],
+};
 
 export function MCPApp(props: MCPAppProps) {
   const stream = useStreamContext() as any;
@@ -66,6 +79,9 @@ export function MCPApp(props: MCPAppProps) {
   const [mode, setMode] = useState<DisplayMode>("inline");
   const [generation, setGeneration] = useState(0);
   const [consent, setConsent] = useState<Consent | null>(null);
+  // The features the view's permissions ask for: none is its frame's until the person allowed them.
+  const asked = useMemo(() => permissionsAsked(props.permissions), [props.permissions]);
+  const [granted, setGranted] = useState<string[] | null>(asked.length ? null : []);
   const context = useRef<Json | null>(null);
   const bridgeRef = useRef<AppBridge | null>(null);
   const leaveRef = useRef<() => void>(() => {});
@@ -144,9 +160,16 @@ export function MCPApp(props: MCPAppProps) {
       if (typeof h === "number" && h > 0) setHeight(Math.min(Math.ceil(h), MAX_HEIGHT));
     };
     bridge.onopenlink = async ({ url }) => {
-      if (!/^https?:\/\//i.test(url)) return { isError: true };
-      window.open(url, "_blank", "noopener,noreferrer");
-      return {};
+      const shown = linkShown(url);
+      if (shown === null) return { isError: true };
+      claim();
+      try {
+        if (!(await ask("link", shown))) return { isError: true };
+        window.open(shown, "_blank", "noopener,noreferrer");
+        return {};
+      } finally {
+        asking.current = false;
+      }
     };
     bridge.onrequestdisplaymode = async ({ mode: wanted }) => {
       const next = (DISPLAY_MODES as readonly string[]).includes(wanted) ? (wanted as DisplayMode) : null;
@@ -292,7 +315,7 @@ export function MCPApp(props: MCPAppProps) {
         ref={frame}
         title={`${props.server} · ${props.tool_name}`}
         sandbox="allow-scripts"
-        allow={buildAllowAttribute(props.permissions as any)}
+        allow={allowAttribute(granted ?? [])}
         srcDoc={withPolicy(props.html, policy)}
         onLoad={(event) => {
           // The first load is the view's document; any later one is another document.
@@ -309,21 +332,38 @@ export function MCPApp(props: MCPAppProps) {
           display: "block",
         }}
       />
+      {granted === null ? (
+        <div data-testid="mcp-app-permissions" style={{ ...bar, display: "block" }}>
+          <div>
+            {`The ${props.server} view asks to use: ${asked.join(", ")}. Allowing it shows the view again ` +
+              "with them (your browser may ask too)."}
+          </div>
+          <button
+            type="button"
+            onClick={() => {
+              setGranted(asked);
+              setStatus("loading");
+              setGeneration((g) => g + 1);
+            }}
+          >
+            Allow
+          </button>{" "}
+          <button type="button" onClick={() => setGranted([])}>
+            Don't allow
+          </button>
+        </div>
+      ) : null}
       {consent ? (
         <div data-testid="mcp-app-consent" data-kind={consent.kind} style={{ ...bar, display: "block" }}>
-          <div>
-            {consent.kind === "message"
-              ? `The ${props.server} view wants to send this message as you:`
-              : `The ${props.server} view offers a file to save:`}
-          </div>
-          <pre style={{ whiteSpace: "pre-wrap", margin: "4px 0", maxHeight: "12rem", overflow: "auto" }}>
+          <div>{`The ${props.server} view ${CONSENT_WORDS[consent.kind][0]}`}</div>
+          <pre style={{ whiteSpace: "pre-wrap", wordBreak: "break-all", margin: "4px 0", maxHeight: "12rem", overflow: "auto" }}>
             {consent.text}
           </pre>
           <button type="button" onClick={() => consent.answer(true)}>
-            {consent.kind === "message" ? "Send it" : "Save"}
+            {CONSENT_WORDS[consent.kind][1]}
           </button>{" "}
           <button type="button" onClick={() => consent.answer(false)}>
-            {consent.kind === "message" ? "Don't send" : "Don't save"}
+            {CONSENT_WORDS[consent.kind][2]}
           </button>
         </div>
       ) : null}

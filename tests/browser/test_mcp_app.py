@@ -13,6 +13,7 @@ call to a file.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -246,6 +247,59 @@ async def test_the_view_keeps_to_its_csp_and_gets_display_modes_and_downloads_bu
         await expect(out).to_have_text(
             "refused: sampling/createMessage is not offered to views by this deployment"
         )
+        await browser.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_view_gets_no_program_and_no_link_or_permission_the_person_did_not_allow(
+    served: Served,
+) -> None:
+    async with async_playwright() as playwright:
+        browser, page = await _show_chart(playwright, served, "agent", "Bergen")
+        app = page.get_by_test_id("mcp-app")
+        view = page.frame_locator('[data-testid="mcp-app"] iframe')
+        out = view.locator("#out")
+        consent = page.get_by_test_id("mcp-app-consent")
+
+        # A file that could run as a program is refused, however its name hides its extension.
+        await view.locator("#download-exe").click()
+        await expect(out).to_have_text(
+            "refused: the file report.pdf .exe could run as a program: it is not saved"
+        )
+        await expect(consent).to_have_count(0)
+
+        # A link is opened only once the person saw where it goes and said yes.
+        linked = f"{served.probe[0]}/linked?from=view"
+        await view.locator("#link").click()
+        await expect(consent).to_have_attribute("data-kind", "link")
+        await expect(consent).to_contain_text(linked)
+        await consent.get_by_role("button", name="Don't open").click()
+        await expect(out).to_have_text("not opened")
+        assert not [r for r in served.probed if "/linked" in r], served.probed
+        await view.locator("#link").click()
+        async with page.context.expect_page() as opened:
+            await consent.get_by_role("button", name="Open", exact=True).click()
+        tab = await opened.value
+        await tab.wait_for_load_state()
+        assert tab.url == linked
+        await expect(out).to_have_text("opened")
+
+        # The permission the chart declares (clipboard-write) is its frame's only once the person
+        # allowed it (the view is shown again with it); camera and full screen it never gets.
+        asked = page.get_by_test_id("mcp-app-permissions")
+        await expect(asked).to_contain_text("clipboard-write")
+        frame = app.locator("iframe")
+        assert "clipboard-write 'none'" in str(await frame.get_attribute("allow")).split("; ")
+        await view.locator("#policy").click()
+        await expect(out).to_have_text("camera=false,clipboard-write=false,fullscreen=false")
+        await asked.get_by_role("button", name="Allow", exact=True).click()
+        await expect(asked).to_have_count(0)
+        await expect(frame).to_have_attribute("allow", re.compile(r"(^|; )clipboard-write \*(;|$)"))
+        allow = str(await frame.get_attribute("allow")).split("; ")
+        assert "camera 'none'" in allow and "fullscreen 'none'" in allow
+        await expect(view.locator("#city")).to_have_text("Bergen")
+        await view.locator("#policy").click()
+        await expect(out).to_have_text("camera=false,clipboard-write=true,fullscreen=false")
         await browser.close()
 
 

@@ -32,8 +32,10 @@ With ``$APPS_PROBE`` set to two loopback origins (``"<declared> <undeclared>"``)
 added to the chart's declared ``connectDomains`` and ``resourceDomains``, and the view gets test
 controls: Probe (loads an image from and fetches each origin, and lists the CSP violations it
 saw), Leave (navigates its frame to ``<declared>/elsewhere``), Full screen, Picture in picture,
-Download, Download big (over the host's size bound) and Sample (``sampling/createMessage``); each
-shows its answer,
+Download, Download big (over the host's size bound), Download exe (a file named
+``report.pdf .exe.``), Sample (``sampling/createMessage``), Link (``ui/open-link`` to
+``<declared>/linked?from=view``) and Policy (whether its frame may use the camera, write to the
+clipboard, go full screen); each shows its answer,
 or ``refused: <the JSON-RPC error's message>``, in ``#out``.
 """
 
@@ -150,6 +152,17 @@ VIEW_SCRIPT = """<script>
     (await request("ui/download-file", csv(size))).isError ? "not saved" : "saved";
   act("download", () => download(0));
   act("download-big", () => download(6000000));
+  act("download-exe", async () => {
+    const file = csv(0);
+    file.contents[0].resource.uri = "ui://apps/exports/report.pdf .exe.";
+    return (await request("ui/download-file", file)).isError ? "not saved" : "saved";
+  });
+  act("link", async () => {
+    const answer = await request("ui/open-link", { url: probe[0] + "/linked?from=view" });
+    return answer.isError ? "not opened" : "opened";
+  });
+  const allows = (f) => f + "=" + (document.featurePolicy ? document.featurePolicy.allowsFeature(f) : "?");
+  act("policy", async () => ["camera", "clipboard-write", "fullscreen"].map(allows).join(","));
   act("sample", async () => JSON.stringify(await request("sampling/createMessage", {
     messages: [{ role: "user", content: { type: "text", text: "hello" } }], maxTokens: 10,
   })));
@@ -197,7 +210,9 @@ PROBE_CONTROLS = (
     '<div id="controls"><p><button id="probe">Probe</button> <button id="leave">Leave</button> '
     '<button id="fullscreen">Full screen</button> <button id="pip">Picture in picture</button> '
     '<button id="download">Download</button> '
-    '<button id="download-big">Download big</button> <button id="sample">Sample</button></p>'
+    '<button id="download-big">Download big</button> <button id="download-exe">Download exe</button> '
+    '<button id="sample">Sample</button> <button id="link">Link</button> '
+    '<button id="policy">Policy</button></p>'
     '<p>modes: <span id="modes"></span> · now: <span id="mode"></span></p>'
     '<p id="out"></p><p id="violations"></p></div>'
 )
