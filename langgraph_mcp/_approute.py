@@ -23,7 +23,8 @@ visibility leaves out ``"app"``), a read of a server with no view, or a resource
 not list (or a read that would need the user's per-call identity); 409 the thread waits for a
 person's answer, stayed busy for a minute, or has never run; 429 (with ``Retry-After``) too many
 calls at once, of the thread (the same thread however its id is spelt), of the user, or in all
-(counted only once the body arrived and the caller may use the thread); 502 the run or the server failed, or the LangGraph API failed or timed out.
+(counted only once the body arrived and the caller may use the thread); 502 the run or the server
+failed, or the LangGraph API failed or timed out.
 """
 
 from __future__ import annotations
