@@ -50,6 +50,11 @@ out.asked = attempt(() => [
 ]);
 out.allow = attempt(() => [host.allowAttribute([]), host.allowAttribute(["clipboard-write"]),
   host.allowAttribute(["usb"])]);
+out.links = Object.fromEntries([
+  "https://example.com/a?b=1", "http://127.0.0.1:8123/x", "https://exämple.com/", "HTTPS://EXAMPLE.COM",
+  "javascript:alert(1)", "data:text/html,hi", "file:///etc/passwd", "https://bank.example@evil.example/",
+  "https://user:pw@example.com/", "ftp://example.com/", "not a url", "x".repeat(5000),
+].map((url) => [url.slice(0, 40), host.linkShown(url)]));
 console.log(JSON.stringify(out));
 """
 
@@ -117,3 +122,20 @@ def test_a_views_permissions_are_granted_only_once_asked_and_allowed(checks: dic
         assert f"{feature} 'none'" in unknown.split("; "), unknown
     assert "clipboard-write *" in clipboard.split("; ") and "clipboard-write 'none'" not in clipboard
     assert "fullscreen 'none'" in clipboard.split("; ") and "usb 'none'" in unknown.split("; ")
+
+
+def test_a_link_is_shown_as_it_will_be_opened_and_only_an_http_one(checks: dict[str, Any]) -> None:
+    assert checks["links"] == {
+        "https://example.com/a?b=1": "https://example.com/a?b=1",
+        "http://127.0.0.1:8123/x": "http://127.0.0.1:8123/x",
+        "https://exämple.com/": "https://xn--exmple-cua.com/",  # a look-alike shows as what it is
+        "HTTPS://EXAMPLE.COM": "https://example.com/",
+        "javascript:alert(1)": None,
+        "data:text/html,hi": None,
+        "file:///etc/passwd": None,
+        "https://bank.example@evil.example/": None,
+        "https://user:pw@example.com/": None,
+        "ftp://example.com/": None,
+        "not a url": None,
+        "x" * 40: None,
+    }
