@@ -4,7 +4,7 @@
 
 Every tool call inside a graph run watches the run's ``RunControl`` (LangGraph offers no signal
 to wait on, so it is polled every 100 ms) and is cancelled if the run is asked to drain. This
-times the package's internal watcher (``langgraph_mcp._call._cancel_on_drain``) around
+times the package's internal watcher (``langgraph_mcp._call.runner._cancel_on_drain``) around
 ``--calls`` concurrent ``asyncio.sleep(--seconds)``, and subtracts the CPU time of the same
 sleeps awaited directly in the same repeat. Prints the median and the spread. Results:
 RESULTS.md.
@@ -22,7 +22,7 @@ from _common import load_average
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 
-from langgraph_mcp._call import _cancel_on_drain
+from langgraph_mcp._call.runner import _cancel_on_drain
 
 
 def cpu() -> float:

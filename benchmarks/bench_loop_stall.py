@@ -177,7 +177,7 @@ async def listing_section(tools: int, max_tools: int | None) -> dict[str, Any]:
 
 
 async def compiles_section(heavy: int) -> dict[str, Any]:
-    from langgraph_mcp import _patterns
+    from langgraph_mcp._support import patterns as _patterns
 
     config: dict[str, Any] = stdio_params("costly", "--heavy", str(heavy))
     async with MCPToolNode({"costly": config}) as node:

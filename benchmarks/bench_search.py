@@ -50,8 +50,8 @@ from mcp.server.mcpserver import MCPServer  # noqa: E402
 from search_catalog import function, synthetic  # noqa: E402
 
 from langgraph_mcp import MCPPool, create_mcp_agent  # noqa: E402
-from langgraph_mcp._search import ToolSearcher  # noqa: E402
-from langgraph_mcp._toolset import ToolSet  # noqa: E402
+from langgraph_mcp._catalog.bind import ToolSet  # noqa: E402
+from langgraph_mcp._catalog.search import ToolSearcher  # noqa: E402
 from langgraph_mcp.options import ToolSearch  # noqa: E402
 from langgraph_mcp.testing import ScriptedChatModel  # noqa: E402
 

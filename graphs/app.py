@@ -23,8 +23,8 @@ from starlette.routing import BaseRoute, Mount
 
 from graphs.agent import views
 from graphs.shared import pool
+from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp.apps import app_routes
-from langgraph_mcp.config._oauth import per_user_oauth
 from langgraph_mcp.deploy import lifespan
 from langgraph_mcp.oauth import oauth_callback_app
 

@@ -11,14 +11,14 @@ helpers that build resume values are in :mod:`langgraph_mcp.elicitation`; a scri
 model for testing agents offline is in :mod:`langgraph_mcp.testing`.
 """
 
-from langgraph_mcp._middleware import MCPMiddleware
-from langgraph_mcp._node import MCPToolNode
-from langgraph_mcp._output import read_tool_output
-from langgraph_mcp._pool import MCPPool
-from langgraph_mcp._prebuilt import create_mcp_agent, route_tool_calls
-from langgraph_mcp._toolload import load_mcp_tools
-from langgraph_mcp._tools import MCPTool
-from langgraph_mcp._uritemplate import expand_uri_template
+from langgraph_mcp._call.adapter import MCPTool
+from langgraph_mcp._call.output import read_tool_output
+from langgraph_mcp._catalog.build import load_mcp_tools
+from langgraph_mcp._graph.middleware import MCPMiddleware
+from langgraph_mcp._graph.node import MCPToolNode
+from langgraph_mcp._graph.prebuilt import create_mcp_agent, route_tool_calls
+from langgraph_mcp._pool.pool import MCPPool
+from langgraph_mcp._pool.uritemplate import expand_uri_template
 from langgraph_mcp._version import __version__
 from langgraph_mcp.config import (
     HTTPServerConfig,

@@ -48,7 +48,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from starlette.routing import Route
 
-from langgraph_mcp._approute import (
+from langgraph_mcp._call.view import VIEW_CALL_PREFIX
+from langgraph_mcp._graph.approute import (
     MAX_CALLS,
     MAX_CALLS_PER_THREAD,
     MAX_CALLS_PER_USER,
@@ -56,10 +57,9 @@ from langgraph_mcp._approute import (
     AppRoutes,
     user_share,
 )
-from langgraph_mcp._apps import VIEW_CALL_PREFIX
-from langgraph_mcp._middleware import MCPMiddleware
-from langgraph_mcp._node import MCPToolNode
-from langgraph_mcp._viewnode import (
+from langgraph_mcp._graph.middleware import MCPMiddleware
+from langgraph_mcp._graph.node import MCPToolNode
+from langgraph_mcp._graph.viewcalls import (
     CONTEXT_KEY,
     MAX_CONTEXT,
     VIEW_CALL_CONFIG,

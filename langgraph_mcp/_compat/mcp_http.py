@@ -47,7 +47,7 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from langgraph_mcp._pace import Pace, loads_in_slices
+from langgraph_mcp._support.pace import Pace, loads_in_slices
 from langgraph_mcp.errors import MCPError
 
 __all__ = [

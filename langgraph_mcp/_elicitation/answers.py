@@ -45,7 +45,7 @@ from langgraph_mcp._elicitation.hitl import (
     shown_here,
 )
 from langgraph_mcp._elicitation.urls import MAX_URL, UnfitQuestion, check_url
-from langgraph_mcp._patterns import (
+from langgraph_mcp._support.patterns import (
     PatternNotChecked,
     UnsafePattern,
     compile_pattern,
@@ -53,8 +53,8 @@ from langgraph_mcp._patterns import (
     regex_budget,
     safe_validator_class,
 )
-from langgraph_mcp._sanitise import MAX_DESCRIPTION, sanitise_text
-from langgraph_mcp._schema import REGISTRY, model_schema
+from langgraph_mcp._support.sanitise import MAX_DESCRIPTION, sanitise_text
+from langgraph_mcp._support.schema import REGISTRY, model_schema
 from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [

@@ -31,7 +31,7 @@ from langgraph_mcp._compat.langgraph import (
     is_checkpointed,
     is_resuming,
 )
-from langgraph_mcp._sync import bridged
+from langgraph_mcp._support.sync import bridged
 from langgraph_mcp.errors import (
     MCPConnectionError,
     MCPProtocolError,

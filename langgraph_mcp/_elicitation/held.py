@@ -30,8 +30,8 @@ from langgraph.errors import GraphBubbleUp, is_invalid_resume
 
 from langgraph_mcp._elicitation.answers import UnfitQuestion, prepare
 from langgraph_mcp._elicitation.policy import Answerer, unfit_error
-from langgraph_mcp._progress import CallObserver
 from langgraph_mcp._session import ABANDON_GRACE, CallClock, CallSink, LoopScope, ServerConnection
+from langgraph_mcp._stream.progress import CallObserver
 from langgraph_mcp.errors import OUTCOME_UNKNOWN, MCPConnectionError, MCPProtocolError, MCPToolCallError
 
 __all__ = ["run_held"]

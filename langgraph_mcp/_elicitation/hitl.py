@@ -6,7 +6,7 @@ resumes with ``{"decisions": [...]}``, one decision per action request. The elic
 carries those fields as well as its own (one action request per question, in order), and such a
 resume value is read as ``{"responses": ...}``: ``approve`` accepts a form as shown (its
 defaults) and a URL request as visited, ``edit`` accepts the edited fields (text typed as the
-schema says, :mod:`langgraph_mcp._coerce`), ``reject`` declines. A decision carries no question
+schema says, :mod:`langgraph_mcp._support.coerce`), ``reject`` declines. A decision carries no question
 key: it is bound to its question by its position, and the list to the interrupt it was sent for
 (a plain resume value is taken only by the interrupt pending when it was sent). A list of another
 length, or a decision a question does not allow, is refused and the question stays pending.
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langgraph_mcp._coerce import coerce_edited
 from langgraph_mcp._compat.langgraph import shown_question
+from langgraph_mcp._support.coerce import coerce_edited
 from langgraph_mcp.types import (
     MCPElicitationActionRequest,
     MCPElicitationRequest,

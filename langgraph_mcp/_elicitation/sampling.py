@@ -28,8 +28,8 @@ import mcp_types as types
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage
 
-from langgraph_mcp._sanitise import sanitise_text
-from langgraph_mcp._schema import model_schema, schema_problem, short_text
+from langgraph_mcp._support.sanitise import sanitise_text
+from langgraph_mcp._support.schema import model_schema, schema_problem, short_text
 from langgraph_mcp.errors import MCPError
 
 __all__ = [

@@ -32,7 +32,7 @@ from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._session.calls import TaskMemo
 from langgraph_mcp._session.tasks import Asker, Parker
 from langgraph_mcp._session.taskwire import TaskHandle, TaskState
-from langgraph_mcp._types_tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
+from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = ["follow", "forget", "remember", "remembered", "retry_memo"]
 

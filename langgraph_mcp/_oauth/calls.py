@@ -35,6 +35,7 @@ from mcp.client.auth import PKCEParameters
 from mcp.client.auth.utils import should_use_client_metadata_url, union_scopes
 
 from langgraph_mcp._oauth import flow
+from langgraph_mcp._oauth.options import UserOAuth
 from langgraph_mcp._oauth.records import (
     Pending,
     Sealer,
@@ -46,9 +47,8 @@ from langgraph_mcp._oauth.records import (
     save_client,
     save_tokens,
 )
-from langgraph_mcp._types_oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
-from langgraph_mcp.config import UserOAuth
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
+from langgraph_mcp.types._oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
 
 __all__ = ["UserBearer", "evict", "user_of", "user_session"]
 

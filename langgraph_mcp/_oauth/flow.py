@@ -32,8 +32,7 @@ from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from pydantic import ValidationError
 
-from langgraph_mcp.config import UserOAuth
-from langgraph_mcp.config._oauth import secure_url
+from langgraph_mcp._oauth.options import UserOAuth, secure_url
 from langgraph_mcp.errors import MCPError
 
 __all__ = [

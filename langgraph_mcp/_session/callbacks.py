@@ -11,8 +11,8 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
 
-from langgraph_mcp._redact import mask_all
 from langgraph_mcp._session.loops import ConnectionBase
+from langgraph_mcp._support.redact import mask_all
 
 __all__ = ["Callbacks"]
 

@@ -19,10 +19,6 @@ from pydantic import Discriminator, Tag, TypeAdapter
 from referencing.exceptions import Unresolvable
 
 from langgraph_mcp._compat.mcp import call_headers, send_unchecked
-from langgraph_mcp._headers import header_problem
-from langgraph_mcp._patterns import PatternNotChecked, UnsafePattern, regex_budget
-from langgraph_mcp._redact import Redactor, header_secrets, mask_all
-from langgraph_mcp._schema import schema_validator
 from langgraph_mcp._session.clock import CallClock
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import NotSent, SessionExpired, Wording, guarded
@@ -31,6 +27,10 @@ from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp._session.routing import CallSink, InFlight
 from langgraph_mcp._session.taskwire import TaskHandle
+from langgraph_mcp._support.headers import header_problem
+from langgraph_mcp._support.patterns import PatternNotChecked, UnsafePattern, regex_budget
+from langgraph_mcp._support.redact import Redactor, header_secrets, mask_all
+from langgraph_mcp._support.schema import schema_validator
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
     MCPConnectionError,

@@ -29,8 +29,7 @@ from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import ValidationError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE, connection_closed
-from langgraph_mcp._redact import mask_all
-from langgraph_mcp._session.deployauth import start_auth_problems, stop_auth_problems
+from langgraph_mcp._oauth.deployauth import start_auth_problems, stop_auth_problems
 from langgraph_mcp._session.owner import Session
 from langgraph_mcp._session.transports import (
     describe,
@@ -40,6 +39,7 @@ from langgraph_mcp._session.transports import (
     stop_http_statuses,
 )
 from langgraph_mcp._session.wire import Sent, start_sending, stop_sending
+from langgraph_mcp._support.redact import mask_all
 from langgraph_mcp.errors import (
     OUTCOME_UNKNOWN,
     MCPAuthenticationError,

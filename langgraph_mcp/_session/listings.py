@@ -27,8 +27,6 @@ from mcp.shared.exceptions import MCPError as SDKError
 from pydantic import ValidationError
 
 from langgraph_mcp._compat.mcp import absorb_tool_listing, read_resource_rounds, send_unchecked
-from langgraph_mcp._pace import Pace, full_collections_put_off
-from langgraph_mcp._schema import vet_tool
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.failures import TRANSPORT_ERRORS, SessionExpired, Wording, translate
 from langgraph_mcp._session.freshness import Hints, Stamp
@@ -36,6 +34,8 @@ from langgraph_mcp._session.loops import LISTINGS, Listing
 from langgraph_mcp._session.requests import Requests
 from langgraph_mcp._session.transports import describe, http_statuses, refusal
 from langgraph_mcp._session.wire import sending
+from langgraph_mcp._support.pace import Pace, full_collections_put_off
+from langgraph_mcp._support.schema import vet_tool
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError, MCPProtocolError
 
 __all__ = ["Listings"]

@@ -34,8 +34,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._compat.mcp import CLOSED_MESSAGE
-from langgraph_mcp._redact import Redactor, redact_url
-from langgraph_mcp._session.deployauth import noting_auth_problems
+from langgraph_mcp._oauth.deployauth import noting_auth_problems
 from langgraph_mcp._session.hints import network_hint, not_mcp
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
@@ -48,6 +47,7 @@ from langgraph_mcp._session.transports import (
     open_client,
 )
 from langgraph_mcp._session.wire import WireTap
+from langgraph_mcp._support.redact import Redactor, redact_url
 from langgraph_mcp.config import HTTPServerConfig, ServerConfig, SSEServerConfig, StdioServerConfig
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 

@@ -55,10 +55,10 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-from langgraph_mcp._pace import loads_in_slices
-from langgraph_mcp._redact import Redactor
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.process import ServerProcess
+from langgraph_mcp._support.pace import loads_in_slices
+from langgraph_mcp._support.redact import Redactor
 from langgraph_mcp.errors import MCPError
 
 __all__ = ["MAX_MESSAGE_BYTES", "NotJSONRPCError", "StdioParams", "stdio_transport"]

@@ -41,13 +41,13 @@ from mcp.client.streamable_http import MCP_SESSION_ID
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp._compat.mcp_http import cap_error_body, streamable_http
-from langgraph_mcp._redact import Redactor
+from langgraph_mcp._oauth.deployauth import deployment_auth
 from langgraph_mcp._session import grace
-from langgraph_mcp._session.deployauth import deployment_auth
 from langgraph_mcp._session.hints import HTTPAnswer
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.stdio import MAX_MESSAGE_BYTES, StdioParams, stdio_transport
 from langgraph_mcp._session.wire import WireTap
+from langgraph_mcp._support.redact import Redactor
 from langgraph_mcp.config import (
     HTTPServerConfig,
     InProcessServerConfig,

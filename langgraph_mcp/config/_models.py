@@ -21,16 +21,16 @@ from pydantic import (
     model_validator,
 )
 
-from langgraph_mcp._headers import header_problem
-from langgraph_mcp._redact import Redactor, auth_secrets, header_secrets, redact_url
-from langgraph_mcp.config._headless import (
+from langgraph_mcp._oauth.deployment import (
     ClientCredentialsOAuth,
     DeploymentOAuth,
     IdentityAssertionOAuth,
     OAuthOption,
     PrivateKeyJWTOAuth,
 )
-from langgraph_mcp.config._oauth import UserOAuth, secure_url
+from langgraph_mcp._oauth.options import UserOAuth, secure_url
+from langgraph_mcp._support.headers import header_problem
+from langgraph_mcp._support.redact import Redactor, auth_secrets, header_secrets, redact_url
 
 __all__ = [
     "CONFIG_TYPES",
@@ -96,7 +96,7 @@ class OutputHandling(BaseModel):
     """Where resource links go."""
     max_chars: int | None = Field(default=None, ge=100, strict=True)
     """At most this many characters of a result's (or an error's) text reach the model, followed
-    by a note saying it was cut (``None``: no limit). See :mod:`langgraph_mcp._output`."""
+    by a note saying it was cut (``None``: no limit). See :mod:`langgraph_mcp._call.output`."""
     overflow: Literal["truncate", "artifact", "store"] = "truncate"
     """What happens to the full text of a cut output: dropped (``truncate``), kept in the
     ``ToolMessage`` artifact (``artifact``), or kept in the graph's store for the model to read

@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from langgraph_mcp import MCPConfigError
+from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp.config import (
     ClientCredentialsOAuth,
     HTTPServerConfig,
@@ -19,7 +20,6 @@ from langgraph_mcp.config import (
     UserOAuth,
     load_connections,
 )
-from langgraph_mcp.config._oauth import per_user_oauth
 
 SECRET = "s3cret-client-value"
 EC_PEM = (

@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPToolNode, load_connections
-from langgraph_mcp._redact import redact_url
+from langgraph_mcp._support.redact import redact_url
 from tests.conftest_servers import BearerGate, serve_in_loop, stdio_params
 from tests.helpers import SERVER_SIDE_LOGGERS, free_port, record_texts, thread, tool_graph
 from tests.servers import demo
@@ -382,7 +382,7 @@ def test_a_configured_header_that_cannot_be_sent_is_refused_naming_it(
 
 def test_a_secret_is_masked_in_keys_too() -> None:
     """A server's log data, error data or structured result may use a secret as a key."""
-    from langgraph_mcp._redact import Redactor, mask_all
+    from langgraph_mcp._support.redact import Redactor, mask_all
 
     redact = Redactor(["sk-live-SECRET123", "other-SECRET-456"])
     data = {

@@ -13,7 +13,7 @@ from langgraph.types import Command
 
 from langgraph_mcp import MCPToolNode
 from langgraph_mcp._elicitation.answers import MAX_REQUESTED_SCHEMA, UnfitQuestion, check_url
-from langgraph_mcp._sanitise import MAX_TITLE, TRUNCATED
+from langgraph_mcp._support.sanitise import MAX_TITLE, TRUNCATED
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, thread, tool_graph
 from tests.tiers import STDIO_ERAS

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions, _schema, _tools
+from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions
+from langgraph_mcp._call import adapter as _tools
+from langgraph_mcp._support import schema as _schema
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import ai, free_port, thread, tool_graph, tool_results
 from tests.servers import other

@@ -20,7 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from langgraph_mcp import MCPConfigError, MCPPool, create_mcp_agent, load_connections
-from langgraph_mcp._toolstore import (
+from langgraph_mcp._pool.toolstore import (
     CATALOG_NAMESPACE,
     MAX_CATALOG_BYTES,
     MAX_CATALOG_SERVERS,

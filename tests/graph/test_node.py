@@ -429,7 +429,7 @@ async def test_a_call_that_cannot_start_fails_the_run_instead_of_hanging(
     runs as a task of its own)."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    import langgraph_mcp._node as node_module
+    import langgraph_mcp._graph.node as node_module
     from tests.servers import asker
 
     real = node_module._tool_call_task

@@ -26,7 +26,7 @@ from langgraph_mcp import (
     create_mcp_agent,
     route_tool_calls,
 )
-from langgraph_mcp._bm25 import MAX_QUERY_TERMS, BM25Index, words
+from langgraph_mcp._catalog.bm25 import MAX_QUERY_TERMS, BM25Index, words
 from langgraph_mcp.options import REVEALED_KEY, ToolSearch, ToolSearchState, merge_revealed
 from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params

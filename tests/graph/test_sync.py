@@ -11,7 +11,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
 from langgraph_mcp import MCPPool, MCPToolNode, load_mcp_tools
-from langgraph_mcp._sync import run_sync, sync_loop
+from langgraph_mcp._support.sync import run_sync, sync_loop
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, pid_alive, spawned_pids, thread, tool_graph
 from tests.tiers import STDIO_ERAS

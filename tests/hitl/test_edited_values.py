@@ -9,7 +9,7 @@ import pytest
 from langgraph.types import Command
 
 from langgraph_mcp import MCPToolNode
-from langgraph_mcp._coerce import MAX_JSON_DEPTH, MAX_JSON_TEXT, coerce_edited
+from langgraph_mcp._support.coerce import MAX_JSON_DEPTH, MAX_JSON_TEXT, coerce_edited
 from tests.helpers import ai, thread, tool_graph, tool_results
 from tests.servers import demo, knobs
 

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_mcp import MCPArgumentError, MCPPool
-from langgraph_mcp._prompts import check_arguments
+from langgraph_mcp._pool.prompts import check_arguments
 from tests.servers import library
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from langgraph_mcp import expand_uri_template
-from langgraph_mcp._uritemplate import template_variables
+from langgraph_mcp._pool.uritemplate import template_variables
 
 VALUES: dict[str, Any] = {
     "count": ["one", "two", "three"],

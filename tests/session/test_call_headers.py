@@ -20,7 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 
 from langgraph_mcp import MCPPool, MCPToolNode, ToolOptions
-from langgraph_mcp._headers import header_problem
+from langgraph_mcp._support.headers import header_problem
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import SERVER_SIDE_LOGGERS, ai, record_texts, thread
 from tests.servers import echoing

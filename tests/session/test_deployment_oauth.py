@@ -316,7 +316,7 @@ async def test_a_refused_identity_assertion_fails_the_call() -> None:
 async def test_an_identity_assertion_is_never_traded_at_a_plain_http_token_endpoint() -> None:
     from mcp.client.auth import OAuthFlowError
 
-    from langgraph_mcp._session.deployauth import deployment_auth
+    from langgraph_mcp._oauth.deployauth import deployment_auth
 
     async def assertion(audience: str, resource: str) -> str:
         return "jag"

@@ -19,8 +19,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from langgraph_mcp import MCPPool, MCPToolNode, load_mcp_tools
-from langgraph_mcp._catalog import safe_tool_name
-from langgraph_mcp._sanitise import MAX_DESCRIPTION, TRUNCATED
+from langgraph_mcp._catalog.naming import safe_tool_name
+from langgraph_mcp._support.sanitise import MAX_DESCRIPTION, TRUNCATED
 from tests.chat import ScriptModel
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import ai, call, tool_graph, tool_results

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from langgraph_mcp import MCPConnectionError, MCPPool, _toolload, load_mcp_tools
+from langgraph_mcp import MCPConnectionError, MCPPool, load_mcp_tools
+from langgraph_mcp._catalog import build as _toolload
 from tests.conftest_servers import stdio_params
 from tests.helpers import until
 

@@ -20,7 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from langgraph_mcp import MCPPool, MCPToolNode, _approute
+from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp._graph import approute as _approute
 from langgraph_mcp.apps import app_routes, view_calls_node
 from tests.conftest_servers import stdio_params
 from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)

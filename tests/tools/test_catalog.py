@@ -15,7 +15,7 @@ from langchain_core.messages import ToolMessage
 
 import langgraph_mcp
 from langgraph_mcp import MCPPool, MCPToolNode, StdioServerConfig
-from langgraph_mcp._catalog import build_catalog, safe_tool_name
+from langgraph_mcp._catalog.naming import build_catalog, safe_tool_name
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, gated_demo, thread, tool_graph, tool_results
 from tests.servers.demo import LONG_TOOL_NAME, WEIRD_TOOL_NAME

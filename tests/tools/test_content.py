@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 
 from langgraph_mcp import MCPPool, OutputHandling
-from langgraph_mcp._content import convert_result
-from langgraph_mcp._output import cut_text
+from langgraph_mcp._call.output import cut_text
+from langgraph_mcp._pool.content import convert_result
 from tests.helpers import call, tools_by_name
 from tests.servers import demo
 

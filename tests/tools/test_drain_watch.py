@@ -22,8 +22,8 @@ import pytest
 from langgraph.errors import GraphDrained
 from langgraph.runtime import RunControl
 
-from langgraph_mcp import _call
-from langgraph_mcp._call import _cancel_on_drain
+from langgraph_mcp._call import runner as _call
+from langgraph_mcp._call.runner import _cancel_on_drain
 
 
 def _runtime(control: RunControl) -> Any:

@@ -14,7 +14,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_mcp import MCPConfigError, MCPPool, MCPToolNode, create_mcp_agent
-from langgraph_mcp._output import cut_text
+from langgraph_mcp._call.output import cut_text
 from tests.chat import ScriptModel
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, call, thread, tools_by_name

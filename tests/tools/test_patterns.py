@@ -15,12 +15,13 @@ import jsonschema
 import pytest
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
-from langgraph_mcp import _arguments, _patterns
-from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
+from langgraph_mcp._call import arguments as _arguments
+from langgraph_mcp._call.arguments import ArgumentChecker, UnusableSchema
 from langgraph_mcp._elicitation.answers import check_response
-from langgraph_mcp._pace import loads_in_slices
-from langgraph_mcp._patterns import UnsafePattern, compile_pattern, regex_budget, search
-from langgraph_mcp._schema import schema_validator, vet_tool
+from langgraph_mcp._support import patterns as _patterns
+from langgraph_mcp._support.pace import loads_in_slices
+from langgraph_mcp._support.patterns import UnsafePattern, compile_pattern, regex_budget, search
+from langgraph_mcp._support.schema import schema_validator, vet_tool
 from tests.servers.costly import CATASTROPHIC
 
 EVIL = "a" * 5000 + "!"  # a backtracking engine would not finish this in the age of the universe

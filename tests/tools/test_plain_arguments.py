@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from langgraph_mcp._arguments import ArgumentChecker, ToolInvocationError
+from langgraph_mcp._call.arguments import ArgumentChecker, ToolInvocationError
 
 PLAIN = {
     "type": "object",

@@ -11,7 +11,7 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_mcp._plainschema import surely_valid
+from langgraph_mcp._support.plainschema import surely_valid
 from tests.servers import many
 
 META = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)

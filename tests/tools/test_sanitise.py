@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langgraph_mcp._sanitise import MAX_DESCRIPTION, TRUNCATED, sanitise_text
+from langgraph_mcp._support.sanitise import MAX_DESCRIPTION, TRUNCATED, sanitise_text
 
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
 ZERO_WIDTH = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]

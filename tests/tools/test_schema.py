@@ -25,10 +25,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ListToolsResult, PaginatedRequestParams
 
 from langgraph_mcp import MCPPool
-from langgraph_mcp._arguments import ArgumentChecker, UnusableSchema
-from langgraph_mcp._catalog import CatalogEntry
-from langgraph_mcp._schema import model_schema, vet_tool
-from langgraph_mcp._tools import build_tool
+from langgraph_mcp._call.adapter import build_tool
+from langgraph_mcp._call.arguments import ArgumentChecker, UnusableSchema
+from langgraph_mcp._call.entry import CatalogEntry
+from langgraph_mcp._support.schema import model_schema, vet_tool
 from tests.chat import ScriptModel
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import ai, call, tool_graph, tools_by_name

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ListToolsResult, PaginatedRequestParams
 
 from langgraph_mcp import MCPPool, MCPTool, MCPToolCallError, load_mcp_tools
-from langgraph_mcp._tools import RUNTIME_ARG
+from langgraph_mcp._call.adapter import RUNTIME_ARG
 from tests.conftest_servers import stdio_params
 from tests.helpers import call, runtime_config, server_stats, tool_call, tools_by_name
 from tests.servers import demo

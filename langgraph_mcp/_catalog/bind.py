@@ -1,0 +1,500 @@
+"""The MCP tools one node or middleware offers, bound to its options, and which of them one run
+may use.
+
+:class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
+(``_toolload.load_catalog``: those meant only for an MCP Apps view too), binds each to its
+:class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
+MCP name, see :mod:`langgraph_mcp._catalog.refs`), withholds a tool whose options cannot be bound to
+it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
+object, with the same options, keeps its bound copy (its model schema and argument checker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import operator
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Literal, Self
+
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
+
+from langgraph_mcp._call.adapter import MCPTool
+from langgraph_mcp._call.approval import (
+    APPROVAL_MODES,
+    DECISIONS,
+    ApprovalMode,
+    ApprovalRequest,
+    allowed_in,
+    recorded_turn,
+    turn_pending,
+)
+from langgraph_mcp._call.view import app_visible, model_visible
+from langgraph_mcp._catalog.build import load_catalog
+from langgraph_mcp._catalog.refs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
+from langgraph_mcp._pool.pool import MCPPool, OnConnectionError
+from langgraph_mcp._support.pace import Pace
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
+from langgraph_mcp.errors import MCPConfigError
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
+
+__all__ = ["DEFAULT_DECISIONS", "PoolHolder", "ToolSet", "merge_options"]
+
+logger = logging.getLogger("langgraph_mcp.tools")
+
+DEFAULT_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject")
+
+
+def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOptions:
+    """``own`` laid over ``base``: each field that ``own`` sets wins; ``hidden`` is merged."""
+    if base is None:
+        return own or ToolOptions()
+    if own is None:
+        return base
+    return ToolOptions(
+        hidden={**base.hidden, **own.hidden},
+        headers=own.headers or base.headers,
+        meta=own.meta or base.meta,
+        result=own.result if own.result is not None else base.result,
+        approval=own.approval if own.approval is not None else base.approval,
+    )
+
+
+class ToolSet:
+    """The bound MCP tools of one node or middleware.
+
+    Raises at construction (:class:`~langgraph_mcp.MCPConfigError`, a ``ValueError``) for options
+    that name no configured server, a ``"server/tool"`` reference its server never exposes, or an
+    unknown approval policy.
+    """
+
+    def __init__(
+        self,
+        pool: MCPPool,
+        *,
+        tool_options: Mapping[str, ToolOptions] | None = None,
+        server_options: Mapping[str, ToolOptions] | None = None,
+        approval: ApprovalPolicy = None,
+        approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        approval_mode: ApprovalMode = "per_call",
+        tool_filter: ToolFilter | None = None,
+        messages_key: str = "messages",
+        reserved: Collection[str] = (),
+    ) -> None:
+        self.pool = pool
+        self.tool_options = dict(tool_options or {})
+        self.server_options = dict(server_options or {})
+        unknown = sorted(set(self.server_options) - set(pool.servers))
+        if unknown:
+            raise MCPConfigError(
+                None,
+                None,
+                f"server_options names no configured MCP server: {unknown}; configured: {list(pool.servers)}",
+            )
+        if not (
+            approval is None
+            or isinstance(approval, bool)
+            or approval == "destructive"
+            or (
+                not isinstance(approval, str | bytes)
+                and isinstance(approval, Collection)
+                and all(isinstance(n, str) for n in approval)
+            )
+        ):
+            raise MCPConfigError(
+                None,
+                None,
+                "approval must be 'destructive', a collection of tool names, True (every tool), False "
+                f"or None; got {approval!r}",
+            )
+        if not approval_decisions:
+            raise MCPConfigError(None, None, "approval_decisions must allow at least one decision")
+        if approval_mode not in APPROVAL_MODES:
+            raise MCPConfigError(
+                None, None, f"approval_mode must be one of {list(APPROVAL_MODES)}; got {approval_mode!r}"
+            )
+        self.approval_mode: ApprovalMode = approval_mode
+        self.approval = approval
+        configs = pool.servers
+        self._option_refs = parse_refs(self.tool_options, configs, "tool_options")
+        self._approval_refs = (
+            parse_refs(approval, configs, "approval")
+            if approval is not None and not isinstance(approval, bool | str)
+            else []
+        )
+        self.approval_decisions = tuple(approval_decisions)
+        self.tool_filter = tool_filter
+        self.messages_key = messages_key
+        self.reserved = frozenset(reserved)
+        self._source: list[MCPTool] | None = None
+        self._bound: list[MCPTool] = []
+        self._bindings: dict[int, _Binding] = {}
+        self._by_name: dict[str, MCPTool] = {}
+        self._withheld: dict[str, str] = {}
+        self._app_only = False
+        self.audience: Literal["model", "app"] = "model"
+        """Who calls through this set: the model (tools meant only for a view are kept out) or an
+        MCP Apps view (``"app"``: only tools whose visibility includes ``"app"``)."""
+
+    async def tools(self) -> list[MCPTool]:
+        """Every MCP tool, bound; the same objects until a listing changes. A tool whose
+        ``tool_options`` key may also mean another server's tool is withheld (logged).
+
+        Raises:
+            MCPConnectionError: per the pool's ``on_connection_error``.
+        """
+        source = await load_catalog(self.pool, reserved=self.reserved)
+        if source is not self._source:
+            names = exposed_names(self.pool.servers, self.pool.remembered)
+            previous = self._bindings
+            bindings: dict[int, _Binding] = {}
+            bound: list[MCPTool] = []
+            withheld: dict[str, str] = {}
+            used: set[str] = set()
+            pace = Pace()  # binding a thousand tools takes a while: let other calls run
+            for tool in source:
+                await pace()
+                own, reason = self._own_options(tool, names, used)
+                if reason is not None:
+                    self._needs_approval(tool, ToolOptions(), used)  # its approval names are not unmatched
+                    withheld[tool.name] = reason
+                    self.pool.warn_once(
+                        logger,
+                        "MCP tool %r of server %r is withheld: %s",
+                        tool.mcp_name,
+                        tool.server,
+                        reason,
+                        key=f"withheld {tool.server}/{tool.mcp_name} {reason}",
+                    )
+                    continue
+                options, approval = self._options_for(tool, own, used)
+                # A tool of the listing before, with the same options, keeps its bound copy:
+                # its model schema and argument checker are not built again.
+                binding = previous.get(id(tool))
+                if not (
+                    binding is not None
+                    and binding.source is tool
+                    and binding.options == options
+                    and binding.approval == approval
+                ):
+                    binding = _Binding(
+                        tool,
+                        options,
+                        approval,
+                        tool.with_options(options, approval=approval, messages_key=self.messages_key),
+                    )
+                bindings[id(tool)] = binding
+                bound.append(binding.bound)
+            if source is self._source:
+                return self._bound  # bound meanwhile by a concurrent call
+            self._warn_unmatched(used, names)
+            if (
+                withheld == self._withheld
+                and len(bound) == len(self._bound)
+                and all(map(operator.is_, bound, self._bound))
+            ):
+                bound = self._bound  # the same tools: the same list, so callers see no change
+            # Swapped whole: runs already in flight keep a consistent view.
+            self._source, self._bound, self._withheld, self._bindings = source, bound, withheld, bindings
+            self._by_name = {t.name: t for t in bound}
+            self._app_only = any(not model_visible(t.mcp_meta) for t in bound)
+        return self._bound
+
+    @property
+    def known(self) -> list[MCPTool]:
+        """The tools of the last listing (no I/O)."""
+        return self._bound
+
+    def per_call_identity(self, server: str) -> bool:
+        """Do calls to ``server`` carry per-call headers or ``_meta`` (its ``server_options``, or
+        any of its listed tools' options)? Those are computed in a run, from its runtime."""
+        own = self.server_options.get(server)
+        if own is not None and (own.headers is not None or own.meta is not None):
+            return True
+        return any(
+            b.source.server == server and (b.options.headers is not None or b.options.meta is not None)
+            for b in self._bindings.values()
+        )
+
+    def get(self, name: str) -> MCPTool | None:
+        """The bound tool exposed as ``name`` in the last listing."""
+        return self._by_name.get(name)
+
+    @staticmethod
+    def invalid(name: str, tool_call_id: str | None, available: Sequence[str]) -> ToolMessage:
+        """``ToolNode``'s message for a call to a tool it does not have, listing ``available``."""
+        return ToolMessage(
+            INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
+                requested_tool=name, available_tools=", ".join(available)
+            ),
+            name=name,
+            tool_call_id=tool_call_id or "",
+            status="error",
+        )
+
+    def unavailable(self, name: str, tool_call_id: str | None) -> ToolMessage | None:
+        """For a call to ``name``, a tool the last listing does not offer: an error message when
+        it is withheld (its options could not be bound to it alone) or, while some server cannot
+        be reached (it may be that tool's server), one saying so instead of calling the tool
+        unknown; ``None`` otherwise."""
+        if name in self._withheld:
+            return ToolMessage(
+                f"Error: {name} cannot be called: its configured options could not be bound to one "
+                "MCP server's tool, so it is not offered. Try another tool.",
+                name=name,
+                tool_call_id=tool_call_id or "",
+                status="error",
+            )
+        down = self.pool.unreachable()
+        if not down:
+            return None
+        servers = ", ".join(repr(s) for s in down)
+        return ToolMessage(
+            f"Error: {name} cannot be called now: MCP server(s) {servers} could not be reached, and no "
+            "reachable server offers it. Try again later.",
+            name=name,
+            tool_call_id=tool_call_id or "",
+            status="error",
+        )
+
+    def allows(self, tool: MCPTool, context: Any) -> bool:
+        """May a run with this context see and call ``tool``? For the model, never a tool meant
+        only for an MCP Apps view; for a view (``audience == "app"``), only tools meant for views
+        (see ``_apps.model_visible`` and ``app_visible``)."""
+        if not (app_visible if self.audience == "app" else model_visible)(tool.mcp_meta):
+            return False
+        return self.tool_filter is None or bool(self.tool_filter(tool, context))
+
+    @property
+    def hides_any(self) -> bool:
+        """Are some tools of the last listing kept from the model (a ``tool_filter``, or tools
+        meant only for an MCP Apps view)?"""
+        return self.tool_filter is not None or self._app_only or self.audience == "app"
+
+    def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
+        return [t for t in tools if self.allows(t, context)]
+
+    async def approvals_of_turn(
+        self, calls: Sequence[Mapping[str, Any]], context: Any, skip: Collection[str] = ()
+    ) -> list[ApprovalRequest]:
+        """With ``approval_mode="batched"``: the approval questions the MCP ``calls`` of one model
+        turn would ask, in call order (calls this run may not make, calls to tools named in
+        ``skip``, and calls whose arguments break the schema ask none: they fail without asking).
+        Empty in ``"per_call"`` mode."""
+        requests = []
+        if self.approval_mode == "batched":
+            for call in calls:
+                tool = None if call.get("name") in skip else self.get(call.get("name", ""))
+                args = call.get("args")
+                if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
+                    continue
+                if not self.allows(tool, context):
+                    continue
+                request = await tool.approval_request(args, call.get("id"))
+                if request is not None:
+                    requests.append(request)
+        return await self._as_asked(calls, requests)
+
+    async def _as_asked(
+        self, calls: Sequence[Mapping[str, Any]], requests: list[ApprovalRequest]
+    ) -> list[ApprovalRequest]:
+        """``requests``, unless the run resumes a question about this turn's calls that asked
+        about others (this process's policy or mode changed since it was asked): then that
+        question's calls, rebuilt in the order it asked them, so that the person's answer is
+        taken and applied (a reject stays a reject)."""
+        if not turn_pending():
+            return requests
+        asked: dict[str, ApprovalRequest] = {}
+        for call in calls:
+            tool = self.get(call.get("name", ""))
+            args = call.get("args")
+            if tool is not None and isinstance(args, Mapping):
+                request = await tool.approval_request(args, call.get("id"), allowed=DECISIONS)
+                if request is not None:
+                    asked.setdefault(request.key, request)
+        keys = recorded_turn(list(asked)) if asked else None
+        if keys is None or keys == [r.key for r in requests] or not set(keys) <= set(asked):
+            return requests
+        rebuilt = []
+        for key in keys:
+            tool = self.get(asked[key].name)
+            request = (
+                await tool.approval_request(
+                    asked[key].payload["args"], asked[key].tool_call_id, allowed=allowed_in(key)
+                )
+                if tool is not None
+                else None
+            )
+            if request is None:  # cannot be: it was built above
+                return requests
+            rebuilt.append(request)
+        return rebuilt
+
+    def _own_options(
+        self, tool: MCPTool, names: dict[str, frozenset[str] | None], used: set[str]
+    ) -> tuple[ToolOptions | None, str | None]:
+        """The ``tool_options`` entry that is this tool's, and why it cannot be bound (or ``None``).
+
+        A ``"server/tool"`` key wins; otherwise an unqualified key (the MCP name, or the name with
+        the server's prefix) applies only if no other server offers, or may offer, that name."""
+        qualified = [r for r in self._option_refs if r.server == tool.server and r.tool == tool.mcp_name]
+        if qualified:
+            used.add(qualified[0].key)
+            return self.tool_options[qualified[0].key], None
+        config = self.pool.servers[tool.server]
+        forms = unqualified_forms(config, tool.mcp_name)
+        keys = [r.key for r in self._option_refs if r.server is None and r.key in forms]
+        if not keys:
+            if any(r.server is None and r.key == tool.name for r in self._option_refs):
+                used.add(tool.name)
+                return None, (
+                    f"tool_options key {tool.name!r} is the name it is exposed under only while tool "
+                    f"names collide (it changes with which servers can be reached); write "
+                    f"{tool.server + '/' + tool.mcp_name!r}"
+                )
+            return None, None
+        used.update(keys)
+        if len(keys) > 1:
+            return None, (
+                f"tool_options has two keys for it ({', '.join(map(repr, keys))}); keep one, or "
+                f"write {tool.server + '/' + tool.mcp_name!r}"
+            )
+        others = may_also_mean(keys[0], tool.server, tool.mcp_name, self.pool.servers, names)
+        if others:
+            unknown = [o for o in others if names.get(o) is None]
+            if unknown:
+                why = (
+                    f"MCP server(s) {', '.join(map(repr, unknown))} have not listed their tools yet "
+                    "and may offer it too"
+                )
+            elif others == [tool.server]:
+                why = f"another tool of MCP server {tool.server!r} has that name too"
+            else:
+                why = f"MCP server(s) {', '.join(map(repr, others))} offer it too"
+            return None, (
+                f"tool_options key {keys[0]!r} may mean more than one server's tool ({why}); write "
+                f"{tool.server + '/' + tool.mcp_name!r} to bind the options to this one"
+            )
+        return self.tool_options[keys[0]], None
+
+    def _options_for(
+        self, tool: MCPTool, own: ToolOptions | None, used: set[str]
+    ) -> tuple[ToolOptions, tuple[str, ...]]:
+        """The options ``tool`` is bound to (its server's laid under its own) and the decisions a
+        person may take before each of its calls (empty: no approval)."""
+        server = self.server_options.get(tool.server)
+        if server is not None and server.hidden:
+            # A server's hidden arguments go only to the tools that declare them.
+            declared = set(tool.args)
+            server = dataclasses.replace(
+                server, hidden={k: v for k, v in server.hidden.items() if k in declared}
+            )
+        options = merge_options(server, own)
+        return options, self.approval_decisions if self._needs_approval(tool, options, used) else ()
+
+    def _needs_approval(self, tool: MCPTool, options: ToolOptions, used: set[str]) -> bool:
+        if options.approval is not None:
+            return options.approval
+        if self.approval is None or isinstance(self.approval, bool):
+            return bool(self.approval)
+        if self.approval == "destructive":
+            return is_destructive(tool)
+        # Every tool a name may mean is asked about: a name never matches nothing by accident.
+        # The name it is exposed under now counts too (a collision's name: asking more is safe).
+        forms = unqualified_forms(self.pool.servers[tool.server], tool.mcp_name) | {tool.name}
+        hits = [r.key for r in self._approval_refs if _means(r, tool, forms)]
+        used.update(f"approval {k}" for k in hits)
+        return bool(hits)
+
+    def _warn_unmatched(self, used: set[str], names: dict[str, frozenset[str] | None]) -> None:
+        unknown = [s for s, n in names.items() if n is None]
+        later = (
+            f"; MCP server(s) {', '.join(map(repr, unknown))} have not listed their tools yet"
+            if unknown
+            else ""
+        )
+        refs = [("tool_options", r, r.key) for r in self._option_refs]
+        refs += [("approval", r, f"approval {r.key}") for r in self._approval_refs]
+        for what, ref, mark in refs:
+            if mark in used:
+                continue
+            self.pool.warn_once(
+                logger,
+                "%s names %r, which matches no MCP tool offered (a name is an MCP tool name, the name "
+                "with its server's prefix, or 'server/tool')%s",
+                what,
+                ref.key,
+                later,
+                key=f"{what} {ref.key}",
+            )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Binding:
+    """A listed tool, the options and approval it was bound to, and the bound copy."""
+
+    source: MCPTool
+    options: ToolOptions
+    approval: tuple[str, ...]
+    bound: MCPTool
+
+
+def _means(ref: ToolRef, tool: MCPTool, forms: frozenset[str]) -> bool:
+    if ref.server is not None:
+        return ref.server == tool.server and ref.tool == tool.mcp_name
+    return ref.key in forms
+
+
+class PoolHolder:
+    """What ``MCPToolNode`` and ``MCPMiddleware`` share: a pool, either their own (made from
+    connections; they close it) or a shared :class:`MCPPool` (left to its owner)."""
+
+    pool: MCPPool
+    _owns_pool: bool
+
+    def _hold_pool(
+        self,
+        connections: Any,
+        *,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        tool_catalog: Any = None,
+    ) -> None:
+        if isinstance(connections, MCPPool):
+            if tool_catalog is not None and connections.catalog is None:
+                raise MCPConfigError(
+                    None,
+                    None,
+                    "ToolSearch.catalog is for a pool made from connections: give a shared MCPPool "
+                    "its catalog as MCPPool(..., tool_catalog=...)",
+                )
+            self.pool, self._owns_pool = connections, False
+        else:
+            self.pool = MCPPool(
+                connections,
+                on_connection_error=on_connection_error,
+                default_timeout=default_timeout,
+                tool_catalog=tool_catalog,
+            )
+            self._owns_pool = True
+
+    async def drain(self, timeout: float) -> bool:
+        """See :meth:`MCPPool.drain` (the pool, shared or not)."""
+        return await self.pool.drain(timeout)
+
+    async def aclose(self) -> None:
+        """Close an own pool (a shared pool is left to its owner)."""
+        if self._owns_pool:
+            await self.pool.aclose()
+
+    def close(self) -> None:
+        """:meth:`aclose` from synchronous code."""
+        if self._owns_pool:
+            self.pool.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

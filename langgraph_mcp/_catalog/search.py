@@ -1,0 +1,256 @@
+"""Tool search over large catalogs: the model sees a search tool and the tools it revealed.
+
+With ``tool_search`` on, an agent's model is not given every MCP tool's schema. It is given a
+search tool (``search_tools``) that ranks the MCP tools of every server by BM25 (see
+:mod:`langgraph_mcp._catalog.bm25`) over their name, title, description, server and model-visible
+argument names (never a hidden argument), and returns the best matches the run may use (the
+``tool_filter``; never a tool meant only for an MCP Apps view). The tools it returns are revealed:
+their ``"server/tool"`` entries go into the graph state under
+:data:`~langgraph_mcp.options.REVEALED_KEY` through a ``Command``, and from the next model call on
+the model is offered them too. Being in the state, the reveals of a thread survive interrupts,
+a resume in another process and subgraphs; entries name tools by server and MCP name, so they keep
+their meaning while exposed names change, and can later point into a catalog of servers not
+started yet.
+
+A call to an MCP tool that was not revealed in the thread is refused with ``ToolNode``'s
+invalid-tool message (fail closed): the model calls only tools whose schema it was shown.
+"""
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+from langgraph.types import Command
+
+from langgraph_mcp._call.adapter import MCPTool
+from langgraph_mcp._call.view import model_visible
+from langgraph_mcp._catalog.bind import ToolSet
+from langgraph_mcp._catalog.bm25 import MAX_QUERY_CHARS, BM25Index
+from langgraph_mcp._support.pace import Pace
+from langgraph_mcp._support.sync import run_sync
+from langgraph_mcp.options import REVEALED_KEY, ToolSearch
+
+__all__ = ["ToolSearcher", "revealed_in", "search_settings", "tool_ref"]
+
+MAX_LINE = 200
+"""Characters of a tool's description shown in a search result."""
+
+# Weights of a tool's fields: a word in its name says more than one in its description.
+NAME_WEIGHT = 3.0
+TITLE_WEIGHT = 2.0
+TEXT_WEIGHT = 1.0
+
+DEFAULT_DESCRIPTION = (
+    "Search the available tools. Only tools found with this search can be called: describe what "
+    "you want to do in a few words (e.g. 'read a file', 'create a calendar event'); the best "
+    "matching tools are returned with their arguments and become available to call."
+)
+
+
+def search_settings(value: bool | ToolSearch | None) -> ToolSearch | None:
+    """The settings ``tool_search=value`` means (``None``: search is off)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return ToolSearch()
+    if isinstance(value, ToolSearch):
+        return value
+    from langgraph_mcp.errors import MCPConfigError
+
+    raise MCPConfigError(None, None, f"tool_search must be True, False or a ToolSearch; got {value!r}")
+
+
+def tool_ref(tool: MCPTool) -> str:
+    """The tool's entry in :data:`REVEALED_KEY`: ``"server/tool"`` (configured server, MCP name),
+    the server's name percent-encoded so that a ``/`` in either name cannot make two tools one
+    entry (``"a"`` + ``"b/c"`` and ``"a/b"`` + ``"c"``)."""
+    return f"{quote(tool.server, safe='')}/{tool.mcp_name}"
+
+
+def revealed_in(state: Any) -> frozenset[str]:
+    """The entries revealed in ``state`` (a mapping or an object with the key as attribute)."""
+    value = state.get(REVEALED_KEY) if isinstance(state, Mapping) else getattr(state, REVEALED_KEY, None)
+    if not isinstance(value, list | tuple):
+        return frozenset()
+    return frozenset(e for e in value if isinstance(e, str))
+
+
+def _line(text: str) -> str:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return first if len(first) <= MAX_LINE else first[: MAX_LINE - 3].rstrip() + "..."
+
+
+def _arguments(tool: MCPTool) -> list[str]:
+    """The argument names the model sees (the bound schema: hidden arguments are gone)."""
+    schema = tool.args_schema
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    return [str(k) for k in properties] if isinstance(properties, Mapping) else list(tool.args)
+
+
+class ToolSearcher:
+    """The search tool of one node or middleware, over its :class:`ToolSet`."""
+
+    def __init__(self, toolset: ToolSet, settings: ToolSearch) -> None:
+        self.toolset = toolset
+        self.settings = settings
+        self._source: list[MCPTool] | None = None
+        self._index = BM25Index()
+        self._docs: list[MCPTool] = []
+        self.tool: BaseTool = self._make_tool()
+
+    # -- what the model is offered, and may call -----------------------------------------------
+
+    def shown(self, tools: Sequence[MCPTool], state: Any, context: Any) -> list[MCPTool]:
+        """Of ``tools``, those revealed in ``state`` that a run with ``context`` may use."""
+        revealed = revealed_in(state)
+        if not revealed:
+            return []
+        return [t for t in tools if tool_ref(t) in revealed and self.toolset.allows(t, context)]
+
+    @staticmethod
+    def revealed(tool: MCPTool, state: Any) -> bool:
+        """Was ``tool`` revealed in ``state``?"""
+        return tool_ref(tool) in revealed_in(state)
+
+    # -- the search ----------------------------------------------------------------------------
+
+    async def _indexed(self) -> tuple[BM25Index, list[MCPTool]]:
+        """The index of the tool set's current tools (built again when the listing changes)."""
+        source = await self.toolset.tools()
+        if source is self._source:
+            return self._index, self._docs
+        index, docs = BM25Index(), []
+        pace = Pace()  # a large catalog takes a while to index: let other calls run
+        for tool in source:
+            await pace()
+            if not model_visible(tool.mcp_meta):
+                continue  # meant only for an MCP Apps view: never found
+            title = (tool.metadata or {}).get("mcp", {}).get("title") or ""
+            names = " ".join(dict.fromkeys([tool.name, tool.mcp_name]))
+            index.add(
+                [
+                    (names, NAME_WEIGHT),
+                    (str(title), TITLE_WEIGHT),
+                    (tool.description, TEXT_WEIGHT),
+                    (" ".join(_arguments(tool)), TEXT_WEIGHT),
+                    (tool.server, TEXT_WEIGHT),
+                ]
+            )
+            docs.append(tool)
+        self._source, self._index, self._docs = source, index, docs  # swapped whole
+        return index, docs
+
+    async def search(self, query: str, limit: int | None, context: Any) -> list[MCPTool]:
+        """The best ``limit`` tools (within the settings' bounds) for ``query`` that a run with
+        ``context`` may use."""
+        index, docs = await self._indexed()
+        k = min(max(limit or self.settings.limit, 1), self.settings.max_limit)
+        query = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
+        found = index.top(query, k, lambda doc: self.toolset.allows(docs[doc], context))
+        return [docs[doc] for doc in found]
+
+    async def found(self, query: str, limit: int | None, context: Any) -> tuple[list[MCPTool], list[str]]:
+        """:meth:`search`, then the ``lazy`` servers of the tools found that have not started are
+        started (concurrently, each bounded by its ``connect_timeout``): the tools found as their
+        servers list them now, and notes on what changed (a tool its server no longer offers is
+        left out; a server that could not be started keeps its tools, whose calls say why)."""
+        tools = await self.search(query, limit, context)
+        pool = self.toolset.pool
+        waiting = list(dict.fromkeys(t.server for t in tools if pool.waiting(t.server)))
+        if not waiting:
+            return tools, []
+        outcomes = await asyncio.gather(*(pool.live_tools(s) for s in waiting), return_exceptions=True)
+        notes, failed = [], set()
+        for server, outcome in zip(waiting, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, Exception):
+                    raise outcome
+                failed.add(server)
+                notes.append(f"MCP server {server!r} could not be started now; calls to its tools say why.")
+        current = {(t.server, t.mcp_name): t for t in await self.toolset.tools()}
+        kept = []
+        for tool in tools:
+            now = tool if tool.server in failed else current.get((tool.server, tool.mcp_name))
+            if now is None or not self.toolset.allows(now, context):
+                notes.append(f"{tool.name} (server {tool.server!r}) is no longer offered by its server.")
+            else:
+                kept.append(now)
+        return kept, notes
+
+    async def _arun(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
+        return self._answer(*await self.found(query, limit, runtime.context), runtime)
+
+    def _run(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
+        found = run_sync(lambda: self.found(query, limit, runtime.context), pool=self.toolset.pool)
+        return self._answer(*found, runtime)
+
+    def _answer(
+        self, tools: list[MCPTool], notes: list[str], runtime: ToolRuntime
+    ) -> Command[Any] | ToolMessage:
+        name, call_id = self.settings.name, runtime.tool_call_id or ""
+        if not tools:
+            return ToolMessage(
+                "No tool matches this search. Try other words: what the tool acts on (a file, an "
+                "issue, an event) or what it does (read, create, search)." + "".join(f" {n}" for n in notes),
+                name=name,
+                tool_call_id=call_id,
+            )
+        found = [
+            {
+                "name": t.name,
+                "server": t.server,
+                "description": _line(t.description),
+                "arguments": _arguments(t),
+            }
+            for t in tools
+        ]
+        lines = [f"Found {len(found)} tool(s); you can call them now:"]
+        for n, item in enumerate(found, 1):
+            arguments = ", ".join(item["arguments"]) or "none"
+            lines.append(
+                f"{n}. {item['name']} (server {item['server']!r}): {item['description']} "
+                f"Arguments: {arguments}."
+            )
+        lines.extend(notes)
+        message = ToolMessage(
+            "\n".join(lines),
+            name=name,
+            tool_call_id=call_id,
+            artifact={"tools": found},
+        )
+        return Command(
+            update={REVEALED_KEY: [tool_ref(t) for t in tools], self.toolset.messages_key: [message]}
+        )
+
+    def _make_tool(self) -> BaseTool:
+        settings = self.settings
+        # The annotations are evaluated here (this module does not postpone them): the limit's
+        # description names this search's bounds.
+        limit_text = f"How many tools to return (default {settings.limit}, at most {settings.max_limit})."
+
+        async def search_tools(
+            query: Annotated[str, "What you want to do, in a few words."],
+            limit: Annotated[int | None, limit_text] = None,
+            *,
+            runtime: ToolRuntime,
+        ) -> Any:
+            return await self._arun(query, limit, runtime)
+
+        def search_tools_sync(
+            query: Annotated[str, "What you want to do, in a few words."],
+            limit: Annotated[int | None, limit_text] = None,
+            *,
+            runtime: ToolRuntime,
+        ) -> Any:
+            return self._run(query, limit, runtime)
+
+        return StructuredTool.from_function(
+            func=search_tools_sync,
+            coroutine=search_tools,
+            name=settings.name,
+            description=settings.description or DEFAULT_DESCRIPTION,
+        )

@@ -1,0 +1,484 @@
+"""``MCPMiddleware``: MCP tools for ``langchain.agents.create_agent``.
+
+``create_agent`` builds its own ``ToolNode`` and takes no custom node, so the MCP tools reach it
+as dynamic tools: the middleware adds them to each model request (connecting on the first one,
+so nothing is awaited at import or build time) and runs the model's calls to them through the
+agent's own tool node, which hands each call the full ``ToolRuntime``. Everything
+``MCPToolNode`` does per call happens here too: elicitation interrupts (each call is its own
+task in ``create_agent``, so parallel questions surface together), progress and log events,
+timeouts and error messages, hidden arguments, per-call headers and ``_meta``, results into
+state, approval, and the per-run ``tool_filter`` (applied to the model's tool list and again
+when a call arrives). With ``tool_search`` on, the model is offered a search tool and only the MCP
+tools revealed in the thread (see :mod:`langgraph_mcp._catalog.search`).
+
+It composes with langchain's own middleware: ``HumanInTheLoopMiddleware`` sees the MCP tool
+calls by name; ``ToolCallLimitMiddleware`` counts them; ``ToolRetryMiddleware`` (before or after
+it) retries the failure kinds listed in ``raise_errors`` (those are raised as
+:class:`~langgraph_mcp.MCPToolCallError` instead of returned as error messages, so the retry
+middleware sees them); summarisation leaves the tools alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+    ProviderToolSearchMiddleware,
+    hook_config,
+)
+from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from langgraph_mcp._call.adapter import MCPTool
+from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest, ask_together
+from langgraph_mcp._call.output import reader_tools
+from langgraph_mcp._call.results import RAISE_KINDS
+from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, PoolHolder, ToolSet
+from langgraph_mcp._catalog.search import ToolSearcher, revealed_in, search_settings, tool_ref
+from langgraph_mcp._compat.langchain import native_search_provider
+from langgraph_mcp._graph.node import MCPToolNode
+from langgraph_mcp._graph.viewcalls import (
+    VIEW_CALLS_KEY,
+    MCPAppCallsState,
+    app_context_message,
+    build_views_node,
+    own_call,
+    refuse_all,
+)
+from langgraph_mcp._pool.pool import OnConnectionError
+from langgraph_mcp._support.sync import run_sync
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
+from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError, MCPConnectionError
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
+
+__all__ = ["MCPMiddleware"]
+
+
+class MCPMiddleware(PoolHolder, AgentMiddleware):
+    """Gives a ``create_agent`` agent the tools of MCP servers.
+
+    Args:
+        connections: An :class:`~langgraph_mcp.MCPPool` to share, or anything
+            :func:`~langgraph_mcp.load_connections` accepts (the middleware then owns a pool;
+            close it with :meth:`aclose`).
+        tool_options: As for :class:`~langgraph_mcp.MCPToolNode` (see :mod:`langgraph_mcp.options`).
+        server_options: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval_decisions: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval_mode: As for :class:`~langgraph_mcp.MCPToolNode`. ``"batched"`` asks about
+            the MCP calls of a model turn together, after the model answers (an
+            ``after_model`` hook, as ``HumanInTheLoopMiddleware`` does), and keeps the decisions
+            in the agent state (``mcp_approval_decisions``, private) until the calls run.
+        tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
+        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: instead of every
+            MCP tool, the model is offered a search tool and the MCP tools a search revealed in
+            this thread (kept in the agent state under ``mcp_revealed_tools``, still subject to
+            ``tool_filter``); a call to an MCP tool not revealed gets ``ToolNode``'s invalid-tool
+            message. Off by default. With ``ToolSearch(native=...)``, a model whose provider
+            searches tools on its side (Anthropic, OpenAI) is sent every MCP tool the run may use
+            marked ``defer_loading`` plus the provider's tool-search tool, instead of the search
+            tool.
+        raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
+            ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
+            returned as error ``ToolMessage`` s, for a ``ToolRetryMiddleware``
+            (``retry_on=(MCPToolCallError,)``).
+        state_schema: Extra agent state (e.g. the keys a ``ResultToState`` updates).
+        name: The middleware's name (two MCP middlewares in one agent need different names).
+        view_calls: Take the calls of MCP Apps views (``langgraph_mcp.apps``): the agent state
+            gets the ``mcp_app_calls`` and ``mcp_app_context`` keys and a ``before_agent`` hook
+            that answers a run started for a view's call (the route's runs) with the view-calls
+            node :attr:`view_calls`, under this middleware's policies, then ends the run
+            without reaching the model. Serve its route with ``app_routes(middleware)``. A view's
+            model context (``mcp_app_context``) is given to the model before the conversation,
+            as data (``langgraph_mcp.apps.app_context_message``).
+        on_connection_error: For a pool the middleware creates.
+        default_timeout: For a pool the middleware creates.
+
+    A server that cannot be reached when the model is called leaves its tools out (they come
+    back once it answers); with every server down and ``on_connection_error="raise"`` the model
+    call fails with :class:`~langgraph_mcp.MCPConnectionError`.
+    """
+
+    def __init__(
+        self,
+        connections: Any,
+        *,
+        tool_options: Mapping[str, ToolOptions] | None = None,
+        server_options: Mapping[str, ToolOptions] | None = None,
+        approval: ApprovalPolicy = None,
+        approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        approval_mode: ApprovalMode = "per_call",
+        tool_filter: ToolFilter | None = None,
+        tool_search: bool | ToolSearch = False,
+        raise_errors: Collection[FailureKind] = (),
+        state_schema: type[Any] | None = None,
+        name: str | None = None,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        view_calls: bool = False,
+    ) -> None:
+        super().__init__()
+        unknown = sorted(set(raise_errors) - FAILURE_KINDS)
+        if unknown:
+            raise MCPConfigError(
+                None, None, f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(FAILURE_KINDS)}"
+            )
+        settings = search_settings(tool_search)
+        self._hold_pool(
+            connections,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            tool_catalog=settings.catalog if settings is not None else None,
+        )
+        self.toolset = ToolSet(
+            self.pool,
+            tool_options=tool_options,
+            server_options=server_options,
+            approval=approval,
+            approval_decisions=approval_decisions,
+            approval_mode=approval_mode,
+            tool_filter=tool_filter,
+            messages_key="messages",
+            reserved=(settings.name,) if settings is not None else (),
+        )
+        self.search: ToolSearcher | None = ToolSearcher(self.toolset, settings) if settings else None
+        """The tool search (``None`` when ``tool_search`` is off)."""
+        self.tools: Sequence[BaseTool] = [
+            *reader_tools(self.pool.servers),
+            *([self.search.tool] if self.search is not None else []),
+        ]
+        """``read_tool_output`` when a server keeps cut outputs in the store, and the search
+        tool when ``tool_search`` is on (else none)."""
+        self.raise_errors: frozenset[FailureKind] = frozenset(raise_errors)
+        if state_schema is not None:
+            self.state_schema = state_schema
+        if approval_mode == "batched":
+            self.state_schema = _with_decisions(state_schema or AgentState)
+        if self.search is not None:
+            self.state_schema = _with_revealed(self.state_schema)
+        self.view_calls: MCPToolNode | None = None
+        """The node answering MCP Apps views' calls (``view_calls=True``), else ``None``."""
+        if view_calls:
+            self.view_calls = build_views_node(self.pool, self.toolset)
+            self.state_schema = _with_views(self.state_schema)
+        self._name = name or type(self).__name__
+        self._others: frozenset[str] = frozenset()
+        """Names of the agent's own (non-MCP) tools, as last offered to the model."""
+        self._native = ProviderToolSearchMiddleware()
+        """Provider-native tool search (``ToolSearch.native``): langchain's middleware adds the
+        provider's search tool and sends the tools marked ``defer_loading`` as deferred."""
+        self._native_seen = False
+        """A model request used provider-native search: the provider searched, so calls to any
+        MCP tool the run may use are served (there is no reveal in the state)."""
+        self._deferring: tuple[list[MCPTool] | None, dict[int, MCPTool]] = (None, {})
+        self.agent_tools: frozenset[str] = frozenset()
+        """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
+        sets them): a batch of approvals never asks about their calls."""
+
+    def __new__(
+        cls, *args: Any, approval_mode: ApprovalMode = "per_call", view_calls: bool = False, **kwargs: Any
+    ) -> Any:
+        # ``create_agent`` adds a graph node for a middleware whose class defines
+        # ``after_model`` (only the batched mode has one) or ``before_agent`` (only with
+        # ``view_calls``), so other agents keep their shape.
+        batched = approval_mode == "batched" and not issubclass(cls, _BatchedApprovals)
+        views = view_calls and not issubclass(cls, _ViewCalls)
+        if batched or views:
+            cls = _variant(cls, batched, views)
+        return super().__new__(cls)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def get_tools(self, context: Any = None) -> list[MCPTool]:
+        """The MCP tools a run with this ``context`` may use (connects on first use); never a tool
+        meant only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``)."""
+        return self.toolset.allowed(await self.toolset.tools(), context)
+
+    async def start(self) -> None:
+        """Connect every server now and list their tools."""
+        await self.toolset.tools()
+
+    # -- the model's side --------------------------------------------------------------------
+
+    async def _current(self) -> list[MCPTool]:
+        try:
+            return await self.toolset.tools()
+        except MCPConnectionError:
+            if not self.toolset.known:
+                raise
+            return self.toolset.known  # serve the last known tools; their calls report the error
+
+    def _with_tools(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
+        taken = {t.name if isinstance(t, BaseTool) else None for t in request.tools}
+        self._others = frozenset(n for n in taken if n is not None)
+        context = request.runtime.context
+        if self.search is not None:
+            allowed = self.search.shown(tools, request.state, context)
+        else:
+            allowed = self.toolset.allowed(tools, context)
+        allowed = [t for t in allowed if t.name not in taken]
+        return self._with_view_context(request.override(tools=[*request.tools, *allowed]))
+
+    def _with_view_context(self, request: ModelRequest) -> ModelRequest:
+        """With ``view_calls``: what an MCP Apps view said the user sees (``mcp_app_context``),
+        given to the model as data before the conversation (``app_context_message``)."""
+        context = app_context_message(request.state) if self.view_calls is not None else None
+        return request if context is None else request.override(messages=[context, *request.messages])
+
+    def _goes_native(self, request: ModelRequest) -> bool:
+        """Does this model request use the provider's own tool search (``ToolSearch.native``)?"""
+        native = self.search.settings.native if self.search is not None else False
+        if native == "auto":
+            native = native_search_provider(request.model, request.runtime) is not None
+        if native:
+            self._native_seen = True
+        return bool(native)
+
+    def _deferred(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
+        """Provider-native search: every MCP tool this run may use, marked ``defer_loading``
+        (the provider loads its schema when its search finds it), instead of the search tool."""
+        assert self.search is not None
+        search = self.search.settings.name
+        own = [t for t in request.tools if not (isinstance(t, BaseTool) and t.name == search)]
+        taken = {t.name for t in own if isinstance(t, BaseTool)}
+        self._others = frozenset(taken)
+        if self._deferring[0] is not tools:  # copies made once per listing
+            self._deferring = (tools, {})
+        copies = self._deferring[1]
+        deferred = []
+        for tool in self.toolset.allowed(tools, request.runtime.context):
+            if tool.name in taken:
+                continue
+            if id(tool) not in copies:
+                copies[id(tool)] = tool.model_copy(
+                    update={"extras": {**(tool.extras or {}), "defer_loading": True}}
+                )
+            deferred.append(copies[id(tool)])
+        return self._with_view_context(request.override(tools=[*own, *deferred]))
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | AIMessage:
+        """Offers the MCP tools this run may use to the model."""
+        tools = await self._current()
+        if self._goes_native(request):
+            return await self._native.awrap_model_call(self._deferred(request, tools), handler)
+        return await handler(self._with_tools(request, tools))
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | AIMessage:
+        """Synchronous agents: the tools are listed on the package's own event loop."""
+        tools = run_sync(self._current, pool=self.pool)
+        if self._goes_native(request):
+            return self._native.wrap_model_call(self._deferred(request, tools), handler)
+        return handler(self._with_tools(request, tools))
+
+    def _not_asked(self, state: Any) -> frozenset[str]:
+        """Names whose calls ask no approval question in a batch: the agent's own tools and,
+        with tool search, the MCP tools not revealed in ``state`` (their calls are refused)."""
+        others = self._others | self.agent_tools
+        if self.search is None or self._native_seen:
+            return others
+        revealed = revealed_in(state)
+        return others | {t.name for t in self.toolset.known if tool_ref(t) not in revealed}
+
+    # -- the tools' side ---------------------------------------------------------------------
+
+    def _route(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage | None:
+        """The request to run with the MCP tool, a refusal, or ``None`` (not an MCP tool)."""
+        if request.tool is not None and not isinstance(request.tool, MCPTool):
+            return None
+        name = request.tool_call["name"]
+        tool = self.toolset.get(name)
+        if tool is None:
+            # Not an MCP tool, unless its server is down: then say so rather than "not a tool".
+            return self.toolset.unavailable(name, request.tool_call["id"]) if request.tool is None else None
+        context = request.runtime.context
+        if not self.toolset.allows(tool, context):
+            names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]
+            return self.toolset.invalid(name, request.tool_call["id"], names)
+        if (
+            self.search is not None
+            and not self._native_seen
+            and not self.search.revealed(tool, request.state)
+        ):
+            # Fail closed: the model calls only tools whose schema a search showed it.
+            shown = self.search.shown(self.toolset.known, request.state, context)
+            names = sorted(self._others | {self.search.settings.name}) + [t.name for t in shown]
+            return self.toolset.invalid(name, request.tool_call["id"], names)
+        return request.override(tool=tool)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Runs a call to an MCP tool (other calls pass through unchanged)."""
+        if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
+            # E.g. a run resumed in a new process: the tools were listed by the old one.
+            await self._current()
+        routed = self._route(request)
+        if routed is None:
+            return await handler(request)
+        if isinstance(routed, ToolMessage):
+            return routed
+        token = RAISE_KINDS.set(self.raise_errors)
+        given = GIVEN.set(routed.state.get(DECISIONS_KEY) if isinstance(routed.state, Mapping) else None)
+        try:
+            return await handler(routed)
+        finally:
+            GIVEN.reset(given)
+            RAISE_KINDS.reset(token)
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Synchronous agents: the call runs on the package's own event loop."""
+        if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
+            run_sync(self._current, pool=self.pool)
+        routed = self._route(request)
+        if routed is None:
+            return handler(request)
+        if isinstance(routed, ToolMessage):
+            return routed
+        token = RAISE_KINDS.set(self.raise_errors)
+        given = GIVEN.set(routed.state.get(DECISIONS_KEY) if isinstance(routed.state, Mapping) else None)
+        try:
+            return handler(routed)
+        finally:
+            GIVEN.reset(given)
+            RAISE_KINDS.reset(token)
+
+
+DECISIONS_KEY = "mcp_approval_decisions"
+"""Agent state key of the decisions taken for the last model turn's MCP calls (batched mode):
+question key -> decision. Private (not in the agent's input or output schema)."""
+
+
+def _with_decisions(schema: type[Any]) -> type[Any]:
+    """``schema`` plus the private decisions key."""
+
+    class WithDecisions(schema):  # type: ignore[misc]  # a TypedDict class, given at run time
+        mcp_approval_decisions: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]  # type: ignore[valid-type]
+
+    WithDecisions.__name__ = WithDecisions.__qualname__ = f"{schema.__name__}WithMCPApprovals"
+    return WithDecisions
+
+
+def _with_revealed(base: type[Any]) -> type[Any]:
+    """``base`` plus the revealed tools' key (public: a parent graph with the key keeps the
+    reveals of an agent run as its subgraph)."""
+
+    class WithRevealed(base, ToolSearchState):  # type: ignore[misc]  # TypedDicts, given at run time
+        pass
+
+    WithRevealed.__name__ = WithRevealed.__qualname__ = f"{base.__name__}WithMCPSearch"
+    return WithRevealed
+
+
+def _with_views(base: type[Any]) -> type[Any]:
+    """``base`` plus the keys of MCP Apps views (``mcp_app_calls``, ``mcp_app_context``)."""
+
+    class WithViews(base, MCPAppCallsState):  # type: ignore[misc]  # TypedDicts, given at run time
+        pass
+
+    WithViews.__name__ = WithViews.__qualname__ = f"{base.__name__}WithMCPApps"
+    return WithViews
+
+
+def _variant(cls: type[MCPMiddleware], batched: bool, views: bool) -> type[MCPMiddleware]:
+    """``cls`` with the batched mode's ``after_model`` hook and/or the views' ``before_agent``
+    hook (same name, so the agent's nodes for the hooks are named after the middleware as
+    usual); one per combination."""
+    key = (cls, batched, views)
+    if key not in _VARIANTS:
+        mixins = (*((_ViewCalls,) if views else ()), *((_BatchedApprovals,) if batched else ()))
+        names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        _VARIANTS[key] = type(cls.__name__, (*mixins, cls), names)
+    return _VARIANTS[key]
+
+
+_VARIANTS: dict[tuple[type[MCPMiddleware], bool, bool], type[MCPMiddleware]] = {}
+
+
+class _BatchedApprovals(MCPMiddleware):
+    """:class:`MCPMiddleware` with ``approval_mode="batched"``: after the model answers, the MCP
+    calls of its turn that need approval are asked about in one interrupt; the decisions are
+    kept in the agent state, where each call finds its own by its question key (a call whose
+    arguments changed since finds none and asks on its own)."""
+
+    def _turn(self, state: Mapping[str, Any]) -> list[Any]:
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        return list(last.tool_calls) if isinstance(last, AIMessage) else []
+
+    def _decided(self, state: Mapping[str, Any], requests: list[ApprovalRequest]) -> dict[str, Any] | None:
+        if len(requests) < 2:  # one question is asked by its call, as in per-call mode
+            return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
+        return {DECISIONS_KEY: ask_together(requests)}
+
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Asks about the turn's MCP calls that need approval, together."""
+        calls = self._turn(state)
+        if not calls:
+            return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
+        await self._current()
+        requests = await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
+        return self._decided(state, requests)
+
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Synchronous agents: as :meth:`aafter_model`, the tools listed on the package's loop."""
+        calls = self._turn(state)
+        if not calls:
+            return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
+
+        async def requests() -> list[ApprovalRequest]:
+            await self._current()
+            return await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
+
+        return self._decided(state, run_sync(requests, pool=self.pool))
+
+
+class _ViewCalls(MCPMiddleware):
+    """:class:`MCPMiddleware` with ``view_calls=True``: a run started for a view's call (see
+    ``_viewnode``) is answered by the view-calls node in ``before_agent`` and ends there; any
+    other run goes on to the model, and a view call an earlier run left waiting for its approval
+    is dropped (never run)."""
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> Any:
+        """Answers the run's own view call, then ends the run."""
+        config = get_config()
+        if self.view_calls is None or own_call(state, config) is None:
+            return None
+        out = await self.view_calls.ainvoke(state, config)
+        return _then_end(out)
+
+    @hook_config(can_jump_to=["end"])
+    def before_agent(self, state: Any, runtime: Runtime[Any]) -> Any:
+        """Synchronous runs refuse a view's call (views' calls come as asynchronous runs)."""
+        call = own_call(state, get_config())
+        if self.view_calls is None or call is None:
+            return None
+        return {VIEW_CALLS_KEY: refuse_all(call), "jump_to": "end"}
+
+
+def _then_end(out: Any) -> Any:
+    """The view-calls node's update, and the jump that ends the agent's run."""
+    if isinstance(out, dict):
+        return {**out, "jump_to": "end"}
+    return [*out, Command(update={"jump_to": "end"})]

@@ -1,0 +1,475 @@
+"""``MCPToolNode``: LangGraph's ``ToolNode`` with tools that live on MCP servers.
+
+Everything ``ToolNode`` defines is inherited unchanged: the four input shapes,
+output shapes and ``Command`` merging, ``handle_tool_errors`` and its error
+templates, ``Command`` validation, ``wrap_tool_call`` / ``awrap_tool_call``,
+state/store/runtime injection, and execution through ``BaseTool.ainvoke`` (so
+callbacks, tracing and ``stream_mode="tools"`` work). What this class adds:
+
+* the tool set: before each run it makes sure the MCP servers are connected and
+  their current tools are registered next to the local ``tools`` (a server that was
+  unreachable is tried again, after its back-off, on a later run);
+* in a checkpointed run with several calls, each call runs as its own LangGraph task
+  (``mcp_tool_call``), whatever the servers' policies: every question surfaces at
+  once, no answer and no stored result can reach the wrong call, and a call that
+  finished is replayed from the checkpoint, not sent again, when the node runs again;
+* graph-side options (:mod:`langgraph_mcp.options`): hidden arguments, per-call
+  headers and ``_meta``, results into state, approval, and a per-run ``tool_filter``
+  (a call to a tool the run may not use gets ``ToolNode``'s invalid-tool message);
+* tool search (``tool_search=True``): a search tool among the node's tools, and
+  :meth:`~MCPToolNode.get_tools` given the graph state offers only the MCP tools revealed in it;
+  a call to an MCP tool not revealed gets the invalid-tool message;
+* synchronous use (``graph.invoke``): the calls run on the package's own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import get_config_list
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.errors import GraphInterrupt
+from langgraph.func import task
+from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.prebuilt.tool_node import (
+    AsyncToolCallWrapper,
+    ToolCallWrapper,
+)
+from langgraph.runtime import Runtime
+from pydantic import BaseModel
+
+from langgraph_mcp._call.adapter import MCPTool
+from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ask_together
+from langgraph_mcp._call.output import reader_tools
+from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, PoolHolder, ToolSet
+from langgraph_mcp._catalog.search import ToolSearcher, revealed_in, search_settings, tool_ref
+from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
+from langgraph_mcp._pool.pool import OnConnectionError
+from langgraph_mcp._support.sync import run_sync
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
+from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
+from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
+
+__all__ = ["MCPToolNode"]
+
+
+class _Batch:
+    """The calls of one node run, each in its own task. Every call settles before anything is
+    raised; then the first call (in call order) raises for all: the first error, or else every
+    interrupt together, in call order."""
+
+    def __init__(self, given: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self.given = given
+        """Decisions taken for the turn's calls together (``approval_mode="batched"``)."""
+        self.enrolled = 0
+        self.outcomes: dict[int, BaseException | None] = {}
+        self.done = asyncio.Event()
+
+    def enroll(self) -> int:
+        index = self.enrolled
+        self.enrolled += 1
+        return index
+
+    def settle(self, index: int, outcome: BaseException | None) -> None:
+        self.outcomes[index] = outcome
+        if len(self.outcomes) == self.enrolled:
+            self.done.set()
+
+    def failure(self) -> BaseException | None:
+        return _first_failure([self.outcomes[i] for i in range(self.enrolled)])
+
+
+def _first_failure(outcomes: Sequence[BaseException | None]) -> BaseException | None:
+    """The first error, or else every interrupt together, in call order."""
+    errors = [o for o in outcomes if o is not None and not isinstance(o, GraphInterrupt)]
+    if errors:
+        return errors[0]
+    interrupts = [i for o in outcomes if isinstance(o, GraphInterrupt) for i in (o.args[0] if o.args else ())]
+    return GraphInterrupt(tuple(interrupts)) if interrupts else None
+
+
+_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
+
+
+async def _run_tool_call(thunk: Callable[[], Awaitable[Any]]) -> Any:
+    return await thunk()
+
+
+def _run_tool_call_sync(thunk: Callable[[], Any]) -> Any:
+    return thunk()
+
+
+_tool_call_task: Any = task(name="mcp_tool_call")(_run_tool_call)  # type: ignore[arg-type]
+_tool_call_task_sync: Any = task(name="mcp_tool_call")(cast(Any, _run_tool_call_sync))
+
+
+class MCPToolNode(PoolHolder, ToolNode):
+    """A drop-in ``ToolNode`` whose tools live on MCP servers.
+
+    Args:
+        connections: An :class:`MCPPool` to share, or anything
+            :func:`~langgraph_mcp.load_connections` accepts (a dict of servers,
+            a JSON config path, an ``MCPServer``); the node then owns a pool.
+        tools: Local LangChain tools (or callables) served by the same node.
+            Their names win over MCP tool names.
+        on_connection_error: For a pool the node creates; see :class:`MCPPool`.
+        default_timeout: For a pool the node creates; see :class:`MCPPool`.
+        tool_options: :class:`~langgraph_mcp.options.ToolOptions` per tool (``"server/tool"``,
+            or the MCP tool name, prefixed or not; see :mod:`langgraph_mcp.options`): hidden
+            arguments, headers, ``_meta``, results into state, approval.
+        server_options: :class:`~langgraph_mcp.options.ToolOptions` per server, for all of its
+            tools.
+        approval: Which tools wait for a person's approval before each call
+            (``"destructive"``, a collection of tool names as for ``tool_options``, ``True``,
+            or ``None``).
+        approval_decisions: The decisions a person may take (default approve, edit,
+            reject; ``"respond"`` may be added).
+        approval_mode: ``"per_call"`` (default): each call asks in an interrupt of its own
+            (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: when several
+            calls of one checkpointed run need approval, they are asked together in one
+            interrupt (:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's
+            ``HITLRequest`` shape) answered with one decision per call, in order, before any
+            of them runs, as UIs that resume without an interrupt id (Agent Chat UI) need.
+        tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call;
+            see :meth:`get_tools` for the model's side.
+        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: the node also
+            serves a search tool (``search_tools``) whose results are revealed in the graph state
+            (``mcp_revealed_tools``: give the state schema
+            :class:`~langgraph_mcp.options.ToolSearchState`'s key); :meth:`get_tools` given
+            that state offers only the revealed MCP tools, and a call to an MCP tool not
+            revealed in the state gets the invalid-tool message. Off by default.
+
+    The remaining arguments are ``ToolNode``'s and mean exactly the same.
+
+    Sessions open lazily on the first run (or with :meth:`start`) and stay open
+    until :meth:`aclose` or ``async with`` exit; a node built on a shared pool
+    leaves closing to the pool's owner. Synchronous runs (``invoke`` / ``stream``)
+    work too: their calls run on the package's own event loop.
+    """
+
+    def __init__(
+        self,
+        connections: Any,
+        *,
+        tools: Sequence[BaseTool | Callable[..., Any]] = (),
+        name: str = "tools",
+        tags: list[str] | None = None,
+        handle_tool_errors: Any = default_handle_tool_errors,
+        messages_key: str = "messages",
+        wrap_tool_call: ToolCallWrapper | None = None,
+        awrap_tool_call: AsyncToolCallWrapper | None = None,
+        on_connection_error: OnConnectionError = "raise",
+        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        tool_options: Mapping[str, ToolOptions] | None = None,
+        server_options: Mapping[str, ToolOptions] | None = None,
+        approval: ApprovalPolicy = None,
+        approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
+        approval_mode: ApprovalMode = "per_call",
+        tool_filter: ToolFilter | None = None,
+        tool_search: bool | ToolSearch = False,
+    ) -> None:
+        settings = search_settings(tool_search)
+        if settings is not None and settings.native:
+            raise MCPConfigError(
+                None,
+                None,
+                "ToolSearch.native is for create_mcp_agent / MCPMiddleware (the model request is theirs); "
+                "a graph of your own binds its model's tools itself",
+            )
+        super().__init__(
+            list(tools),
+            name=name,
+            tags=tags,
+            handle_tool_errors=handle_tool_errors,
+            messages_key=messages_key,
+            wrap_tool_call=wrap_tool_call,
+            awrap_tool_call=awrap_tool_call,
+        )
+        self._hold_pool(
+            connections,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            tool_catalog=settings.catalog if settings is not None else None,
+        )
+        for reader in reader_tools(self.pool.servers):  # servers keeping cut outputs in the store
+            if reader.name not in self._tools_by_name:
+                self._tools_by_name[reader.name] = reader
+                self._injected_args[reader.name] = injected_args(reader)
+        self._local_tools = dict(self._tools_by_name)
+        self._local_injected = dict(self._injected_args)
+        self._mcp_tools: list[MCPTool] = []
+        self.toolset = ToolSet(
+            self.pool,
+            tool_options=tool_options,
+            server_options=server_options,
+            approval=approval,
+            approval_decisions=approval_decisions,
+            approval_mode=approval_mode,
+            tool_filter=tool_filter,
+            messages_key=messages_key,
+            reserved=[*self._local_tools, *([settings.name] if settings is not None else [])],
+        )
+        self.search: ToolSearcher | None = None
+        """The tool search (``None`` when ``tool_search`` is off)."""
+        if settings is not None and settings.name not in self._local_tools:
+            self.search = ToolSearcher(self.toolset, settings)
+            self._tools_by_name[settings.name] = self.search.tool
+            self._injected_args[settings.name] = injected_args(self.search.tool)
+            self._local_tools = dict(self._tools_by_name)
+            self._local_injected = dict(self._injected_args)
+        elif settings is not None:
+            raise MCPConfigError(
+                None,
+                None,
+                f"tool_search: a local tool is named {settings.name!r}; give ToolSearch another name",
+            )
+
+    async def get_tools(self, context: Any = None, *, state: Any = None) -> list[BaseTool]:
+        """Local and MCP tools, ready for ``model.bind_tools(...)``; with a ``tool_filter``,
+        only the MCP tools a run with this ``context`` may use. Never a tool meant only for an
+        MCP Apps view (``_meta.ui.visibility`` without ``"model"``).
+
+        With ``tool_search`` on: the local tools (the search tool among them) and, of the MCP
+        tools, only those revealed in the graph ``state`` (none without it)::
+
+            async def call_model(state: State, runtime: Runtime) -> dict:
+                tools = await node.get_tools(runtime.context, state=state)
+                return {"messages": [await model.bind_tools(tools).ainvoke(state["messages"])]}
+
+        Connects the servers on first use. Raises per ``on_connection_error``.
+        """
+        await self._sync_tools()
+        if self.search is not None:
+            shown = self.search.shown(self._mcp_tools, state, context)
+            return [*(t for t in self._tools_by_name.values() if not isinstance(t, MCPTool)), *shown]
+        return [
+            t
+            for t in self._tools_by_name.values()
+            if not isinstance(t, MCPTool) or self.toolset.allows(t, context)
+        ]
+
+    async def start(self) -> None:
+        """Connect every server now (concurrently) and register their tools."""
+        await self._sync_tools()
+
+    async def _sync_tools(self) -> None:
+        tools = await self.toolset.tools()
+        if tools is self._mcp_tools:
+            return
+        by_name: dict[str, BaseTool] = dict(self._local_tools)
+        injected = dict(self._local_injected)
+        # LangGraph works a tool's injected arguments out from a pydantic model it builds per tool
+        # name (~5 ms each). For MCP tools they depend only on what the tools share (a JSON-schema
+        # ``args_schema`` and the injected-runtime signature), so they are worked out once per kind.
+        shared: dict[tuple[Any, ...], Any] = {}
+        for tool in tools:
+            by_name[tool.name] = tool
+            kind = (type(tool), tool.func, tool.coroutine, isinstance(tool.args_schema, dict))
+            if kind not in shared or not kind[3]:
+                shared[kind] = injected_args(tool)
+            injected[tool.name] = shared[kind]
+        # Swap whole dicts so runs already in flight keep a consistent view.
+        self._tools_by_name, self._injected_args, self._mcp_tools = by_name, injected, tools
+
+    async def _afunc(
+        self,
+        input: list[AnyMessage] | dict[str, Any] | BaseModel,
+        config: RunnableConfig,
+        runtime: Runtime,
+    ) -> Any:
+        try:
+            await self._sync_tools()
+        except MCPConnectionError:
+            if not self._mcp_tools:
+                raise
+            # Serve the last known tools: calls to an unreachable server become error messages.
+        batch = None
+        tool_calls = self._parse_input(input)[0]
+        if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
+            requests = await self.toolset.approvals_of_turn(
+                tool_calls, runtime.context, self._not_asked(input)
+            )
+            batch = _Batch(ask_together(requests) if len(requests) > 1 else None)
+        token = _BATCH.set(batch)
+        try:
+            return await super()._afunc(input, config, runtime)
+        finally:
+            _BATCH.reset(token)
+
+    def _not_asked(self, state: Any) -> set[str]:
+        """Names whose calls ask no approval question in a batch: the local tools and, with tool
+        search, the MCP tools not revealed in ``state`` (their calls are refused)."""
+        if self.search is None:
+            return set(self._local_tools)
+        revealed = revealed_in(state)
+        return {*self._local_tools, *(t.name for t in self._mcp_tools if tool_ref(t) not in revealed)}
+
+    def _refused(self, call: ToolCall, tool_runtime: ToolRuntime) -> ToolMessage | None:
+        """``ToolNode``'s invalid-tool message for an MCP tool this run may not use (see
+        ``ToolSet.allows``: the ``tool_filter``, MCP Apps visibility), or, while some tools are
+        kept from the model, for an unknown tool, listing only the tools this run may use; for an
+        unknown tool while a server is unreachable, an error saying that instead."""
+        tool = self._tools_by_name.get(call["name"])
+        if tool is None and (outage := self.toolset.unavailable(call["name"], call["id"])) is not None:
+            return outage
+        if tool is not None and (
+            not isinstance(tool, MCPTool)
+            or (
+                self.toolset.allows(tool, tool_runtime.context)
+                and (self.search is None or self.search.revealed(tool, tool_runtime.state))
+            )
+        ):
+            return None
+        if tool is None and not self.toolset.hides_any:
+            return None  # ToolNode's own message, listing every tool
+        if self.search is not None:  # fail closed: only tools whose schema a search showed
+            shown = self.search.shown(self._mcp_tools, tool_runtime.state, tool_runtime.context)
+            names = [n for n, t in self._tools_by_name.items() if not isinstance(t, MCPTool)]
+            return self.toolset.invalid(call["name"], call["id"], [*names, *(t.name for t in shown)])
+        names = [
+            n
+            for n, t in self._tools_by_name.items()
+            if not isinstance(t, MCPTool) or self.toolset.allows(t, tool_runtime.context)
+        ]
+        return self.toolset.invalid(call["name"], call["id"], names)
+
+    async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+        """In a checkpointed run with several calls, each call runs as its own LangGraph task
+        (``mcp_tool_call``): its questions get their own interrupt (all surface together and are
+        resumed by id), its stored rounds are its own, and a call that finished is replayed from
+        the checkpoint instead of running again when the node runs again. A call the
+        ``tool_filter`` refuses is refused inside its task, so the tasks keep their order
+        whatever the filter says on a later run."""
+        batch = _BATCH.get()
+        if batch is None:
+            if (refused := self._refused(call, tool_runtime)) is not None:
+                return refused
+            return await super()._arun_one(call, input_type, tool_runtime)
+        # Enrolled and started before the first await: tasks start in call order, so their ids
+        # (and the results stored under them) are stable from one run of the node to the next.
+        index = batch.enroll()
+        result: Any = None
+        try:
+            future = _tool_call_task(
+                functools.partial(self._arun_in_task, call, input_type, tool_runtime, batch.given)
+            )
+            result = await future
+        except asyncio.CancelledError as exc:
+            batch.settle(index, exc)
+            raise
+        except BaseException as exc:
+            batch.settle(index, exc)
+        else:
+            batch.settle(index, None)
+        await batch.done.wait()
+        failure = batch.failure()
+        if failure is not None and index == 0:
+            raise failure
+        return result
+
+    async def _arun_in_task(
+        self,
+        call: ToolCall,
+        input_type: Any,
+        tool_runtime: ToolRuntime,
+        given: Mapping[str, Mapping[str, Any]] | None,
+    ) -> Any:
+        # The call now runs in its own task: its interrupts and stored rounds must use that
+        # task's config (scratchpad, namespace), not the node's.
+        runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
+        if (refused := self._refused(call, runtime)) is not None:
+            return refused
+        token = GIVEN.set(given)
+        try:
+            return await super()._arun_one(call, input_type, runtime)
+        finally:
+            GIVEN.reset(token)
+
+    def _func(
+        self,
+        input: list[AnyMessage] | dict[str, Any] | BaseModel,
+        config: RunnableConfig,
+        runtime: Runtime,
+    ) -> Any:
+        """Synchronous runs: ``ToolNode``'s own sync path (sync ``wrap_tool_call`` included); each
+        tool's call runs on the package's own event loop. In a checkpointed run with several
+        calls, each call runs as its own task, scheduled in call order from this thread."""
+        try:
+            run_sync(self._sync_tools, pool=self.pool)
+        except MCPConnectionError:
+            if not self._mcp_tools:
+                raise
+        tool_calls, input_type = self._parse_input(input)
+        if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
+            return super()._func(input, config, runtime)
+        requests = run_sync(
+            lambda: self.toolset.approvals_of_turn(tool_calls, runtime.context, self._not_asked(input)),
+            pool=self.pool,
+        )
+        given = ask_together(requests) if len(requests) > 1 else None
+        futures = [
+            _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime, given))
+            for call, tool_runtime in zip(
+                tool_calls, self._tool_runtimes(input, config, runtime), strict=True
+            )
+        ]
+        outputs: list[Any] = []
+        outcomes: list[BaseException | None] = []
+        for future in futures:
+            try:
+                outputs.append(future.result())
+                outcomes.append(None)
+            except BaseException as exc:  # settled: raised below, after every call settled
+                outputs.append(None)
+                outcomes.append(exc)
+        failure = _first_failure(outcomes)
+        if failure is not None:
+            raise failure
+        return self._combine_tool_outputs(outputs, input_type)
+
+    def _tool_runtimes(
+        self, input: list[AnyMessage] | dict[str, Any] | BaseModel, config: RunnableConfig, runtime: Runtime
+    ) -> list[ToolRuntime]:
+        """One ``ToolRuntime`` per call, as ``ToolNode._func`` builds them."""
+        tool_calls, _ = self._parse_input(input)
+        return [
+            ToolRuntime(
+                state=cast(Any, self._extract_state(input, cfg)),
+                tool_call_id=call["id"],
+                config=cfg,
+                context=runtime.context,
+                store=runtime.store,
+                stream_writer=runtime.stream_writer,
+                tools=list(self.tools_by_name.values()),
+                execution_info=runtime.execution_info,
+                server_info=runtime.server_info,
+            )
+            for call, cfg in zip(tool_calls, get_config_list(config, len(tool_calls)), strict=False)
+        ]
+
+    def _run_in_task(
+        self,
+        call: ToolCall,
+        input_type: Any,
+        tool_runtime: ToolRuntime,
+        given: Mapping[str, Mapping[str, Any]] | None,
+    ) -> Any:
+        runtime = dataclasses.replace(tool_runtime, config={**tool_runtime.config, **get_config()})
+        token = GIVEN.set(given)
+        try:
+            return self._run_one(call, input_type, runtime)
+        finally:
+            GIVEN.reset(token)
+
+    def _run_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
+        if (refused := self._refused(call, tool_runtime)) is not None:
+            return refused
+        return super()._run_one(call, input_type, tool_runtime)
