@@ -3,7 +3,7 @@
 The pattern a deployment copies (``graphs/`` in this repository is a working instance):
 
 1. A module the graphs and the server's custom app both import **by module path**
-   (``"graphs.tools:graph"`` in ``langgraph.json``, not ``"./graphs/tools.py:graph"``, which
+   (``"graphs.tools:graph"`` in ``langgraph.json``, not the path of the module's file, which
    would load a second copy with a second pool) builds one :class:`~langgraph_mcp.MCPPool` at
    import time. Building it reads the config file and does no other I/O: no process is started,
    no connection opened, nothing awaited.

@@ -23,8 +23,9 @@ Call contract (``await tool.ainvoke(tool_call)``):
   invoked without a tool call id);
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
 
-This module is the LangChain adapter only: the call itself runs in ``_call.py``, and what its
-outcome becomes (messages, cut outputs, ``Command``s) is decided in ``_results.py``.
+This module is the LangChain adapter only: the call itself runs in
+:func:`~langgraph_mcp._call.runner.run_call`, and what its outcome becomes (messages, cut outputs,
+``Command``s) is decided in :func:`~langgraph_mcp._call.results.call_result`.
 """
 
 from collections.abc import Mapping, Sequence
@@ -83,7 +84,8 @@ from langgraph_mcp.options import ToolOptions
 __all__ = ["RUNTIME_ARG", "MCPTool", "build_tool"]
 
 _CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
-"""What the session layer raises for a call that could not complete (``_results.call_failed``)."""
+"""What the session layer raises for a call that could not complete
+(:func:`~langgraph_mcp._call.results.call_failed`)."""
 
 RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
@@ -190,7 +192,8 @@ class MCPTool(StructuredTool):
         return (), {"arguments": arguments, "runtime": runtime, "tool_call_id": tool_call_id}
 
     def _run(self, *args: Any, config: RunnableConfig, **kwargs: Any) -> Any:
-        """Synchronous use: the call runs on the package's own event loop (see ``_sync.py``)."""
+        """Synchronous use: the call runs on the package's own event loop (see
+        :func:`~langgraph_mcp._support.sync.run_sync`)."""
         kwargs.pop("run_manager", None)
         return run_sync(lambda: self._arun(*args, config=config, **kwargs), pool=self._pool)
 

@@ -4,13 +4,15 @@ contacted.
 LangChain does not validate a dict (JSON-schema) ``args_schema``, so violations become LangGraph's
 ``ToolInvocationError`` with pydantic-style details, using pydantic's wording where the two
 overlap (missing field, wrong type, extra field, pattern), so ``ToolNode`` reports them exactly as
-it reports bad arguments to a local tool. Schemas are compiled with ``_schema.schema_validator``,
-which never fetches a reference and runs patterns on RE2, in time linear in the argument
-(``_patterns.py``). A check runs on the event loop while its patterns' work stays within
-``INLINE_WORK`` (25-60 ms at worst); one that needs more (a long string against a pattern)
-runs again in a worker thread, where up to ``THREAD_WORK`` is allowed, so that no other user's
-call waits for it. A pattern RE2 cannot run makes the tool uncallable (:class:`UnusableSchema`);
-listed tools never have one (they are left out of the listing).
+it reports bad arguments to a local tool. Schemas are compiled with
+:func:`~langgraph_mcp._support.schema.schema_validator`, which never fetches a reference and runs
+patterns on RE2, in time linear in the argument
+(:func:`~langgraph_mcp._support.patterns.safe_validator_class`). A check runs on the event loop
+while its patterns' work stays within ``INLINE_WORK`` (25-60 ms at worst); one that needs more (a
+long string against a pattern) runs again in a worker thread, where up to ``THREAD_WORK`` is
+allowed, so that no other user's call waits for it. A pattern RE2 cannot run makes the tool
+uncallable (:class:`UnusableSchema`); listed tools never have one (they are left out of the
+listing).
 """
 
 from __future__ import annotations

@@ -4,16 +4,16 @@
 its policies, and runs it to its result:
 
 * ``rounds`` (2026-07-28): the server asks through ``InputRequiredResult`` rounds, answered in
-  this frame (``_elicitation/rounds.py``);
+  this frame (:func:`~langgraph_mcp._elicitation.rounds.run_rounds`);
 * ``held`` (2025-11-25, a person may be asked): the request is held open in a task of its own
-  while the person answers (``_elicitation/held.py``);
+  while the person answers (:func:`~langgraph_mcp._elicitation.held.run_held`);
 * ``plain`` (2025-11-25, no person needed): the server's live requests are answered on the spot
   by code (``decline``, a handler, the sampling model).
 
 Every mode is wrapped in the ``-32042`` URL-required retry, runs against one :class:`CallClock`
 (the call's timeout, stopped while the client answers the server), is cancelled when the
 graph run is asked to drain, and is traced (an OpenTelemetry span and a LangChain child run,
-when either is on: ``_calltrace.py``).
+when either is on: :func:`~langgraph_mcp._call.trace.traced`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ async def run_call(
     ``tools/call`` request of the call (its ``_meta``, and HTTP headers).
 
     Raises:
-        MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError: see ``errors.py``.
+        MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError: see
+            :mod:`langgraph_mcp.errors`.
         MCPToolCallError: a request for input could not be answered (declined URL, refused
             sampling, a person needed outside a graph, too many rounds).
         GraphInterrupt: a person is asked (the call continues when the run resumes).

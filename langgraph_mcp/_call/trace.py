@@ -1,7 +1,7 @@
 """Each MCP tool call made visible: an OpenTelemetry span and a LangChain child run.
 
-:func:`traced` wraps one call (``_call.run_call``) in the caller's own task, so both hang under
-what the caller is doing:
+:func:`traced` wraps one call (:func:`~langgraph_mcp._call.runner.run_call`) in the caller's own
+task, so both hang under what the caller is doing:
 
 * **OpenTelemetry** (only when the ``opentelemetry`` API is importable and a tracer provider is
   set; nothing else is touched otherwise): a span ``mcp.tool_call <tool>`` under the caller's

@@ -9,13 +9,13 @@ rather than reaching a model it may not have been meant for.
 
 Views (servers with ``apps: true``): when a tool that names a ``ui://`` view
 (``_meta.ui.resourceUri``, or the deprecated ``_meta["ui/resourceUri"]``) returns a successful
-result, the view is read through the call's own session (cached, see ``_session/views.py``) and
-pushed with ``push_ui_message`` as component :data:`~langgraph_mcp.types.APP_UI_NAME`, props
-:class:`~langgraph_mcp.types.MCPAppUIProps`, id ``mcp-app:<tool_call_id>``; its metadata names the
-``tool_call_id`` and the ``message_id`` of the AI message that made the call. It always goes to
-``stream_mode="custom"``, and also to the graph's ``ui`` state key when the state has one. A view
-that cannot be read or shown leaves the call's result as it is: the message is skipped and
-logged (without the server's secrets).
+result, the view is read through the call's own session (cached, see
+:class:`~langgraph_mcp._session.views.ViewCache`) and pushed with ``push_ui_message`` as component
+:data:`~langgraph_mcp.types.APP_UI_NAME`, props :class:`~langgraph_mcp.types.MCPAppUIProps`, id
+``mcp-app:<tool_call_id>``; its metadata names the ``tool_call_id`` and the ``message_id`` of the AI
+message that made the call. It always goes to ``stream_mode="custom"``, and also to the graph's
+``ui`` state key when the state has one. A view that cannot be read or shown leaves the call's
+result as it is: the message is skipped and logged (without the server's secrets).
 """
 
 from __future__ import annotations

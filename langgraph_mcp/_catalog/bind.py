@@ -2,11 +2,12 @@
 may use.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
-(``_toolload.load_catalog``: those meant only for an MCP Apps view too), binds each to its
-:class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing (by server and
-MCP name, see :mod:`langgraph_mcp._catalog.refs`), withholds a tool whose options cannot be bound to
-it alone, and applies the per-run ``tool_filter``. A tool that a new listing gives as the same
-object, with the same options, keeps its bound copy (its model schema and argument checker).
+(:func:`~langgraph_mcp._catalog.build.load_catalog`: those meant only for an MCP Apps view too),
+binds each to its :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing
+(by server and MCP name, see :mod:`langgraph_mcp._catalog.refs`), withholds a tool whose options
+cannot be bound to it alone, and applies the per-run ``tool_filter``. A tool that a new listing
+gives as the same object, with the same options, keeps its bound copy (its model schema and argument
+checker).
 """
 
 from __future__ import annotations
@@ -261,7 +262,8 @@ class ToolSet:
     def allows(self, tool: MCPTool, context: Any) -> bool:
         """May a run with this context see and call ``tool``? For the model, never a tool meant
         only for an MCP Apps view; for a view (``audience == "app"``), only tools meant for views
-        (see ``_apps.model_visible`` and ``app_visible``)."""
+        (see :func:`~langgraph_mcp._call.view.model_visible` and
+        :func:`~langgraph_mcp._call.view.app_visible`)."""
         if not (app_visible if self.audience == "app" else model_visible)(tool.mcp_meta):
             return False
         return self.tool_filter is None or bool(self.tool_filter(tool, context))

@@ -1,5 +1,6 @@
 """The pool's tools as LangChain tools: built from its listings once per listing version (see
-``_toolcache.py``), bound to each server's connection (``_tools.py``)."""
+:class:`~langgraph_mcp._support.buildcache.ToolCache`), bound to each server's connection
+(:class:`~langgraph_mcp._call.adapter.MCPTool`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Every private MCP SDK name this package relies on, in one place (with ``mcp_http.py``, the
-streamable HTTP transport's response reader, which overrides private methods of the SDK's
+"""Every private MCP SDK name this package relies on, in one place (with
+:class:`~langgraph_mcp._compat.mcp_http.LeanStreamableHTTP`, the streamable HTTP transport's
+response reader, which overrides private methods of the SDK's
 transport).
 
 mcp is pinned to 2.x: a rename fails loudly at import here, not somewhere along a call. Nothing
@@ -191,13 +192,14 @@ async def read_resource_rounds(client: Client, uri: str) -> tuple[types.ReadReso
 # The SDK raises ``MCPError(CONNECTION_CLOSED, "Connection closed")`` when its dispatcher shuts
 # down, and its streamable HTTP transport answers a request it gives up on with a ``-32000``
 # JSON-RPC error of its own, put on the read stream with the request's id. The messages of those
-# answers are below (``mcp/client/streamable_http.py``, ``_resolve_abandoned_request``).
+# answers are below
+# (``mcp.client.streamable_http.StreamableHTTPTransport._resolve_abandoned_request``).
 
 _TRANSPORT_ANSWERS = (
     "SSE stream ended without a response",
     "SSE stream ended and reconnection attempts were exhausted",
     "SSE stream failed:",
-    "JSON response failed:",  # this package's transport (``mcp_http.py``): a body past the limit
+    "JSON response failed:",  # this package's transport (``mcp_http.TOO_LARGE``): a body past the limit
 )
 CLOSED_MESSAGE = "Connection closed"
 """The message of the SDK's own ``-32000``; an SDK server also answers the requests it cancels

@@ -1,20 +1,20 @@
 """The SDK's streamable HTTP client transport, reading each response body once.
 
-The SDK's transport (``mcp/client/streamable_http.py``) reads an SSE response as text, splits it
-into ``str`` lines, measures each line by encoding it again, and validates each event's data
-with pydantic's ``validate_json``; a JSON response is read whole, without a limit, and validated
-the same way. For a 50 MB result the client's memory peaked about 6x the result's size.
-:class:`LeanStreamableHTTP` keeps the SDK's transport (sessions, headers, redirects, resumption
-with ``Last-Event-ID``, cancellation, the GET stream) and replaces only how a request's response
-body is read:
+The SDK's transport (``mcp.client.streamable_http.StreamableHTTPTransport``) reads an SSE response
+as text, splits it into ``str`` lines, measures each line by encoding it again, and validates each
+event's data with pydantic's ``validate_json``; a JSON response is read whole, without a limit, and
+validated the same way. For a 50 MB result the client's memory peaked about 6x the result's size.
+:class:`LeanStreamableHTTP` keeps the SDK's transport (sessions, headers, redirects, resumption with
+``Last-Event-ID``, cancellation, the GET stream) and replaces only how a request's response body is
+read:
 
 * The body is read as bytes, in the chunks that arrive. :class:`EventReader` splits SSE lines in
   time linear in their length (a line that spans chunks is assembled once, in a ``bytearray``;
   a chunk is split at its line ends by ``bytes.splitlines``, a chunk without one only searched)
   and keeps a ``data`` field's bytes as they are.
 * An event's data (or a JSON body) is decoded, parsed by ``json`` (in slices past 1 MiB, so the
-  event loop goes on, see ``_pace.py``) and validated from Python objects, each step dropping
-  what the one before made: the peak is about twice the message.
+  event loop goes on, see :func:`~langgraph_mcp._support.pace.loads_in_slices`) and validated from
+  Python objects, each step dropping what the one before made: the peak is about twice the message.
 * Bounded: an event (its fields, and a line not yet ended) or a JSON body longer than the
   transport's ``max_sse_event_size`` fails the request at once, as a stream that failed (the
   SDK's answer: the call's outcome is unknown), with a warning saying why; nothing is buffered
@@ -27,7 +27,8 @@ SSE reader, bounded the same way; their events are parsed as above too. The body
 error response, which the SDK reads whole for a JSON-RPC error, is read up to 1 MiB
 (:func:`cap_error_body`, a response hook of the transport's HTTP client).
 
-Everything private the SDK is relied on for here is named in this module (and ``mcp.py``).
+Everything private the SDK is relied on for here is named in this module (and in
+:mod:`langgraph_mcp._compat.mcp`).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ __all__ = [
 logger = logging.getLogger("mcp.client.streamable_http")
 
 SLICED_PARSE = 1 << 20
-"""Messages longer than this (bytes) are parsed in slices (``_pace.py``)."""
+"""Messages longer than this (bytes) are parsed in slices
+(:func:`~langgraph_mcp._support.pace.loads_in_slices`)."""
 _LF, _CR, _COLON, _SPACE = 0x0A, 0x0D, 0x3A, 0x20
 
 
@@ -200,7 +202,8 @@ async def read_events(response: httpx2.Response, limit: int | None) -> AsyncGene
 
 TOO_LARGE = "JSON response failed"
 """How the answer this transport makes up for a request whose JSON response is too long begins
-(``mcp.py`` knows it for a transport's answer, as it knows the SDK's)."""
+(:func:`~langgraph_mcp._compat.mcp.is_transport_answer` knows it for a transport's answer, as it
+knows the SDK's)."""
 
 
 class BodyTooLargeError(MCPError, ValueError):

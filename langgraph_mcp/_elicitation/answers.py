@@ -13,11 +13,12 @@ defaults) before it reaches the server; a resume value that does not fit fails t
 
 What a person is shown is the server's text, so it is made fit to show first: the message, and
 the titles, descriptions and ``enumNames`` of the requested schema, are sanitised like tool
-descriptions (``_sanitise.py``: no terminal escapes, control, bidi or zero-width characters; the
-message at most :data:`MAX_MESSAGE` characters). A question is refused (:class:`UnfitQuestion`)
-when its requested schema is over :data:`MAX_REQUESTED_SCHEMA` characters of JSON, or when its URL
-is not one a person may be sent to (:func:`check_url`: ``https`` only, ``http`` to a loopback
-host when the server's ``elicitation_loopback_http`` allows it; never a user name in it).
+descriptions (:func:`~langgraph_mcp._support.sanitise.sanitise_text`: no terminal escapes, control,
+bidi or zero-width characters; the message at most :data:`MAX_MESSAGE` characters). A question is
+refused (:class:`UnfitQuestion`) when its requested schema is over :data:`MAX_REQUESTED_SCHEMA`
+characters of JSON, or when its URL is not one a person may be sent to (:func:`check_url`: ``https``
+only, ``http`` to a loopback host when the server's ``elicitation_loopback_http`` allows it; never a
+user name in it).
 """
 
 from __future__ import annotations
@@ -266,7 +267,7 @@ def check_response(request: MCPElicitationRequest, response: Any) -> types.Elici
             filled[name] = prop["default"]
     try:
         # The server's schema may name other documents: they are never fetched (REGISTRY refuses).
-        # Its patterns run on RE2, in linear time and bounded work (_patterns.py).
+        # Its patterns run on RE2, in linear time and bounded work (_support.patterns.safe_validator_class).
         validator = safe_validator_class(jsonschema.Draft202012Validator)(schema, registry=REGISTRY)
         with regex_budget():
             errors = sorted(validator.iter_errors(filled), key=lambda e: list(e.absolute_path))
@@ -321,7 +322,7 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
     it before anything is saved (an invalid answer leaves the interrupt pending), and again when
     a stored answer is replayed: an answer whose keys all belong to another question then comes
     back as :data:`STALE`. With ``tool_name`` (the payload has HITL fields), ``{"decisions":
-    [...]}`` answers too (``hitl.py``)."""
+    [...]}`` answers too (:func:`~langgraph_mcp._elicitation.hitl.decisions_as_responses`)."""
     keys = {r["key"] for r in requests}
 
     def validate(value: Any) -> dict[str, Any]:

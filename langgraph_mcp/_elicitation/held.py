@@ -9,9 +9,9 @@ again (by thread, task and tool call) and delivers the answer.
 
 If the held call is gone (the process restarted, or nobody answered within
 ``elicitation_timeout``), the call is sent again and the server asks again: an answer given
-before is replayed only to the very same question (question keys, see ``answers.py``); a
-different question is asked anew. Whatever the tool did before asking is done again, so prefer
-2026-07-28 for tools with side effects.
+before is replayed only to the very same question (question keys:
+:data:`~langgraph_mcp._elicitation.answers.question_key`); a different question is asked anew.
+Whatever the tool did before asking is done again, so prefer 2026-07-28 for tools with side effects.
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ class Answerer:
         """The payload entry for one of this call's questions.
 
         Raises:
-            UnfitQuestion: it may not be shown to a person (see ``answers.py``).
+            UnfitQuestion: it may not be shown to a person (see
+                :func:`~langgraph_mcp._elicitation.answers.elicitation_request`).
         """
         return elicitation_request(
             base, params, scope=self.scope, loopback_http=self.config.elicitation_loopback_http
@@ -190,7 +191,8 @@ class Answerer:
         applied to this one; a request repeated by a re-issued call reuses its decision.
 
         Raises:
-            MCPToolCallError: the request is refused before anyone is asked (``sampling.py``).
+            MCPToolCallError: the request is refused before anyone is asked
+                (:func:`~langgraph_mcp._elicitation.sampling.check_request`).
         """
         if not self.config.sampling_approval:
             return None
@@ -222,7 +224,9 @@ class Answerer:
 
         Raises:
             MCPToolCallError: declined by the person, nobody can answer (no model, no text), or
-                the request or the model's answer is refused (``sampling.py``).
+                the request or the model's answer is refused
+                (:func:`~langgraph_mcp._elicitation.sampling.check_request`,
+                :func:`~langgraph_mcp._elicitation.sampling.run_sampling_model`).
         """
         self._check(params)
         if decision is not None:

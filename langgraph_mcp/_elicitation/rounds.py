@@ -8,17 +8,17 @@ The call is sent; while the server answers with an ``InputRequiredResult``:
 * a round that only carries ``request_state`` ("not done yet") is polled with the SDK driver's
   back-off (50 ms doubling to 250 ms), for as long as the call's clock allows.
 
-A call answered with a task (the tasks extension) is followed to its result (``tasks.py``).
+A call answered with a task (the tasks extension) is followed to its result
+(:func:`~langgraph_mcp._elicitation.tasks.follow`).
 
 In a checkpointed run each round that asks, and the answer that follows it, is stored (see
-``durable.py``), and so is a task handle: a resumed run sends only the round that was
-answered, and what needs no person (the sampling model, a handler) is not run again for a stored
-round. If the server no longer
-accepts a stored ``request_state`` (it expired, or the server restarted with a new key), the
-call is re-issued, and questions it repeats are answered from the answers already given. (A
-node re-run without a resume value, after a crash or a drain, sends the call's first request
-again before it finds its stored rounds: each stored round costs a checkpoint write, which only
-calls that ask pay.)
+:class:`~langgraph_mcp._elicitation.durable.Journal`), and so is a task handle: a resumed run sends
+only the round that was answered, and what needs no person (the sampling model, a handler) is not
+run again for a stored round. If the server no longer accepts a stored ``request_state`` (it
+expired, or the server restarted with a new key), the call is re-issued, and questions it repeats
+are answered from the answers already given. (A node re-run without a resume value, after a crash or
+a drain, sends the call's first request again before it finds its stored rounds: each stored round
+costs a checkpoint write, which only calls that ask pay.)
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ async def run_rounds(
     Raises:
         the errors of :meth:`ServerConnection.send_call`; ``MCPToolCallError`` when the server
         asks too many times or a request is refused; ``GraphInterrupt`` while a person answers;
-        what following a task raises (``tasks.py``). ``keep()``: the run is only being handed
-        over (a drain), so a task is left running on the server when the call is cancelled.
+        what following a task raises (:func:`~langgraph_mcp._elicitation.tasks.follow`). ``keep()``:
+        the run is only being handed over (a drain), so a task is left running on the server when
+        the call is cancelled.
     """
     tasks = connection.offers_tasks and connection.follows_tasks()
     journal = Journal.open(journal_key, tasks=tasks)

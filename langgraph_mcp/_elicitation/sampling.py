@@ -11,10 +11,11 @@ assistant message an ``AIMessage`` with ``tool_calls``).
 A request is checked before a person or a model sees it (:func:`check_request`): at most
 :data:`MAX_SAMPLING_TOOLS` tools, :data:`MAX_SAMPLING_TOOLS_JSON` characters of JSON for all of
 them, each with a plain name (:data:`TOOL_NAME`), unique, and an ``inputSchema`` a model can be
-given (``_schema.schema_problem``); ``tool_use`` only in assistant messages, ``tool_result``
-only in user messages and only for a ``tool_use`` before it. A request that fails is refused
-(:class:`UnfitSampling`), as is a model's answer that breaks the request's ``toolChoice``
-(a tool call under ``"none"``, none under ``"required"``) or calls a tool it was not offered.
+given (:func:`~langgraph_mcp._support.schema.schema_problem`); ``tool_use`` only in assistant
+messages, ``tool_result`` only in user messages and only for a ``tool_use`` before it. A request
+that fails is refused (:class:`UnfitSampling`), as is a model's answer that breaks the request's
+``toolChoice`` (a tool call under ``"none"``, none under ``"required"``) or calls a tool it was not
+offered.
 """
 
 from __future__ import annotations

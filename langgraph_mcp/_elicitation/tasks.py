@@ -1,11 +1,13 @@
 """A call answered with a task (2026-07-28 tasks extension): what is kept in the checkpoint, how
 its questions are asked, and parking the run on it.
 
-The session layer polls the task (``_session/tasks.py``). Here:
+The session layer polls the task (:meth:`~langgraph_mcp._session.tasks.TaskRequests.follow_task`).
+Here:
 
-* the task's handle is stored in the call's journal (``durable.py``) as soon as it arrives, so a
-  resumed run, a run picked up after a crash, or another worker follows the same task instead
-  of creating a new one (see ``rounds.py`` for the first request);
+* the task's handle is stored in the call's journal
+  (:class:`~langgraph_mcp._elicitation.durable.Journal`) as soon as it arrives, so a resumed run, a
+  run picked up after a crash, or another worker follows the same task instead of creating a new one
+  (see :func:`~langgraph_mcp._elicitation.rounds.run_rounds` for the first request);
 * its questions (``inputRequests``) are asked exactly like an ``InputRequiredResult`` round's
   (``Answerer.plan_round``: an interrupt for a person, a handler, the sampling model), and each
   ``tasks/update`` that answered them is stored, so a replay never answers a question twice;
@@ -132,7 +134,8 @@ _HANDLES_LOCK = threading.Lock()
 
 
 _CALL_TASK = "mcp_tool_call"
-"""The graph task each call of a turn runs in (``_node.py``): its id is new at every attempt."""
+"""The graph task each call of a turn runs in (``_graph.node._tool_call_task``): its id is new at
+every attempt."""
 
 
 def _where(journal: Journal) -> tuple[Any, ...] | None:

@@ -293,7 +293,7 @@ class AppRoutes:
         request = {
             "assistant_id": assistant,
             "input": _jsonable(payload),
-            # Names the run's own call: only this run runs it (see ``_viewnode``).
+            # Names the run's own call: only this run runs it (see ``_graph.viewcalls.own_call``).
             "config": {"configurable": {VIEW_CALL_CONFIG: call_id}},
             "multitask_strategy": "reject",
         }

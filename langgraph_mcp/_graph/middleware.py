@@ -455,9 +455,9 @@ class _BatchedApprovals(MCPMiddleware):
 
 class _ViewCalls(MCPMiddleware):
     """:class:`MCPMiddleware` with ``view_calls=True``: a run started for a view's call (see
-    ``_viewnode``) is answered by the view-calls node in ``before_agent`` and ends there; any
-    other run goes on to the model, and a view call an earlier run left waiting for its approval
-    is dropped (never run)."""
+    :func:`~langgraph_mcp._graph.viewcalls.own_call`) is answered by the view-calls node in
+    ``before_agent`` and ends there; any other run goes on to the model, and a view call an earlier
+    run left waiting for its approval is dropped (never run)."""
 
     @hook_config(can_jump_to=["end"])
     async def abefore_agent(self, state: Any, runtime: Runtime[Any]) -> Any:

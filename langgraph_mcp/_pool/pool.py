@@ -2,7 +2,8 @@
 
 The pool is the set of :class:`ServerConnection` objects (one per configured server, plus one
 per LangGraph thread for servers configured with ``session_scope: thread``, kept by
-``_session/threads.py``) and nothing else: each connection owns its session (``_session/``); the
+:class:`~langgraph_mcp._pool.threads.ThreadSessions`) and nothing else: each connection owns its
+session (:class:`~langgraph_mcp._session.owner.SessionOwner`); the
 pool connects them concurrently, collects their tool listings, and closes them.
 """
 
@@ -191,7 +192,7 @@ class MCPPool:
         for name in names:
             self._reported.pop(name, None)
 
-    # -- resources, prompts, the SDK session (see resources.py and prompts.py) -------------------
+    # -- resources, prompts, the SDK session (_pool.resources.read_resource, _pool.prompts.get_prompt)
 
     def _for_anyone(self, server: str) -> ServerConnection:
         """The shared connection, for a request made for nobody in particular; refused for a

@@ -23,7 +23,8 @@ __all__ = ["complete", "get_prompt", "list_prompts", "to_messages"]
 
 
 async def list_prompts(connection: ServerConnection) -> list[types.Prompt]:
-    """The server's prompts (every page), cached like the resources (``_resources.py``)."""
+    """The server's prompts (every page), cached like the resources
+    (:func:`~langgraph_mcp._pool.resources.list_resources`)."""
     return cast(list[types.Prompt], await connection.listing("prompts"))
 
 

@@ -57,7 +57,7 @@ _READ_TOOL_LISTED = 20
 
 async def list_resources(connection: ServerConnection) -> list[types.Resource]:
     """The server's resources (every page), cached until it says they changed, a reconnect, or
-    the end of the listing's lifetime (``_session/freshness.py``)."""
+    the end of the listing's lifetime (:class:`~langgraph_mcp._session.freshness.ListingShare`)."""
     return cast(list[types.Resource], await connection.listing("resources"))
 
 

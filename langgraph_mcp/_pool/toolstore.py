@@ -18,8 +18,8 @@ longer than :data:`READ_TIMEOUT` to read, and an entry whose ``tools`` do not ma
 ``fingerprint``, that was written for another configuration of the server (``source``), or that
 lists more than the server's ``max_tools``, are not used (one warning): the server is then
 started as usual. Tools read from the catalog are checked like a live listing
-(``_schema.vet_tool``, off the event loop). Writing never fails a listing: a write that fails
-is logged and the next change is written again.
+(:func:`~langgraph_mcp._support.schema.vet_tool`, off the event loop). Writing never fails a
+listing: a write that fails is logged and the next change is written again.
 
 The work is bounded too, not only the bytes: one ``json.loads`` of a large file holds the GIL,
 and so the event loop, for its whole length (a worker thread does not help; 60 MB of small

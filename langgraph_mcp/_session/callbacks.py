@@ -1,6 +1,6 @@
 """What the SDK calls back into: notifications (list changes, resource updates), the server's
 log messages, and its requests (elicitation, sampling, roots), handed to the call they belong to
-(``routing.py``). They may run on the session's own tasks."""
+(:class:`~langgraph_mcp._session.routing.Router`). They may run on the session's own tasks."""
 
 from __future__ import annotations
 

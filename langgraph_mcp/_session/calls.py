@@ -1,6 +1,6 @@
 """``tools/call`` requests: the headers and ``_meta`` they carry, their turn on the session
-(``max_concurrent_calls``), their routing (``routing.py``), re-sends, and the check of a result
-against the tool's ``outputSchema``."""
+(``max_concurrent_calls``), their routing (:class:`~langgraph_mcp._session.routing.Router`),
+re-sends, and the check of a result against the tool's ``outputSchema``."""
 
 from __future__ import annotations
 
@@ -139,14 +139,14 @@ class Calls(Listings):
         """Send one ``tools/call`` request over the shared session and return what it returned.
 
         ``sink`` receives the server's requests and logs that belong to this call; ``exclusive``
-        says they may need a person (see ``routing.py``). ``clock`` bounds the request, the
-        time it waits for its turn included. On 2026-07-28 a ``HEADER_MISMATCH`` (the tool's
-        schema changed since it was listed) re-lists the tools and sends the request once more.
-        A successful result is checked against the tool's ``outputSchema``. ``meta`` is sent as
-        the request's ``_meta``; ``headers`` are HTTP headers for this request only (they never
-        replace the protocol's own). A 2025-11-25 call that runs as a task keeps it in
-        ``task_memo``, and follows the one kept there by an earlier attempt instead of sending
-        the request again.
+        says they may need a person (see :meth:`~langgraph_mcp._session.routing.Router.track`).
+        ``clock`` bounds the request, the time it waits for its turn included. On 2026-07-28 a
+        ``HEADER_MISMATCH`` (the tool's schema changed since it was listed) re-lists the tools and
+        sends the request once more. A successful result is checked against the tool's
+        ``outputSchema``. ``meta`` is sent as the request's ``_meta``; ``headers`` are HTTP headers
+        for this request only (they never replace the protocol's own). A 2025-11-25 call that runs
+        as a task keeps it in ``task_memo``, and follows the one kept there by an earlier attempt
+        instead of sending the request again.
 
         Raises:
             MCPConnectionError: cannot connect, or the session died or closed during the call
@@ -248,7 +248,7 @@ class Calls(Listings):
 
     async def _legacy_task(self, name: str) -> types.TaskMetadata | None:
         """The ``task`` parameter of a 2025-11-25 call of ``name`` when it must run as a task
-        (``tasks.py``); ``None`` otherwise."""
+        (:meth:`~langgraph_mcp._session.tasks.TaskRequests._legacy_task`); ``None`` otherwise."""
         return None
 
     async def _follow_legacy_task(
@@ -270,7 +270,8 @@ class Calls(Listings):
         (dropped, with one warning per name).
 
         Raises:
-            MCPToolCallError: one of them cannot be sent (see ``_headers.py``); nothing is sent.
+            MCPToolCallError: one of them cannot be sent (see
+                :func:`~langgraph_mcp._support.headers.header_problem`); nothing is sent.
                 Sending it would end the session, and every other call on it.
         """
         if self.config.transport not in ("http", "sse"):
@@ -353,7 +354,8 @@ class Calls(Listings):
                 if call.refusal is not None:  # the router ended it (it sampled too often)
                     raise call.refusal
                 if call.resend:
-                    # Abandoned so that its question can be tied to it (routing.py): what the
+                    # Abandoned so that its question can be tied to it
+                    # (_session.routing.Router._break_deadlock): what the
                     # server answered is dropped; send it again, in turn.
                     clock.stats.resends += 1
                     continue

@@ -53,7 +53,8 @@ class CallClock:
         self._pauses = 0
         self._armed: int | None = None  # this clock's entry in its loop's _Deadlines
         self.samples = 0
-        """Sampling requests the server sent during this call (bounded: ``routing.py``)."""
+        """Sampling requests the server sent during this call (bounded:
+        :data:`~langgraph_mcp._session.routing.SAMPLING_REQUESTS_MAX`)."""
         self.stats = CallStats()
         """Where this call's rounds, answering time and re-sends are counted (a held call's
         clock is pointed at the stats of the run now following it)."""

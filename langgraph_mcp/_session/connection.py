@@ -1,16 +1,25 @@
 """One server's connection: its sessions, listings, and the requests sent over them.
 
 A :class:`ServerConnection` connects lazily, reconnects after its session died (see
-``owner.py``), remembers the protocol era it negotiated so reconnects skip the probe, caches the
-server's listings until they change or it reconnects, and sends requests. It is put together from
-one part per concern:
+:class:`~langgraph_mcp._session.owner.SessionOwner`), remembers the protocol era it negotiated so
+reconnects skip the probe, caches the server's listings until they change or it reconnects, and
+sends requests. It is put together from one part per concern:
 
-* ``loops.py``: its state, and one session per event loop that uses it;
-* ``requests.py``, ``listings.py``, ``calls.py``: requests, listings, ``tools/call``;
-* ``tasks.py``, ``taskwire.py``: calls answered with a task, followed to their result;
-* ``failures.py``: the one translation of what the SDK and the transport raise (``errors.py``);
-* ``listen.py``: list changes and resource subscriptions; ``callbacks.py``: what the SDK calls.
-* ``views.py``: the MCP Apps views its tools name, read once per session (:meth:`read_view`).
+* :class:`~langgraph_mcp._session.loops.ConnectionBase`: its state, and one session
+  (:class:`~langgraph_mcp._session.loops.LoopScope`) per event loop that uses it;
+* :class:`~langgraph_mcp._session.requests.Requests`,
+  :class:`~langgraph_mcp._session.listings.Listings`,
+  :class:`~langgraph_mcp._session.calls.Calls`: requests, listings, ``tools/call``;
+* :class:`~langgraph_mcp._session.tasks.TaskRequests` (on the wire:
+  :class:`~langgraph_mcp._session.taskwire.TaskHandle`,
+  :class:`~langgraph_mcp._session.taskwire.TaskState`): calls answered with a task, followed to
+  their result;
+* :func:`~langgraph_mcp._session.failures.guarded`: the one translation of what the SDK and the
+  transport raise (:mod:`langgraph_mcp.errors`);
+* :class:`~langgraph_mcp._session.listen.Listen`: list changes and resource subscriptions;
+  :class:`~langgraph_mcp._session.callbacks.Callbacks`: what the SDK calls.
+* :class:`~langgraph_mcp._session.views.ViewCache`: the MCP Apps views its tools name, read once per
+  session (:meth:`read_view`).
 
 This module connects them to the session's life: how a session's ``Client`` is made, what is
 learned when it connects, what runs beside it, and closing.
@@ -60,7 +69,8 @@ _SAMPLING_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability()
 class ServerConnection(TaskRequests, Listen, Callbacks):
     """One server's long-lived session, its listings, and the requests sent over it.
 
-    ``fallback`` answers the server's requests that belong to no call (see ``routing.py``).
+    ``fallback`` answers the server's requests that belong to no call (see
+    :class:`~langgraph_mcp._session.routing.Router`).
     ``default_timeout`` bounds a call when neither the tool nor the configuration sets a limit.
     Sessions are bound to an event loop, so a connection keeps one session per event loop that
     uses it (see :class:`~langgraph_mcp._session.loops.LoopScope`). A loop's session is stopped
@@ -158,7 +168,8 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
 
     async def read_view(self, uri: str) -> View:
         """The ``ui://`` view at ``uri``, read with ``resources/read`` once per session and kept
-        until the server says it (or its resource list) changed (see ``views.py``).
+        until the server says it (or its resource list) changed (see
+        :class:`~langgraph_mcp._session.views.ViewCache`).
 
         Raises:
             MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError: as for any

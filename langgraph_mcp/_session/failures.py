@@ -1,4 +1,4 @@
-"""What goes wrong with a request, in this package's terms (``errors.py``).
+"""What goes wrong with a request, in this package's terms (:mod:`langgraph_mcp.errors`).
 
 The one translation of what the SDK and the transport raise, shared by tool calls, listings and
 every other request:
@@ -10,8 +10,9 @@ every other request:
   cancelling the request as its transport failed): the session ends and the request's outcome
   is unknown (:class:`~langgraph_mcp.MCPConnectionError`);
 * an HTTP error status standing in for an answer: :class:`~langgraph_mcp.MCPConnectionError`;
-* any JSON-RPC error the server sent, ``-32000`` included (see ``wire.py`` for how it is told
-  from the SDK's own): :class:`~langgraph_mcp.MCPServerError`; the session goes on;
+* any JSON-RPC error the server sent, ``-32000`` included (see
+  :meth:`~langgraph_mcp._session.wire.Sent.answered_by_server` for how it is told from the SDK's
+  own): :class:`~langgraph_mcp.MCPServerError`; the session goes on;
 * an answer that is not what the protocol says: :class:`~langgraph_mcp.MCPProtocolError`.
 """
 
@@ -156,7 +157,8 @@ def guarded(
     """Send one request on ``session`` inside the (``async with``) block; what goes wrong leaves
     it as this package's errors (the package's own pass through unchanged). ``timeout``: the
     limit a ``TimeoutError`` from the block means (``None``: it passes through unchanged). A
-    request whose deployment OAuth token could not be obtained (``deployauth.py``) fails saying
+    request whose deployment OAuth token could not be obtained
+    (:func:`~langgraph_mcp._oauth.deployauth.start_auth_problems`) fails saying
     why: the SDK's transport reports that as a bare refusal, or a lost connection.
 
     Raises:

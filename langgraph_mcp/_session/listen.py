@@ -2,9 +2,10 @@
 subscribed to.
 
 2026-07-28: one ``subscriptions/listen`` stream (:meth:`Listen._listen`). 2025-11-25 and older:
-list changes are pushed to the client (``callbacks.py``) and resources are watched with
-``resources/subscribe`` (:meth:`Listen._keep_subscribed`). Which resources are wanted, and who
-hears of their updates, is the session's :class:`~langgraph_mcp._session.watch.ResourceWatch`.
+list changes are pushed to the client (:class:`~langgraph_mcp._session.callbacks.Callbacks`) and
+resources are watched with ``resources/subscribe`` (:meth:`Listen._keep_subscribed`). Which
+resources are wanted, and who hears of their updates, is the session's
+:class:`~langgraph_mcp._session.watch.ResourceWatch`.
 """
 
 from __future__ import annotations

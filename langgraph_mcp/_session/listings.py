@@ -4,7 +4,8 @@ Every page is read as the server sent it, and each entry is checked on its own: 
 valid is left out with a warning and the others stay. Listings are cached until the server says
 that list changed, or the session is replaced (``loops.ConnectionBase._tools_changed`` and
 ``_lists_changed``), or the lifetime its freshness hints or ``listing_ttl`` give it ends; a
-``public`` one may come from another session of the same server (``freshness.py``).
+``public`` one may come from another session of the same server
+(:class:`~langgraph_mcp._session.freshness.ListingShare`).
 
 A tool listing is bounded: its first ``max_tools`` entries (server option, default 1,000) are
 read and the rest left out with one warning; at most ``_MAX_PAGES`` pages are fetched, so a
@@ -56,10 +57,10 @@ class Listings(Requests):
 
     async def list_tools(self) -> list[types.Tool]:
         """The server's tools (every page), cached until ``list_changed``, a reconnect, or the end
-        of the listing's lifetime (``freshness.py``).
+        of the listing's lifetime (:class:`~langgraph_mcp._session.freshness.ListingShare`).
 
-        Each tool is checked on its own (``_schema.vet_tool``): one that cannot be offered to a
-        model or called is left out with a warning, and the others stay.
+        Each tool is checked on its own (:func:`~langgraph_mcp._support.schema.vet_tool`): one that
+        cannot be offered to a model or called is left out with a warning, and the others stay.
 
         When listing again only because the listing's lifetime ended fails with a connection
         error on the same live session, the last listing is offered meanwhile (with a warning),
@@ -217,8 +218,9 @@ class Listings(Requests):
         self._by_name = {t.name: t for t in reversed(tools)}
 
     def _vet_page(self, listed: list[Any], first: int) -> list[types.Tool]:
-        """The tools of one page that can be offered (``_schema.vet_tool``); ``first`` is the
-        position of the page's first entry in the whole listing. Runs in a worker thread."""
+        """The tools of one page that can be offered
+        (:func:`~langgraph_mcp._support.schema.vet_tool`); ``first`` is the position of the page's
+        first entry in the whole listing. Runs in a worker thread."""
         modern = self.era == MODERN
         tasks = bool(self.config.tasks) and (modern or bool(getattr(self, "legacy_tasks", False)))
         return [
@@ -244,8 +246,8 @@ class Listings(Requests):
     async def listing(self, kind: Listing) -> list[Any]:
         """The server's resources, resource templates or prompts (every page), cached until the
         server says that list changed, a reconnect, or the end of the listing's lifetime
-        (``freshness.py``). An entry that is not valid is left out with a warning; the others
-        stay.
+        (:class:`~langgraph_mcp._session.freshness.ListingShare`). An entry that is not valid is
+        left out with a warning; the others stay.
 
         Raises:
             MCPConnectionError, MCPTimeoutError, MCPServerError (e.g. the server has no such
@@ -306,8 +308,8 @@ class Listings(Requests):
         self, uri: str, *, timeout: float | Literal["default"] | None = "default", limited: bool = False
     ) -> types.ReadResourceResult:
         """``resources/read`` of ``uri`` (see :meth:`request`), reused while its freshness hints
-        allow (``freshness.py``): this connection's own ``private`` reads, or a ``public`` one of
-        any session of the server."""
+        allow (:class:`~langgraph_mcp._session.freshness.ReadCache`): this connection's own
+        ``private`` reads, or a ``public`` one of any session of the server."""
         await self._live()  # a new session forgets the reads: connect before looking
         share = self.listing_share
         hit = self.reads.get(uri, share)

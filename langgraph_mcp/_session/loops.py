@@ -5,8 +5,10 @@ task, router, listing lock, resource watch and call limiter) per event loop that
 the usual single-loop process; one per run loop where runs get loops of their own (LangGraph
 server's ``BG_JOB_ISOLATED_LOOPS``). A loop's session is stopped once that loop is closed.
 
-:class:`ConnectionBase` holds what every part of a connection shares (``listings.py``,
-``calls.py``, ``listen.py``, ``callbacks.py``; ``connection.py`` puts them together).
+:class:`ConnectionBase` holds what every part of a connection shares
+(:class:`~langgraph_mcp._session.listings.Listings`, :class:`~langgraph_mcp._session.calls.Calls`,
+:class:`~langgraph_mcp._session.listen.Listen`, :class:`~langgraph_mcp._session.callbacks.Callbacks`;
+:class:`~langgraph_mcp._session.connection.ServerConnection` puts them together).
 """
 
 from __future__ import annotations
@@ -60,9 +62,11 @@ class ConnectionBase:
     """One server's connection: its configuration, what it learned (era, listings), and its
     sessions, one per event loop.
 
-    ``fallback`` answers the server's requests that belong to no call (see ``routing.py``).
+    ``fallback`` answers the server's requests that belong to no call (see
+    :class:`~langgraph_mcp._session.routing.Router`).
     ``default_timeout`` bounds a call when neither the tool nor the configuration sets a limit.
-    ``share`` is what the server's connections in one pool share (see ``freshness.py``): the
+    ``share`` is what the server's connections in one pool share (see
+    :class:`~langgraph_mcp._session.freshness.ListingShare`): the
     shared connection makes it, its thread connections are given it.
     """
 
@@ -112,9 +116,9 @@ class ConnectionBase:
         """``auto`` until the era is known; then what reconnects ask for (they skip the probe)."""
         self._prior_discover: types.DiscoverResult | None = None
         self.views = ViewCache()
-        """The MCP Apps views read on this connection (``views.py``)."""
+        """The MCP Apps views read on this connection."""
 
-    # -- what a session needs from the whole connection (see connection.py) --------------------
+    # -- what a session needs from the whole connection (see ServerConnection) -----------------
 
     def _new_client(self, target: Any) -> Client:
         raise NotImplementedError
@@ -162,8 +166,8 @@ class ConnectionBase:
     @property
     def tools_version(self) -> int:
         """Moves whenever the tools offered may have changed (``list_changed``, a reconnect, the
-        end of the listing's lifetime: see ``freshness.py``). Looking at it is what notices that
-        a lifetime ended: nothing runs on a timer."""
+        end of the listing's lifetime: see :class:`~langgraph_mcp._session.freshness.ListingShare`).
+        Looking at it is what notices that a lifetime ended: nothing runs on a timer."""
         share = self.listing_share
         if share.expired("tools", self._tools_stamp if self._tools is not None else None):
             self._tools_changed(expired=True)

@@ -77,7 +77,7 @@ class Session:
         self.in_flight = 0
         self.auth_problems: list[str] = []
         """Why the deployment's OAuth token could not be obtained while connecting (see
-        ``deployauth.py``)."""
+        :func:`~langgraph_mcp._oauth.deployauth.noting_auth_problems`)."""
         self.expired = False
         """The server said it no longer knows this session (HTTP 404 to a request carrying its
         id): requests it rejected for that reason never ran, and may be sent on a new session."""

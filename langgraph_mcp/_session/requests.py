@@ -1,5 +1,5 @@
 """Requests that are not tool calls (listings, resources, prompts, completion), with the same
-translation of failures as calls (``failures.py``)."""
+translation of failures as calls (:func:`~langgraph_mcp._session.failures.guarded`)."""
 
 from __future__ import annotations
 

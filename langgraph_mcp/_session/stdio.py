@@ -71,7 +71,7 @@ READ_AHEAD = 1 << 20
 """Bytes read from stdout and not yet taken by the session, beyond which reading pauses."""
 MAX_MESSAGE_BYTES = 256 << 20
 """The longest message a server may send: a line of stdout (and an SSE event on streamable
-HTTP, see ``transports.py``)."""
+HTTP, see :func:`~langgraph_mcp._session.transports.open_client`)."""
 _PREVIEW = 80
 _SLICED_PARSE = 1 << 20
 """Lines longer than this (bytes) are parsed in slices: one ``json.loads`` holds the loop about
@@ -295,7 +295,8 @@ class _Parser:
         self, lines: collections.deque[bytes | bytearray]
     ) -> SessionMessage | NotJSONRPCError | None:
         """The next line of ``lines``, taken from it (so its bytes go once decoded); None for a
-        blank line. A line over ``_SLICED_PARSE`` bytes is parsed in slices (``_pace.py``): the
+        blank line. A line over ``_SLICED_PARSE`` bytes is parsed in slices
+        (:func:`~langgraph_mcp._support.pace.loads_in_slices`): the
         event loop goes on while a 100,000-tool listing is read."""
         line = lines.popleft()
         self._line_no += 1

@@ -5,8 +5,9 @@ answer a ``tools/call`` with a task handle (``resultType: "task"``) instead of i
 client then polls ``tasks/get`` until the task is done, answers what it asks with
 ``tasks/update`` and may ``tasks/cancel`` it. This module sends the three requests and follows a
 task to its result; what is stored in the checkpoint and how a person is asked is the layer
-above's (``_elicitation/tasks.py``). The wire shapes, and the bounds put on what a server sends,
-are in ``taskwire.py``.
+above's (:func:`~langgraph_mcp._elicitation.tasks.follow`). The wire shapes and the bounds put on
+what a server sends are :class:`~langgraph_mcp._session.taskwire.TaskHandle`,
+:class:`~langgraph_mcp._session.taskwire.TaskState` and their neighbours.
 
 2025-11-25: a tool that requires a task is called with a ``task`` parameter on a server that
 declared task-augmented calls, polled with ``tasks/get``, and its result fetched with

@@ -1,24 +1,24 @@
 """Opening a server's transport and the SDK ``Client`` on top of it.
 
-* stdio (``stdio.py``): the child gets the SDK's safe default environment plus its configured
-  ``env``; its stderr is forwarded line by line, without the server's secrets, to the logger
-  ``langgraph_mcp.server.<name>.stderr`` and its last lines are kept for error messages; the
-  end of its stdout ends the session at once.
+* stdio (:func:`~langgraph_mcp._session.stdio.stdio_transport`): the child gets the SDK's safe
+  default environment plus its configured ``env``; its stderr is forwarded line by line, without the
+  server's secrets, to the logger ``langgraph_mcp.server.<name>.stderr`` and its last lines are kept
+  for error messages; the end of its stdout ends the session at once.
 * streamable HTTP, falling back to the old HTTP+SSE transport when the server only speaks that.
 * SSE.
 * in-process (an ``MCPServer`` or low-level ``Server`` object).
 
 HTTP transports get no read timeout: a request may run as long as its call's own limit allows
-(see ``clock.py``), and an idle notification stream may stay open for hours. Connecting,
-writing and pool waits are bounded (30 s). An :class:`HTTPWatch` sees every HTTP response: the
-SDK turns a 401 or 403 into a generic JSON-RPC error (or, over SSE, a dead session), so the
-status is kept for the session layer to say that the server refused the credentials.
-Streamable HTTP takes a message (one SSE event, or a JSON response body) of up to
-``MAX_MESSAGE_BYTES`` (256 MiB), as stdio does; the SDK's default, 1 MiB, failed larger tool
-results as a lost connection. It runs the SDK's transport with its own response reader
-(``_compat/mcp_http.py``): a large result is read as bytes and parsed once, at about twice its
-size in memory (the SDK's reader peaked at about 6x). (The SDK's old SSE transport keeps its
-1 MiB.)
+(see :class:`~langgraph_mcp._session.clock.CallClock`), and an idle notification stream may stay
+open for hours. Connecting, writing and pool waits are bounded (30 s). An :class:`HTTPWatch` sees
+every HTTP response: the SDK turns a 401 or 403 into a generic JSON-RPC error (or, over SSE, a dead
+session), so the status is kept for the session layer to say that the server refused the
+credentials. Streamable HTTP takes a message (one SSE event, or a JSON response body) of up to
+``MAX_MESSAGE_BYTES`` (256 MiB), as stdio does; the SDK's default, 1 MiB, failed larger tool results
+as a lost connection. It runs the SDK's transport with its own response reader
+(:class:`~langgraph_mcp._compat.mcp_http.LeanStreamableHTTP`): a large result is read as bytes and
+parsed once, at about twice its size in memory (the SDK's reader peaked at about 6x). (The SDK's old
+SSE transport keeps its 1 MiB.)
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Which resources are watched on one event loop's session, and who hears of their updates.
 
 A :class:`ResourceWatch` belongs to a connection's
-:class:`~langgraph_mcp._session.loops.LoopScope`. Subscribers (see ``_resources.py``) add their
+:class:`~langgraph_mcp._session.loops.LoopScope`. Subscribers (see
+:func:`~langgraph_mcp._pool.resources.subscribe`) add their
 URIs; the session's background work (``listen.Listen._listen`` on 2026-07-28,
 ``Listen._keep_subscribed`` before) asks the server for exactly the URIs wanted, reports what
 it got with :meth:`ResourceWatch.listening`, and passes each ``resources/updated`` to

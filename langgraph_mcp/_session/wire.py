@@ -5,9 +5,9 @@ server itself answered with error ``-32000``.
 SDK uses the same code for its own "connection closed" (which it raises without anything having
 arrived). Only the wire tells the two apart: a server's answer arrives on the read stream with
 the request's id. A :class:`WireTap` sits on a session's streams (every transport but
-in-process, see ``transports.py``); a request sent inside :meth:`WireTap.sending` learns its id
-as it is written, and :meth:`Sent.answered_by_server` says whether the server's own ``-32000``
-answered it.
+in-process, see :func:`~langgraph_mcp._session.transports.open_client`); a request sent inside
+:meth:`WireTap.sending` learns its id as it is written, and :meth:`Sent.answered_by_server` says
+whether the server's own ``-32000`` answered it.
 
 The streamable HTTP transport also puts answers of its own on the read stream, with the
 request's id, when it gives up on a request (``_compat.mcp.is_transport_answer``): those are not

@@ -24,7 +24,8 @@ During a tool call, every ``notifications/progress`` from the server becomes:
   get one; a failure to emit it is logged at debug level and never fails the call.
 
 Log notifications (``notifications/message``) always go to Python logging,
-under ``langgraph_mcp.server.<server>`` (see ``_session/connection.py``). With ``log_events`` enabled for the
+under ``langgraph_mcp.server.<server>`` (see
+:meth:`~langgraph_mcp._session.callbacks.Callbacks._on_log`). With ``log_events`` enabled for the
 server they also become custom events::
 
       {"type": "mcp_log", "server": "demo", "tool_name": "sleep", "tool_call_id": "call_1",

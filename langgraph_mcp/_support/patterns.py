@@ -15,8 +15,8 @@ keyword that runs one (``pattern``, ``patternProperties``, ``additionalPropertie
   time: such a pattern, or one whose automaton would pass :data:`MAX_PATTERN_MEMORY`, raises
   :class:`UnsafePattern`, and is never handed to a backtracking engine instead. It fails closed:
   a listed tool whose schema has one is left out of the listing with a warning naming the server,
-  the tool and the pattern (``_schema.vet_tool``); elsewhere the check raises, and the caller
-  refuses what it was checking with a message saying so.
+  the tool and the pattern (:func:`~langgraph_mcp._support.schema.vet_tool`); elsewhere the check
+  raises, and the caller refuses what it was checking with a message saying so.
 * Work: RE2's time is linear in the text, times up to ~100-230 ns per instruction of the
   pattern's program when its automaton cache thrashes. Each match is charged ``program size x
   (bytes + 1)`` against a budget (:func:`regex_budget`): :data:`INLINE_WORK` for one check on the

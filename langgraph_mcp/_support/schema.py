@@ -10,10 +10,12 @@ resolve within the schema itself, a schema too large or too deep once LangChain 
 where calls cannot run as tasks (the ``tasks`` option off, or a 2025-11-25 server that does not
 declare task-augmented calls),
 or a ``pattern`` or ``patternProperties`` regular expression (in its ``inputSchema`` or
-``outputSchema``) that cannot run in time linear in its input (see ``_patterns.py``: patterns
-run on RE2, never on a backtracking engine).
+``outputSchema``) that cannot run in time linear in its input (see
+:func:`~langgraph_mcp._support.patterns.compile_pattern`: patterns run on RE2, never on a
+backtracking engine).
 
-Arguments are checked against the vetted schemas in ``_arguments.py`` (which knows LangGraph's
+Arguments are checked against the vetted schemas by
+:class:`~langgraph_mcp._call.arguments.ArgumentChecker` (which knows LangGraph's
 error types; this module imports nothing from LangGraph, as the session layer uses it).
 
 No reference in a server's schema is ever fetched or read: :data:`REGISTRY` refuses every URI
@@ -21,7 +23,7 @@ that is not part of the schema itself (JSON schema's own metaschemas, bundled wi
 ``jsonschema``, excepted).
 
 :func:`model_schema` is the schema a model is given: descriptions and titles in it sanitised
-(see ``_sanitise.py``).
+(see :func:`~langgraph_mcp._support.sanitise.sanitise_text`).
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ _RESOLVING: Registry[Any] = SPECIFICATIONS.combine(REGISTRY)  # what a validator
 
 def schema_validator(schema: dict[str, Any]) -> Validator:
     """A validator for ``schema`` (its ``$schema`` dialect, else draft 2020-12) that resolves
-    ``$ref`` within the schema only and runs its patterns on RE2 (``_patterns.py``).
+    ``$ref`` within the schema only and runs its patterns on RE2
+    (:func:`~langgraph_mcp._support.patterns.safe_validator_class`).
 
     Raises:
         SchemaError: ``schema`` is not a valid JSON schema (a pattern RE2 cannot run is not a
@@ -437,7 +440,7 @@ def _vetted(raw: object, modern: bool, tasks: bool) -> types.Tool:
     if isinstance(output := raw.get("outputSchema"), dict):
         try:
             unsafe = unsafe_pattern(output)
-        except Exception:  # not a schema one can walk: it is not checked at all (calls.py)
+        except Exception:  # not a schema one can walk: never checked (_session.calls.Calls._check_output)
             unsafe = None
         if unsafe is not None:
             raise _LeftOut(short_text(f"its outputSchema {_unsafe(unsafe)}"))

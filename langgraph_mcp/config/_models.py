@@ -252,7 +252,8 @@ class _ServerBase(BaseModel):
         return isinstance(model, BaseChatModel) and type(model).bind_tools is not BaseChatModel.bind_tools
 
     def redactor(self) -> Redactor:
-        """What keeps this server's secrets out of messages and logs (see ``_redact.py``)."""
+        """What keeps this server's secrets out of messages and logs (a
+        :class:`~langgraph_mcp._support.redact.Redactor`)."""
         return Redactor()
 
     @field_validator("sampling_model")
