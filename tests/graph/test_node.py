@@ -327,7 +327,7 @@ async def test_tools_stream_and_callbacks(make_nodes: Any) -> None:
         streams.append((sorted(lifecycle, key=str), sorted(recorder.events)))
     assert streams[1] == streams[0]
     assert ("tool-finished", "c1") in streams[1][0]
-    # MCP progress of the "sleep" call also arrives as output deltas (see tests/tools/test_progress.py).
+    # MCP progress of the "sleep" call also arrives as output deltas (see tests/stream/test_progress.py).
     assert ("start", "add") in streams[1][1]
 
 

@@ -17,8 +17,8 @@ from langgraph_mcp import MCPMiddleware, MCPPool, create_mcp_agent
 from langgraph_mcp.apps import VIEW_CALLS_KEY, app_routes, view_call_config, view_call_input
 from langgraph_mcp.options import ToolOptions
 from langgraph_mcp.testing import ScriptedChatModel
+from tests.apps.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 from tests.conftest_servers import stdio_params
-from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 
 
 def _agent(pool: MCPPool, **options: Any) -> Any:

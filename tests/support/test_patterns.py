@@ -1,6 +1,6 @@
 """Regular expressions from servers run on RE2, in time linear in their input: a catastrophic
 pattern is checked at once, a pattern RE2 cannot run fails closed, and a check too costly for the
-event loop runs off it (``_patterns.py``)."""
+event loop runs off it (``_support.patterns``)."""
 
 from __future__ import annotations
 

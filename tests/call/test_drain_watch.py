@@ -3,7 +3,7 @@
 ``RunControl`` has no signal, so one thread polls every watched call of the process. These pin
 what that thread may and may not do: reach the right call on the right loop, leave alone a call
 that has ended, put no timer on any loop, and hold nothing once a call has ended. The whole
-path through a graph (and the resume) is in ``test_progress.py``.
+path through a graph (and the resume) is in ``tests/stream/test_progress.py``.
 """
 
 from __future__ import annotations

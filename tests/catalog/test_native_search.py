@@ -25,8 +25,8 @@ from starlette.routing import Route
 from langgraph_mcp import MCPConfigError, MCPToolNode, create_mcp_agent
 from langgraph_mcp.options import ToolSearch
 from tests.chat import ScriptModel
-from tests.graph.test_lazy import keep, lazy_servers, started
 from tests.helpers import thread
+from tests.pool.test_lazy import keep, lazy_servers, started
 from tests.servers._runner import bind_socket, make_uvicorn_server
 
 ANTHROPIC_SEARCH = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}

@@ -24,8 +24,8 @@ from langgraph_mcp.apps import (
     view_call_input,
     view_calls_node,
 )
+from tests.apps.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 from tests.conftest_servers import stdio_params
-from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 
 
 class State(TypedDict):

@@ -4,7 +4,7 @@ good once, the client's secret goes only to its own authorization server, revoki
 user's sessions, and the encryption key can be rotated.
 
 Against the SDK's authorization server on loopback and a bearer-checking MCP server (see
-``tests/hitl/test_oauth.py``).
+``tests/oauth/test_oauth.py``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from langgraph_mcp._oauth.records import (
 from langgraph_mcp._session.era import MODERN
 from langgraph_mcp.config import load_connections
 from langgraph_mcp.oauth import guard_store, revoke
-from tests.hitl.test_oauth import KEY, connect, failure, payload, world
+from tests.oauth.test_oauth import KEY, connect, failure, payload, world
 from tests.servers import hinted
 
 NEW_KEY = Fernet.generate_key().decode()

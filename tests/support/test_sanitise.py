@@ -1,4 +1,4 @@
-"""``_sanitise.py``: server-provided text without hidden characters, of bounded length."""
+"""``_support.sanitise``: server-provided text without hidden characters, of bounded length."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``_schema.py``: argument checks against untrusted ``inputSchema``s, and tool vetting."""
+"""Argument checks against untrusted ``inputSchema``s (``_call.arguments``), and tool vetting
+(``_support.schema``)."""
 
 from __future__ import annotations
 

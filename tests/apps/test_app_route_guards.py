@@ -23,8 +23,8 @@ from starlette.routing import Route
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp._graph import approute as _approute
 from langgraph_mcp.apps import app_routes, view_calls_node
+from tests.apps.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 from tests.conftest_servers import stdio_params
-from tests.tools.test_apps import apps_config  # noqa: F401  (the fixture: both transports, both eras)
 
 THREAD = "0b7ad5b6-77f3-4c57-9a43-1f0a1b2c3d4e"
 TEXT = "7e1f0c2a-0000-4000-8000-000000000001"

@@ -1,4 +1,4 @@
-"""Schemas told valid without the metaschema (``_plainschema.surely_valid``) are valid by the
+"""Schemas told valid without the metaschema (``_support.plainschema.surely_valid``) are valid by the
 metaschema too, and the schemas servers commonly send are told so (a listing of many tools is
 then checked in a fraction of the time)."""
 
