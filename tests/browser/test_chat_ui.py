@@ -14,6 +14,7 @@ import asyncio
 import functools
 import http.server
 import json
+import os
 import re
 import threading
 import urllib.error
@@ -224,9 +225,9 @@ async def test_the_typescript_example_of_the_wire_format_page_answers_and_finish
     against the server: it answers the question it meets and the call finishes."""
     page = (REPO_ROOT / "docs" / "reference" / "wire-formats.md").read_text()
     [code] = re.findall(r"^```ts\n(.*?)^```", page, re.S | re.M)
-    assert "http://localhost:2024" in code
+    assert 'process.env.LANGGRAPH_URL ?? "http://127.0.0.1:2024"' in code  # run as the page says
     source = tmp_path / "example.ts"
-    source.write_text(code.replace("http://localhost:2024", chat.server.url) + EXAMPLE_END)
+    source.write_text(code + EXAMPLE_END)
     bundle = tmp_path / "example.mjs"
     harness = REPO_ROOT / "tests" / "browser"
     build = (
@@ -242,7 +243,11 @@ async def test_the_typescript_example_of_the_wire_format_page_answers_and_finish
     _, err = await asyncio.wait_for(built.communicate(), 60)
     assert built.returncode == 0, err.decode()
     run = await asyncio.create_subprocess_exec(
-        "node", str(bundle), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        "node",
+        str(bundle),
+        env={**os.environ, "LANGGRAPH_URL": chat.server.url},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(run.communicate(), 60)
     assert run.returncode == 0, err.decode()
