@@ -1,13 +1,13 @@
-"""The MCP tools one node or middleware offers, bound to its options, and which of them one run
-may use.
+"""The MCP tools one node or middleware offers, bound to its options.
 
 :class:`ToolSet` is shared by ``MCPToolNode`` and ``MCPMiddleware``: it loads the pool's tools
 (:func:`~langgraph_mcp._catalog.build.load_catalog`: those meant only for an MCP Apps view too),
 binds each to its :class:`~langgraph_mcp.options.ToolOptions` and approval setting once per listing
-(by server and MCP name, see :mod:`langgraph_mcp._catalog.refs`), withholds a tool whose options
-cannot be bound to it alone, and applies the per-run ``tool_filter``. A tool that a new listing
-gives as the same object, with the same options, keeps its bound copy (its model schema and argument
-checker).
+(by server and MCP name, see :mod:`langgraph_mcp._catalog.refs`) and withholds a tool whose options
+cannot be bound to it alone. The result is one :class:`Bound` per listing version; which of its
+tools one run may use (the per-run ``tool_filter``, visibility, reveals) is
+:class:`~langgraph_mcp._catalog.view.ToolView`'s question. A tool that a new listing gives as the
+same object, with the same options, keeps its bound copy (its model schema and argument checker).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import operator
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import cached_property
 from typing import Any, Literal, Self
 
 from langchain_core.messages import ToolMessage
@@ -34,13 +35,14 @@ from langgraph_mcp._call.approval import (
 from langgraph_mcp._call.view import app_visible, model_visible
 from langgraph_mcp._catalog.build import load_catalog
 from langgraph_mcp._catalog.refs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
+from langgraph_mcp._compat.langgraph import injected_args
 from langgraph_mcp._pool.pool import MCPPool, OnConnectionError
 from langgraph_mcp._support.pace import Pace
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import MCPConfigError
+from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
 
-__all__ = ["DEFAULT_DECISIONS", "PoolHolder", "ToolSet", "merge_options"]
+__all__ = ["DEFAULT_DECISIONS", "Bound", "PoolHolder", "ToolSet", "merge_options"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -60,6 +62,58 @@ def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOpti
         result=own.result if own.result is not None else base.result,
         approval=own.approval if own.approval is not None else base.approval,
     )
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Bound:
+    """One listing version's MCP tools, bound to one face's options; a new object only when the
+    bound tools change. What depends on these tools alone is worked out here, once per listing."""
+
+    tools: list[MCPTool]
+    withheld: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Names of tools not offered, and why (their options could not be bound to them alone)."""
+    _deferred: dict[int, MCPTool] = dataclasses.field(default_factory=dict, repr=False)
+
+    @cached_property
+    def by_name(self) -> Mapping[str, MCPTool]:
+        return {t.name: t for t in self.tools}
+
+    @cached_property
+    def by_ref(self) -> Mapping[tuple[str, str], MCPTool]:
+        """The tools by server and MCP name (the first, should a listing name one twice)."""
+        refs: dict[tuple[str, str], MCPTool] = {}
+        for tool in self.tools:
+            refs.setdefault((tool.server, tool.mcp_name), tool)
+        return refs
+
+    @cached_property
+    def app_only(self) -> bool:
+        """Are some tools meant only for an MCP Apps view?"""
+        return any(not model_visible(t.mcp_meta) for t in self.tools)
+
+    @cached_property
+    def injected(self) -> Mapping[str, Any]:
+        """``ToolNode``'s injected arguments of each tool, by name."""
+        # LangGraph works a tool's injected arguments out from a pydantic model it builds per tool
+        # name (~5 ms each). For MCP tools they depend only on what the tools share (a JSON-schema
+        # ``args_schema`` and the injected-runtime signature), so they are worked out once per kind.
+        shared: dict[tuple[Any, ...], Any] = {}
+        injected = {}
+        for tool in self.tools:
+            kind = (type(tool), tool.func, tool.coroutine, isinstance(tool.args_schema, dict))
+            if kind not in shared or not kind[3]:
+                shared[kind] = injected_args(tool)
+            injected[tool.name] = shared[kind]
+        return injected
+
+    def deferred(self, tool: MCPTool) -> MCPTool:
+        """``tool`` marked ``defer_loading`` (provider-native tool search), copied once."""
+        copy = self._deferred.get(id(tool))
+        if copy is None:
+            copy = self._deferred[id(tool)] = tool.model_copy(
+                update={"extras": {**(tool.extras or {}), "defer_loading": True}}
+            )
+        return copy
 
 
 class ToolSet:
@@ -129,11 +183,9 @@ class ToolSet:
         self.messages_key = messages_key
         self.reserved = frozenset(reserved)
         self._source: list[MCPTool] | None = None
-        self._bound: list[MCPTool] = []
         self._bindings: dict[int, _Binding] = {}
-        self._by_name: dict[str, MCPTool] = {}
-        self._withheld: dict[str, str] = {}
-        self._app_only = False
+        self.bound = Bound([])
+        """The tools of the last listing, bound (no I/O); swapped whole when they change."""
         self.audience: Literal["model", "app"] = "model"
         """Who calls through this set: the model (tools meant only for a view are kept out) or an
         MCP Apps view (``"app"``: only tools whose visibility includes ``"app"``)."""
@@ -188,24 +240,34 @@ class ToolSet:
                 bindings[id(tool)] = binding
                 bound.append(binding.bound)
             if source is self._source:
-                return self._bound  # bound meanwhile by a concurrent call
+                return self.bound.tools  # bound meanwhile by a concurrent call
             self._warn_unmatched(used, names)
-            if (
-                withheld == self._withheld
-                and len(bound) == len(self._bound)
-                and all(map(operator.is_, bound, self._bound))
+            last = self.bound
+            if not (
+                withheld == last.withheld
+                and len(bound) == len(last.tools)
+                and all(map(operator.is_, bound, last.tools))
             ):
-                bound = self._bound  # the same tools: the same list, so callers see no change
-            # Swapped whole: runs already in flight keep a consistent view.
-            self._source, self._bound, self._withheld, self._bindings = source, bound, withheld, bindings
-            self._by_name = {t.name: t for t in bound}
-            self._app_only = any(not model_visible(t.mcp_meta) for t in bound)
-        return self._bound
+                # Swapped whole: runs already in flight keep a consistent view. The same tools keep
+                # the same Bound (and list), so callers see no change.
+                self.bound = Bound(bound, withheld)
+            self._source, self._bindings = source, bindings
+        return self.bound.tools
+
+    async def current(self) -> list[MCPTool]:
+        """:meth:`tools`, or when listing fails the tools of the last listing, if any (their calls
+        report the error); raises as :meth:`tools` does when there are none."""
+        try:
+            return await self.tools()
+        except MCPConnectionError:
+            if not self.bound.tools:
+                raise
+            return self.bound.tools
 
     @property
     def known(self) -> list[MCPTool]:
         """The tools of the last listing (no I/O)."""
-        return self._bound
+        return self.bound.tools
 
     def per_call_identity(self, server: str) -> bool:
         """Do calls to ``server`` carry per-call headers or ``_meta`` (its ``server_options``, or
@@ -220,7 +282,7 @@ class ToolSet:
 
     def get(self, name: str) -> MCPTool | None:
         """The bound tool exposed as ``name`` in the last listing."""
-        return self._by_name.get(name)
+        return self.bound.by_name.get(name)
 
     @staticmethod
     def invalid(name: str, tool_call_id: str | None, available: Sequence[str]) -> ToolMessage:
@@ -239,7 +301,7 @@ class ToolSet:
         it is withheld (its options could not be bound to it alone) or, while some server cannot
         be reached (it may be that tool's server), one saying so instead of calling the tool
         unknown; ``None`` otherwise."""
-        if name in self._withheld:
+        if name in self.bound.withheld:
             return ToolMessage(
                 f"Error: {name} cannot be called: its configured options could not be bound to one "
                 "MCP server's tool, so it is not offered. Try another tool.",
@@ -272,18 +334,23 @@ class ToolSet:
     def hides_any(self) -> bool:
         """Are some tools of the last listing kept from the model (a ``tool_filter``, or tools
         meant only for an MCP Apps view)?"""
-        return self.tool_filter is not None or self._app_only or self.audience == "app"
+        return self.tool_filter is not None or self.bound.app_only or self.audience == "app"
 
     def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
         return [t for t in tools if self.allows(t, context)]
 
     async def approvals_of_turn(
-        self, calls: Sequence[Mapping[str, Any]], context: Any, skip: Collection[str] = ()
+        self,
+        calls: Sequence[Mapping[str, Any]],
+        context: Any,
+        skip: Collection[str] = (),
+        *,
+        allows: Callable[[MCPTool], bool] | None = None,
     ) -> list[ApprovalRequest]:
         """With ``approval_mode="batched"``: the approval questions the MCP ``calls`` of one model
-        turn would ask, in call order (calls this run may not make, calls to tools named in
-        ``skip``, and calls whose arguments break the schema ask none: they fail without asking).
-        Empty in ``"per_call"`` mode."""
+        turn would ask, in call order (calls to tools the run may not use, ``allows`` says, calls
+        to tools named in ``skip``, and calls whose arguments break the schema ask none: they fail
+        without asking). Empty in ``"per_call"`` mode."""
         requests = []
         if self.approval_mode == "batched":
             for call in calls:
@@ -291,7 +358,7 @@ class ToolSet:
                 args = call.get("args")
                 if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
                     continue
-                if not self.allows(tool, context):
+                if not (allows(tool) if allows is not None else self.allows(tool, context)):
                     continue
                 request = await tool.approval_request(args, call.get("id"))
                 if request is not None:
