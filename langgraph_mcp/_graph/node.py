@@ -29,7 +29,7 @@ import contextvars
 import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -50,12 +50,13 @@ from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ask_together
 from langgraph_mcp._call.output import reader_tools
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, PoolHolder, ToolSet
-from langgraph_mcp._catalog.search import ToolSearcher, revealed_in, search_settings, tool_ref
+from langgraph_mcp._catalog.search import ToolSearcher, search_settings
+from langgraph_mcp._catalog.view import Audience, ToolView, revealed_in
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
+from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
 
 __all__ = ["MCPToolNode"]
@@ -97,6 +98,9 @@ def _first_failure(outcomes: Sequence[BaseException | None]) -> BaseException | 
 
 
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
+
+_VIEW: contextvars.ContextVar[ToolView | None] = contextvars.ContextVar("langgraph_mcp_view", default=None)
+"""The tool view of the node's run (its calls ask it instead of building their own)."""
 
 
 async def _run_tool_call(thunk: Callable[[], Awaitable[Any]]) -> Any:
@@ -155,6 +159,10 @@ class MCPToolNode(PoolHolder, ToolNode):
     work too: their calls run on the package's own event loop.
     """
 
+    _audience: ClassVar[Audience] = "model"
+    """Who calls through the node: the model, or (the view-call node) MCP Apps views, which are
+    served no local tools, readers or search."""
+
     def __init__(
         self,
         connections: Any,
@@ -199,7 +207,8 @@ class MCPToolNode(PoolHolder, ToolNode):
             default_timeout=default_timeout,
             tool_catalog=settings.catalog if settings is not None else None,
         )
-        for reader in reader_tools(self.pool.servers):  # servers keeping cut outputs in the store
+        readers = reader_tools(self.pool.servers) if self._audience == "model" else []
+        for reader in readers:  # servers keeping cut outputs in the store
             if reader.name not in self._tools_by_name:
                 self._tools_by_name[reader.name] = reader
                 self._injected_args[reader.name] = injected_args(reader)
@@ -247,37 +256,47 @@ class MCPToolNode(PoolHolder, ToolNode):
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
         await self._sync_tools()
-        if self.search is not None:
-            shown = self.search.shown(self._mcp_tools, state, context)
-            return [*(t for t in self._tools_by_name.values() if not isinstance(t, MCPTool)), *shown]
-        return [
-            t
-            for t in self._tools_by_name.values()
-            if not isinstance(t, MCPTool) or self.toolset.allows(t, context)
-        ]
+        view = self._new_view(context, state)
+        return [*self._local_tools.values(), *view.offered]
 
     async def start(self) -> None:
         """Connect every server now (concurrently) and register their tools."""
         await self._sync_tools()
 
-    async def _sync_tools(self) -> None:
-        tools = await self.toolset.tools()
+    async def _sync_tools(self, *, lenient: bool = False) -> None:
+        """Registers the current MCP tools next to the local ones; ``lenient``: when listing fails,
+        the last known tools are served (calls to an unreachable server become error messages)."""
+        tools = await (self.toolset.current() if lenient else self.toolset.tools())
         if tools is self._mcp_tools:
             return
-        by_name: dict[str, BaseTool] = dict(self._local_tools)
-        injected = dict(self._local_injected)
-        # LangGraph works a tool's injected arguments out from a pydantic model it builds per tool
-        # name (~5 ms each). For MCP tools they depend only on what the tools share (a JSON-schema
-        # ``args_schema`` and the injected-runtime signature), so they are worked out once per kind.
-        shared: dict[tuple[Any, ...], Any] = {}
-        for tool in tools:
-            by_name[tool.name] = tool
-            kind = (type(tool), tool.func, tool.coroutine, isinstance(tool.args_schema, dict))
-            if kind not in shared or not kind[3]:
-                shared[kind] = injected_args(tool)
-            injected[tool.name] = shared[kind]
+        bound = self.toolset.bound
         # Swap whole dicts so runs already in flight keep a consistent view.
-        self._tools_by_name, self._injected_args, self._mcp_tools = by_name, injected, tools
+        self._tools_by_name = {**self._local_tools, **bound.by_name}
+        self._injected_args = {**self._local_injected, **bound.injected}
+        self._mcp_tools = tools
+
+    def _new_view(self, context: Any, state: Any) -> ToolView:
+        """The tool view of a run with this context and state."""
+        return ToolView(
+            self.toolset,
+            audience=self._audience,
+            context=context,
+            revealed=revealed_in(state) if self.search is not None else None,
+            local=tuple(self._local_tools),
+        )
+
+    def _view(self, tool_runtime: ToolRuntime) -> ToolView:
+        """The run's tool view, for one of its calls (a view of its own when the call's listing,
+        context or reveals are not the run's)."""
+        view = _VIEW.get()
+        if (
+            view is not None
+            and view.bound is self.toolset.bound
+            and view.context is tool_runtime.context
+            and view.revealed == (revealed_in(tool_runtime.state) if self.search is not None else None)
+        ):
+            return view
+        return self._new_view(tool_runtime.context, tool_runtime.state)
 
     async def _afunc(
         self,
@@ -285,61 +304,27 @@ class MCPToolNode(PoolHolder, ToolNode):
         config: RunnableConfig,
         runtime: Runtime,
     ) -> Any:
-        try:
-            await self._sync_tools()
-        except MCPConnectionError:
-            if not self._mcp_tools:
-                raise
-            # Serve the last known tools: calls to an unreachable server become error messages.
+        await self._sync_tools(lenient=True)
         batch = None
         tool_calls = self._parse_input(input)[0]
+        # One view for the run: its calls ask it (the tool_filter is asked once per tool).
+        view = self._new_view(runtime.context, input)
         if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
-            requests = await self.toolset.approvals_of_turn(
-                tool_calls, runtime.context, self._not_asked(input)
-            )
+            requests = await view.approvals(tool_calls)
             batch = _Batch(ask_together(requests) if len(requests) > 1 else None)
-        token = _BATCH.set(batch)
+        token, viewing = _BATCH.set(batch), _VIEW.set(view)
         try:
             return await super()._afunc(input, config, runtime)
         finally:
+            _VIEW.reset(viewing)
             _BATCH.reset(token)
 
-    def _not_asked(self, state: Any) -> set[str]:
-        """Names whose calls ask no approval question in a batch: the local tools and, with tool
-        search, the MCP tools not revealed in ``state`` (their calls are refused)."""
-        if self.search is None:
-            return set(self._local_tools)
-        revealed = revealed_in(state)
-        return {*self._local_tools, *(t.name for t in self._mcp_tools if tool_ref(t) not in revealed)}
-
     def _refused(self, call: ToolCall, tool_runtime: ToolRuntime) -> ToolMessage | None:
-        """``ToolNode``'s invalid-tool message for an MCP tool this run may not use (see
-        ``ToolSet.allows``: the ``tool_filter``, MCP Apps visibility), or, while some tools are
-        kept from the model, for an unknown tool, listing only the tools this run may use; for an
-        unknown tool while a server is unreachable, an error saying that instead."""
-        tool = self._tools_by_name.get(call["name"])
-        if tool is None and (outage := self.toolset.unavailable(call["name"], call["id"])) is not None:
-            return outage
-        if tool is not None and (
-            not isinstance(tool, MCPTool)
-            or (
-                self.toolset.allows(tool, tool_runtime.context)
-                and (self.search is None or self.search.revealed(tool, tool_runtime.state))
-            )
-        ):
-            return None
-        if tool is None and not self.toolset.hides_any:
-            return None  # ToolNode's own message, listing every tool
-        if self.search is not None:  # fail closed: only tools whose schema a search showed
-            shown = self.search.shown(self._mcp_tools, tool_runtime.state, tool_runtime.context)
-            names = [n for n, t in self._tools_by_name.items() if not isinstance(t, MCPTool)]
-            return self.toolset.invalid(call["name"], call["id"], [*names, *(t.name for t in shown)])
-        names = [
-            n
-            for n, t in self._tools_by_name.items()
-            if not isinstance(t, MCPTool) or self.toolset.allows(t, tool_runtime.context)
-        ]
-        return self.toolset.invalid(call["name"], call["id"], names)
+        """The refusal of a call this run may not make (see :meth:`ToolView.route`: withheld, a
+        server down, the ``tool_filter``, MCP Apps visibility, not revealed), else ``None``:
+        ``ToolNode`` runs it (or answers an unknown tool with its own message)."""
+        routed = self._view(tool_runtime).route(call["name"], call["id"])
+        return routed if isinstance(routed, ToolMessage) else None
 
     async def _arun_one(self, call: ToolCall, input_type: Any, tool_runtime: ToolRuntime) -> Any:
         """In a checkpointed run with several calls, each call runs as its own LangGraph task
@@ -402,18 +387,25 @@ class MCPToolNode(PoolHolder, ToolNode):
         """Synchronous runs: ``ToolNode``'s own sync path (sync ``wrap_tool_call`` included); each
         tool's call runs on the package's own event loop. In a checkpointed run with several
         calls, each call runs as its own task, scheduled in call order from this thread."""
+        run_sync(lambda: self._sync_tools(lenient=True), pool=self.pool)
+        view = self._new_view(runtime.context, input)
+        viewing = _VIEW.set(view)
         try:
-            run_sync(self._sync_tools, pool=self.pool)
-        except MCPConnectionError:
-            if not self._mcp_tools:
-                raise
+            return self._func_with(view, input, config, runtime)
+        finally:
+            _VIEW.reset(viewing)
+
+    def _func_with(
+        self,
+        view: ToolView,
+        input: list[AnyMessage] | dict[str, Any] | BaseModel,
+        config: RunnableConfig,
+        runtime: Runtime,
+    ) -> Any:
         tool_calls, input_type = self._parse_input(input)
         if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
             return super()._func(input, config, runtime)
-        requests = run_sync(
-            lambda: self.toolset.approvals_of_turn(tool_calls, runtime.context, self._not_asked(input)),
-            pool=self.pool,
-        )
+        requests = run_sync(lambda: view.approvals(tool_calls), pool=self.pool)
         given = ask_together(requests) if len(requests) > 1 else None
         futures = [
             _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime, given))

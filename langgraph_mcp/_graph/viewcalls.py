@@ -162,6 +162,17 @@ def _refused_in_sync_runs(request: ToolCallRequest, execute: Callable[..., Any])
     return _refusal(request.tool_call, _SYNC_REFUSAL)
 
 
+class _ViewCallsNode(MCPToolNode):
+    """An :class:`MCPToolNode` for MCP Apps views: its tool view's audience is ``"app"`` (only
+    tools whose visibility includes ``"app"``), and it serves no local tools, readers or search.
+
+    It binds the tools itself rather than sharing the graph node's or middleware's bound tools: a
+    bound tool carries its node's ``messages_key`` (a result written into state answers under it),
+    and this node answers under :data:`VIEW_CALLS_KEY`."""
+
+    _audience = "app"
+
+
 def build_views_node(
     pool: MCPPool,
     toolset: ToolSet,
@@ -185,7 +196,7 @@ def build_views_node(
             )
         return await (inner(request, execute) if inner is not None else execute(request))
 
-    views = MCPToolNode(
+    return _ViewCallsNode(
         pool,
         name=name,
         handle_tool_errors=handle_tool_errors,
@@ -199,7 +210,3 @@ def build_views_node(
         approval_mode=toolset.approval_mode,
         tool_filter=toolset.tool_filter,
     )
-    views._local_tools, views._local_injected = {}, {}
-    views._tools_by_name, views._injected_args = {}, {}
-    views.toolset.audience = "app"
-    return views
