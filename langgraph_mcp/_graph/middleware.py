@@ -43,7 +43,8 @@ from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest, a
 from langgraph_mcp._call.output import reader_tools
 from langgraph_mcp._call.results import RAISE_KINDS
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, PoolHolder, ToolSet
-from langgraph_mcp._catalog.search import ToolSearcher, revealed_in, search_settings, tool_ref
+from langgraph_mcp._catalog.search import ToolSearcher, search_settings
+from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
 from langgraph_mcp._graph.node import MCPToolNode
 from langgraph_mcp._graph.viewcalls import (
@@ -57,7 +58,7 @@ from langgraph_mcp._graph.viewcalls import (
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError, MCPConnectionError
+from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
 
 __all__ = ["MCPMiddleware"]
@@ -178,8 +179,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         provider's search tool and sends the tools marked ``defer_loading`` as deferred."""
         self._native_seen = False
         """A model request used provider-native search: the provider searched, so calls to any
-        MCP tool the run may use are served (there is no reveal in the state)."""
-        self._deferring: tuple[list[MCPTool] | None, dict[int, MCPTool]] = (None, {})
+        MCP tool the run may use are served (there is no reveal in the state). Kept by the
+        middleware, not by the run: once set, no later call's reveals are checked."""
         self.agent_tools: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
         sets them): a batch of approvals never asks about their calls."""
@@ -203,7 +204,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     async def get_tools(self, context: Any = None) -> list[MCPTool]:
         """The MCP tools a run with this ``context`` may use (connects on first use); never a tool
         meant only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``)."""
-        return self.toolset.allowed(await self.toolset.tools(), context)
+        await self.toolset.tools()
+        return ToolView(self.toolset, context=context).allowed
 
     async def start(self) -> None:
         """Connect every server now and list their tools."""
@@ -212,22 +214,32 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     # -- the model's side --------------------------------------------------------------------
 
     async def _current(self) -> list[MCPTool]:
-        try:
-            return await self.toolset.tools()
-        except MCPConnectionError:
-            if not self.toolset.known:
-                raise
-            return self.toolset.known  # serve the last known tools; their calls report the error
+        return await self.toolset.current()  # on a failed listing, the last known tools
 
-    def _with_tools(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
+    def _view(self, context: Any, revealed: frozenset[str] | None) -> ToolView:
+        """A tool view for one model call, tool call or turn."""
+        search = self.search.settings.name if self.search is not None else None
+        return ToolView(
+            self.toolset,
+            context=context,
+            revealed=revealed,
+            local=sorted(self._others | {search}) if search is not None else sorted(self._others),
+            quiet=self.agent_tools,
+            lists="agent",
+        )
+
+    def _calls_view(self, context: Any, state: Any) -> ToolView:
+        """The view a model turn's calls are answered by: after provider-native search was used
+        once (``_native_seen``), no reveal is checked."""
+        checks = self.search is not None and not self._native_seen
+        return self._view(context, revealed_in(state) if checks else None)
+
+    def _with_tools(self, request: ModelRequest) -> ModelRequest:
         taken = {t.name if isinstance(t, BaseTool) else None for t in request.tools}
         self._others = frozenset(n for n in taken if n is not None)
-        context = request.runtime.context
-        if self.search is not None:
-            allowed = self.search.shown(tools, request.state, context)
-        else:
-            allowed = self.toolset.allowed(tools, context)
-        allowed = [t for t in allowed if t.name not in taken]
+        revealed = revealed_in(request.state) if self.search is not None else None
+        offered = self._view(request.runtime.context, revealed).offered
+        allowed = [t for t in offered if t.name not in taken]
         return self._with_view_context(request.override(tools=[*request.tools, *allowed]))
 
     def _with_view_context(self, request: ModelRequest) -> ModelRequest:
@@ -245,7 +257,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             self._native_seen = True
         return bool(native)
 
-    def _deferred(self, request: ModelRequest, tools: list[MCPTool]) -> ModelRequest:
+    def _deferred(self, request: ModelRequest) -> ModelRequest:
         """Provider-native search: every MCP tool this run may use, marked ``defer_loading``
         (the provider loads its schema when its search finds it), instead of the search tool."""
         assert self.search is not None
@@ -253,46 +265,28 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         own = [t for t in request.tools if not (isinstance(t, BaseTool) and t.name == search)]
         taken = {t.name for t in own if isinstance(t, BaseTool)}
         self._others = frozenset(taken)
-        if self._deferring[0] is not tools:  # copies made once per listing
-            self._deferring = (tools, {})
-        copies = self._deferring[1]
-        deferred = []
-        for tool in self.toolset.allowed(tools, request.runtime.context):
-            if tool.name in taken:
-                continue
-            if id(tool) not in copies:
-                copies[id(tool)] = tool.model_copy(
-                    update={"extras": {**(tool.extras or {}), "defer_loading": True}}
-                )
-            deferred.append(copies[id(tool)])
+        view = self._view(request.runtime.context, None)
+        bound = view.bound  # the copies are made once per listing
+        deferred = [bound.deferred(t) for t in view.offered if t.name not in taken]
         return self._with_view_context(request.override(tools=[*own, *deferred]))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | AIMessage:
         """Offers the MCP tools this run may use to the model."""
-        tools = await self._current()
+        await self._current()
         if self._goes_native(request):
-            return await self._native.awrap_model_call(self._deferred(request, tools), handler)
-        return await handler(self._with_tools(request, tools))
+            return await self._native.awrap_model_call(self._deferred(request), handler)
+        return await handler(self._with_tools(request))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
         """Synchronous agents: the tools are listed on the package's own event loop."""
-        tools = run_sync(self._current, pool=self.pool)
+        run_sync(self._current, pool=self.pool)
         if self._goes_native(request):
-            return self._native.wrap_model_call(self._deferred(request, tools), handler)
-        return handler(self._with_tools(request, tools))
-
-    def _not_asked(self, state: Any) -> frozenset[str]:
-        """Names whose calls ask no approval question in a batch: the agent's own tools and,
-        with tool search, the MCP tools not revealed in ``state`` (their calls are refused)."""
-        others = self._others | self.agent_tools
-        if self.search is None or self._native_seen:
-            return others
-        revealed = revealed_in(state)
-        return others | {t.name for t in self.toolset.known if tool_ref(t) not in revealed}
+            return self._native.wrap_model_call(self._deferred(request), handler)
+        return handler(self._with_tools(request))
 
     # -- the tools' side ---------------------------------------------------------------------
 
@@ -301,24 +295,14 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if request.tool is not None and not isinstance(request.tool, MCPTool):
             return None
         name = request.tool_call["name"]
-        tool = self.toolset.get(name)
-        if tool is None:
-            # Not an MCP tool, unless its server is down: then say so rather than "not a tool".
-            return self.toolset.unavailable(name, request.tool_call["id"]) if request.tool is None else None
-        context = request.runtime.context
-        if not self.toolset.allows(tool, context):
-            names = [t.name for t in self.toolset.allowed(self.toolset.known, context)]
-            return self.toolset.invalid(name, request.tool_call["id"], names)
-        if (
-            self.search is not None
-            and not self._native_seen
-            and not self.search.revealed(tool, request.state)
-        ):
-            # Fail closed: the model calls only tools whose schema a search showed it.
-            shown = self.search.shown(self.toolset.known, request.state, context)
-            names = sorted(self._others | {self.search.settings.name}) + [t.name for t in shown]
-            return self.toolset.invalid(name, request.tool_call["id"], names)
-        return request.override(tool=tool)
+        if request.tool is not None and self.toolset.get(name) is None:
+            return None  # an MCP tool, but not one of this middleware's
+        # Not one of the MCP tools: None (the agent's tool node answers), unless its server is
+        # down (then a message says so rather than "not a tool"); fail closed on reveals.
+        routed = self._calls_view(request.runtime.context, request.state).route(name, request.tool_call["id"])
+        if routed is None or isinstance(routed, ToolMessage):
+            return routed
+        return request.override(tool=routed)
 
     async def awrap_tool_call(
         self,
@@ -437,7 +421,7 @@ class _BatchedApprovals(MCPMiddleware):
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
         await self._current()
-        requests = await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
+        requests = await self._calls_view(runtime.context, state).approvals(calls)
         return self._decided(state, requests)
 
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -448,7 +432,7 @@ class _BatchedApprovals(MCPMiddleware):
 
         async def requests() -> list[ApprovalRequest]:
             await self._current()
-            return await self.toolset.approvals_of_turn(calls, runtime.context, self._not_asked(state))
+            return await self._calls_view(runtime.context, state).approvals(calls)
 
         return self._decided(state, run_sync(requests, pool=self.pool))
 
