@@ -17,10 +17,7 @@ import logging
 import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Literal, Self
-
-from langchain_core.messages import ToolMessage
-from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
+from typing import Any, Self
 
 from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.approval import (
@@ -32,7 +29,7 @@ from langgraph_mcp._call.approval import (
     recorded_turn,
     turn_pending,
 )
-from langgraph_mcp._call.view import app_visible, model_visible
+from langgraph_mcp._call.view import model_visible
 from langgraph_mcp._catalog.build import load_catalog
 from langgraph_mcp._catalog.refs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
 from langgraph_mcp._compat.langgraph import injected_args
@@ -186,9 +183,6 @@ class ToolSet:
         self._bindings: dict[int, _Binding] = {}
         self.bound = Bound([])
         """The tools of the last listing, bound (no I/O); swapped whole when they change."""
-        self.audience: Literal["model", "app"] = "model"
-        """Who calls through this set: the model (tools meant only for a view are kept out) or an
-        MCP Apps view (``"app"``: only tools whose visibility includes ``"app"``)."""
 
     async def tools(self) -> list[MCPTool]:
         """Every MCP tool, bound; the same objects until a listing changes. A tool whose
@@ -284,68 +278,11 @@ class ToolSet:
         """The bound tool exposed as ``name`` in the last listing."""
         return self.bound.by_name.get(name)
 
-    @staticmethod
-    def invalid(name: str, tool_call_id: str | None, available: Sequence[str]) -> ToolMessage:
-        """``ToolNode``'s message for a call to a tool it does not have, listing ``available``."""
-        return ToolMessage(
-            INVALID_TOOL_NAME_ERROR_TEMPLATE.format(
-                requested_tool=name, available_tools=", ".join(available)
-            ),
-            name=name,
-            tool_call_id=tool_call_id or "",
-            status="error",
-        )
-
-    def unavailable(self, name: str, tool_call_id: str | None) -> ToolMessage | None:
-        """For a call to ``name``, a tool the last listing does not offer: an error message when
-        it is withheld (its options could not be bound to it alone) or, while some server cannot
-        be reached (it may be that tool's server), one saying so instead of calling the tool
-        unknown; ``None`` otherwise."""
-        if name in self.bound.withheld:
-            return ToolMessage(
-                f"Error: {name} cannot be called: its configured options could not be bound to one "
-                "MCP server's tool, so it is not offered. Try another tool.",
-                name=name,
-                tool_call_id=tool_call_id or "",
-                status="error",
-            )
-        down = self.pool.unreachable()
-        if not down:
-            return None
-        servers = ", ".join(repr(s) for s in down)
-        return ToolMessage(
-            f"Error: {name} cannot be called now: MCP server(s) {servers} could not be reached, and no "
-            "reachable server offers it. Try again later.",
-            name=name,
-            tool_call_id=tool_call_id or "",
-            status="error",
-        )
-
-    def allows(self, tool: MCPTool, context: Any) -> bool:
-        """May a run with this context see and call ``tool``? For the model, never a tool meant
-        only for an MCP Apps view; for a view (``audience == "app"``), only tools meant for views
-        (see :func:`~langgraph_mcp._call.view.model_visible` and
-        :func:`~langgraph_mcp._call.view.app_visible`)."""
-        if not (app_visible if self.audience == "app" else model_visible)(tool.mcp_meta):
-            return False
-        return self.tool_filter is None or bool(self.tool_filter(tool, context))
-
-    @property
-    def hides_any(self) -> bool:
-        """Are some tools of the last listing kept from the model (a ``tool_filter``, or tools
-        meant only for an MCP Apps view)?"""
-        return self.tool_filter is not None or self.bound.app_only or self.audience == "app"
-
-    def allowed(self, tools: Sequence[MCPTool], context: Any) -> list[MCPTool]:
-        return [t for t in tools if self.allows(t, context)]
-
     async def approvals_of_turn(
         self,
         calls: Sequence[Mapping[str, Any]],
-        context: Any,
+        allows: Callable[[MCPTool], bool],
         skip: Collection[str] = (),
-        *,
-        allows: Callable[[MCPTool], bool] | None = None,
     ) -> list[ApprovalRequest]:
         """With ``approval_mode="batched"``: the approval questions the MCP ``calls`` of one model
         turn would ask, in call order (calls to tools the run may not use, ``allows`` says, calls
@@ -358,7 +295,7 @@ class ToolSet:
                 args = call.get("args")
                 if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
                     continue
-                if not (allows(tool) if allows is not None else self.allows(tool, context)):
+                if not allows(tool):
                     continue
                 request = await tool.approval_request(args, call.get("id"))
                 if request is not None:

@@ -17,9 +17,8 @@ invalid-tool message (fail closed): the model calls only tools whose schema it w
 """
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any
-from urllib.parse import quote
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -28,13 +27,14 @@ from langgraph.types import Command
 
 from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.view import model_visible
-from langgraph_mcp._catalog.bind import ToolSet
+from langgraph_mcp._catalog.bind import Bound, ToolSet
 from langgraph_mcp._catalog.bm25 import MAX_QUERY_CHARS, BM25Index
+from langgraph_mcp._catalog.view import ToolView, tool_ref
 from langgraph_mcp._support.pace import Pace
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.options import REVEALED_KEY, ToolSearch
 
-__all__ = ["ToolSearcher", "revealed_in", "search_settings", "tool_ref"]
+__all__ = ["ToolSearcher", "search_settings"]
 
 MAX_LINE = 200
 """Characters of a tool's description shown in a search result."""
@@ -64,21 +64,6 @@ def search_settings(value: bool | ToolSearch | None) -> ToolSearch | None:
     raise MCPConfigError(None, None, f"tool_search must be True, False or a ToolSearch; got {value!r}")
 
 
-def tool_ref(tool: MCPTool) -> str:
-    """The tool's entry in :data:`REVEALED_KEY`: ``"server/tool"`` (configured server, MCP name),
-    the server's name percent-encoded so that a ``/`` in either name cannot make two tools one
-    entry (``"a"`` + ``"b/c"`` and ``"a/b"`` + ``"c"``)."""
-    return f"{quote(tool.server, safe='')}/{tool.mcp_name}"
-
-
-def revealed_in(state: Any) -> frozenset[str]:
-    """The entries revealed in ``state`` (a mapping or an object with the key as attribute)."""
-    value = state.get(REVEALED_KEY) if isinstance(state, Mapping) else getattr(state, REVEALED_KEY, None)
-    if not isinstance(value, list | tuple):
-        return frozenset()
-    return frozenset(e for e in value if isinstance(e, str))
-
-
 def _line(text: str) -> str:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return first if len(first) <= MAX_LINE else first[: MAX_LINE - 3].rstrip() + "..."
@@ -97,35 +82,22 @@ class ToolSearcher:
     def __init__(self, toolset: ToolSet, settings: ToolSearch) -> None:
         self.toolset = toolset
         self.settings = settings
-        self._source: list[MCPTool] | None = None
+        self._source: Bound | None = None
         self._index = BM25Index()
         self._docs: list[MCPTool] = []
         self.tool: BaseTool = self._make_tool()
-
-    # -- what the model is offered, and may call -----------------------------------------------
-
-    def shown(self, tools: Sequence[MCPTool], state: Any, context: Any) -> list[MCPTool]:
-        """Of ``tools``, those revealed in ``state`` that a run with ``context`` may use."""
-        revealed = revealed_in(state)
-        if not revealed:
-            return []
-        return [t for t in tools if tool_ref(t) in revealed and self.toolset.allows(t, context)]
-
-    @staticmethod
-    def revealed(tool: MCPTool, state: Any) -> bool:
-        """Was ``tool`` revealed in ``state``?"""
-        return tool_ref(tool) in revealed_in(state)
 
     # -- the search ----------------------------------------------------------------------------
 
     async def _indexed(self) -> tuple[BM25Index, list[MCPTool]]:
         """The index of the tool set's current tools (built again when the listing changes)."""
-        source = await self.toolset.tools()
+        await self.toolset.tools()
+        source = self.toolset.bound
         if source is self._source:
             return self._index, self._docs
         index, docs = BM25Index(), []
         pace = Pace()  # a large catalog takes a while to index: let other calls run
-        for tool in source:
+        for tool in source.tools:
             await pace()
             if not model_visible(tool.mcp_meta):
                 continue  # meant only for an MCP Apps view: never found
@@ -144,13 +116,13 @@ class ToolSearcher:
         self._source, self._index, self._docs = source, index, docs  # swapped whole
         return index, docs
 
-    async def search(self, query: str, limit: int | None, context: Any) -> list[MCPTool]:
-        """The best ``limit`` tools (within the settings' bounds) for ``query`` that a run with
-        ``context`` may use."""
+    async def search(self, query: str, limit: int | None, view: ToolView) -> list[MCPTool]:
+        """The best ``limit`` tools (within the settings' bounds) for ``query`` that ``view``'s run
+        may use."""
         index, docs = await self._indexed()
         k = min(max(limit or self.settings.limit, 1), self.settings.max_limit)
         query = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
-        found = index.top(query, k, lambda doc: self.toolset.allows(docs[doc], context))
+        found = index.top(query, k, lambda doc: view.allows(docs[doc]))
         return [docs[doc] for doc in found]
 
     async def found(self, query: str, limit: int | None, context: Any) -> tuple[list[MCPTool], list[str]]:
@@ -158,7 +130,8 @@ class ToolSearcher:
         started (concurrently, each bounded by its ``connect_timeout``): the tools found as their
         servers list them now, and notes on what changed (a tool its server no longer offers is
         left out; a server that could not be started keeps its tools, whose calls say why)."""
-        tools = await self.search(query, limit, context)
+        view = ToolView(self.toolset, context=context)  # the search tool's run: asked for the model
+        tools = await self.search(query, limit, view)
         pool = self.toolset.pool
         waiting = list(dict.fromkeys(t.server for t in tools if pool.waiting(t.server)))
         if not waiting:
@@ -175,7 +148,7 @@ class ToolSearcher:
         kept = []
         for tool in tools:
             now = tool if tool.server in failed else current.get((tool.server, tool.mcp_name))
-            if now is None or not self.toolset.allows(now, context):
+            if now is None or not view.allows(now):
                 notes.append(f"{tool.name} (server {tool.server!r}) is no longer offered by its server.")
             else:
                 kept.append(now)

@@ -219,4 +219,4 @@ class ToolView:
     async def approvals(self, calls: Sequence[Mapping[str, Any]]) -> list[ApprovalRequest]:
         """The approval questions the MCP ``calls`` of one model turn ask together (see
         :meth:`~langgraph_mcp._catalog.bind.ToolSet.approvals_of_turn`)."""
-        return await self.toolset.approvals_of_turn(calls, self.context, self.not_asked(), allows=self.allows)
+        return await self.toolset.approvals_of_turn(calls, self.allows, self.not_asked())

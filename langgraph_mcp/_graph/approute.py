@@ -44,7 +44,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from langgraph_mcp._call.view import VIEW_CALL_PREFIX, app_visible, view_uri
+from langgraph_mcp._call.view import VIEW_CALL_PREFIX, view_uri
+from langgraph_mcp._catalog.view import ToolView
 from langgraph_mcp._compat.langgraph_api import caller_identity
 from langgraph_mcp._graph.node import MCPToolNode
 from langgraph_mcp._graph.viewcalls import VIEW_CALL_CONFIG
@@ -275,9 +276,10 @@ class AppRoutes:
             raise _Refused(400, "tools/call needs params.name, a tool name")
         if not isinstance(arguments, dict):
             raise _Refused(400, "tools/call params.arguments must be an object")
-        tools = await self.views.toolset.tools()
-        tool = next((t for t in tools if t.server == server and t.mcp_name == name), None)
-        if tool is None or not app_visible(tool.mcp_meta):
+        await self.views.toolset.tools()
+        view = ToolView(self.views.toolset, audience="app")  # no run yet: its tool_filter is the run's
+        tool = view.find(server, name)
+        if tool is None or not view.visible(tool):
             raise _Refused(
                 403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views"
             )

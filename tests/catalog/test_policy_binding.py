@@ -19,6 +19,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from langgraph_mcp import MCPConfigError, MCPMiddleware, MCPToolNode, ToolOptions
+from langgraph_mcp._catalog.view import ToolView
 from langgraph_mcp.options import FromContext
 from tests.helpers import ai, gated_demo, json_content, thread, tool_graph, tool_results
 from tests.servers import shopfront
@@ -233,9 +234,9 @@ async def test_the_middleware_refuses_a_withheld_tool(tmp_path: Path) -> None:
     try:
         names = {t.name for t in await middleware.get_tools()}
         assert "shop_whoami" not in names and "shop_list_items" in names
-        refused = middleware.toolset.unavailable("shop_whoami", "c1")
+        refused = ToolView(middleware.toolset).unavailable("shop_whoami", "c1")
         assert refused is not None and refused.status == "error"
-        assert middleware.toolset.unavailable("shop_list_items", "c1") is not None  # `a` is down
+        assert ToolView(middleware.toolset).unavailable("shop_list_items", "c1") is not None  # `a` is down
     finally:
         await middleware.aclose()
 
