@@ -60,6 +60,7 @@ ONE_WORKER = {
     "tests/interop/test_mcp1.py": "its shared HTTP servers start once",
     "tests/browser/": "its langgraph dev server, UI bundled, starts once (tests/browser/conftest.py)",
     "tests/interop/test_fastmcp_tasks.py": "its shared HTTP server starts once",
+    "tests/deploy/test_graphs.py": "its shared pool starts the three bundled servers once",
 }
 """Test files (and folders, ending in ``/``) that one xdist worker runs whole (see
 ``pytest_xdist_make_scheduler``), and why."""
@@ -107,6 +108,16 @@ def short_graces(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(grace, "EXIT", 0.2)
     monkeypatch.setattr(grace, "KILL", 0.2)
+
+
+@pytest.fixture
+def short_listen_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pause before a dropped ``subscriptions/listen`` stream is opened again
+    (``grace.LISTEN_RETRY``: 0.5 s times the failures in a row) shortened to 0.05 s, for tests
+    that make the stream fail until it gives up: they count failures, not seconds."""
+    from langgraph_mcp._session import grace
+
+    monkeypatch.setattr(grace, "LISTEN_RETRY", 0.05)
 
 
 # (transport, protocol) pairs the demo server is exercised over.

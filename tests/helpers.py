@@ -139,6 +139,7 @@ def gated_demo(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Pa
     exits at once unless ``ready`` exists, in which case it runs the demo server: a server that
     is down until the test brings it up. Returns ``(config, starts, ready)``."""
     from tests.conftest_servers import stdio_params
+    from tests.forkserver import command
 
     starts, ready = tmp_path / "starts", tmp_path / "ready"
     script = (
@@ -149,7 +150,12 @@ def gated_demo(tmp_path: Path, **restart: Any) -> tuple[dict[str, Any], Path, Pa
         "sys.argv = ['demo']\n"
         "runpy.run_module('tests.servers.demo', run_name='__main__')\n"
     )
-    config = {**stdio_params("demo"), "args": ["-c", script], "restart": restart}
+    # A script file, not ``-c``: the fork server runs it (milliseconds to start, where a new
+    # interpreter would spend a second importing the demo server's dependencies on each start).
+    gate = tmp_path / "gated_demo.py"
+    gate.write_text(script)
+    executable, *argv = command(str(gate))
+    config = {**stdio_params("demo"), "command": executable, "args": argv, "restart": restart}
     return config, starts, ready
 
 

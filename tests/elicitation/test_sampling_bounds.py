@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from langgraph_mcp import MCPPool, MCPToolNode
-from langgraph_mcp._session import SAMPLING_REQUESTS_MAX
+from langgraph_mcp._session import SAMPLING_REQUESTS_MAX, routing
 from langgraph_mcp.errors import MCPToolCallError
 from tests.conftest_servers import spawn_http_server, stdio_params
 from tests.helpers import ai, thread, tool_graph
@@ -84,9 +84,18 @@ async def test_a_direct_call_is_stopped_too(tmp_path: Path) -> None:
     assert model.calls <= SAMPLING_REQUESTS_MAX
 
 
-async def test_calls_running_at_once_over_stdio_are_each_bounded(tmp_path: Path) -> None:
+async def test_calls_running_at_once_over_stdio_are_each_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Over stdio a 2025-11-25 request carries no caller context: it is tied to the one call that
     # can have sent it, and one that cannot be tied counts for each call that may have.
+    # The two calls' first questions arrive together, so the router abandons both and sends them
+    # again one at a time: the abandoned calls (whose questions are dropped, not counted) are
+    # cancelled ``ABANDON_GRACE`` seconds later (this server keeps asking until then), and a
+    # call that ended without an answer stays a possible sender for ``GHOST_GRACE`` seconds,
+    # which the next call sent waits out. Both shortened here from 10 s and 5 s.
+    monkeypatch.setattr(routing, "ABANDON_GRACE", 0.3)
+    monkeypatch.setattr(routing, "GHOST_GRACE", 0.3)
     config = {**stdio_params("tasks", env={"TASKS_DIR": str(tmp_path)}), "protocol": "legacy"}
     message_1, message_2, model = await _two_calls(config)
     for message in (message_1, message_2):

@@ -290,6 +290,7 @@ def handmade(catalog: Path, servers: dict[str, Any], tools: dict[str, list[dict[
 PING = [{"name": "ping", "description": "Ping the silent server.", "inputSchema": {"type": "object"}}]
 
 
+@pytest.mark.usefixtures("short_graces")  # its server ignores the end of its input
 async def test_a_lazy_server_that_cannot_start_fails_that_call_within_connect_timeout(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.json"
     servers = {"silent": {**stdio_params("broken", "--mode", "garbage"), "lazy": True, "connect_timeout": 1}}
@@ -312,6 +313,7 @@ async def test_a_lazy_server_that_cannot_start_fails_that_call_within_connect_ti
     assert took < 5  # one start of at most connect_timeout (1 s); the call fails within its back-off
 
 
+@pytest.mark.usefixtures("short_graces")  # its server ignores the end of its input
 def test_a_call_to_a_lazy_tool_whose_server_cannot_start_fails_within_connect_timeout(tmp_path: Path) -> None:
     catalog = tmp_path / "catalog.json"
     servers = {"silent": {**stdio_params("broken", "--mode", "garbage"), "lazy": True, "connect_timeout": 1}}

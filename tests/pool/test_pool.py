@@ -403,7 +403,8 @@ async def test_a_server_down_at_first_load_appears_once_it_is_reachable() -> Non
     port = free_port()
     servers = {
         "demo": {"server": demo.build_server(counters=demo.Counters()), "tools": ["add"]},
-        "late": f"http://127.0.0.1:{port}/mcp",
+        # Failed connects are retried after a back-off: 0.1 s here (1 s by default), doubling.
+        "late": {"url": f"http://127.0.0.1:{port}/mcp", "restart": {"backoff": 0.1}},
     }
     async with MCPToolNode(servers, on_connection_error="warn") as node:
         graph = tool_graph(node)
@@ -414,9 +415,8 @@ async def test_a_server_down_at_first_load_appears_once_it_is_reachable() -> Non
             "echo cannot be called now: MCP server(s) 'late' could not be reached" in tool_results(out)["c1"]
         )
         async with serve_in_loop(other.build_server(), port=port):
-            # Failed connects are retried after a back-off (1 s, doubling): a later run sees it.
-            # (Bounded by time, not by count: on a busy machine a retry may fail too and the next
-            # comes 2 then 4 s later.)
+            # Once the back-off has passed, a later run sees it. (Bounded by time, not by count:
+            # on a busy machine a retry may fail too, and the next comes twice as late.)
             deadline = asyncio.get_running_loop().time() + 30
             attempt = 0
             while True:

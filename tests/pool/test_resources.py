@@ -385,6 +385,7 @@ async def test_a_list_change_sent_while_the_stream_was_down_is_not_lost() -> Non
         assert "notes://extra/unheard" in [str(r.uri) for r in await pool.list_resources("lib")]
 
 
+@pytest.mark.usefixtures("short_listen_retry")  # it waits for the stream to give up
 async def test_leaving_a_subscription_after_its_stream_gave_up_is_prompt() -> None:
     # The stream drops and is refused three times: the subscriber is told. Leaving the
     # subscription then must not wait for a confirmation that cannot come (the connect timeout).
@@ -402,6 +403,7 @@ async def test_leaving_a_subscription_after_its_stream_gave_up_is_prompt() -> No
         await asyncio.wait_for(subscription.__aexit__(None, None, None), 15)
 
 
+@pytest.mark.usefixtures("short_listen_retry")  # it waits for the stream to give up
 async def test_a_new_subscription_after_the_stream_gave_up_works_once_the_server_accepts_it() -> None:
     # The stream drops and the next two attempts to open it are refused: three failures in a
     # row, so the stream gives up (the subscriber is told). The server accepts listen requests
