@@ -15,7 +15,18 @@ from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._support.buildcache import ToolCache
 from langgraph_mcp._support.pace import Pace
 
-__all__ = ["load_catalog", "load_mcp_tools"]
+__all__ = ["builds_of", "load_catalog", "load_mcp_tools"]
+
+_BUILDS = "catalog: built tools"
+
+
+def builds_of(pool: MCPPool) -> ToolCache[MCPTool]:
+    """The LangChain tools built for ``pool``, once per listing version and set of reserved names;
+    kept in the pool's opaque slot for its lifetime (created on first use)."""
+    cache = pool._attached.get(_BUILDS)
+    if not isinstance(cache, ToolCache):
+        cache = pool._attached[_BUILDS] = ToolCache()
+    return cache
 
 
 async def load_mcp_tools(pool: MCPPool, *, reserved: Collection[str] = ()) -> list[MCPTool]:
@@ -49,7 +60,7 @@ async def load_catalog(pool: MCPPool, *, reserved: Collection[str] = ()) -> list
             "tools = await load_mcp_tools(pool)`"
         )
     key = frozenset(reserved)
-    cache: ToolCache[MCPTool] = pool.tool_cache
+    cache = builds_of(pool)
     version = pool.tools_version()
     cached = cache.current(key, version)
     if cached is not None:

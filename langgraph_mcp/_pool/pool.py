@@ -27,7 +27,6 @@ from langgraph_mcp._pool.threads import ThreadSessions
 from langgraph_mcp._pool.toolstore import ToolCatalog, open_catalog
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.limits import queue_by
-from langgraph_mcp._support.buildcache import ToolCache
 from langgraph_mcp._support.sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import (
@@ -120,10 +119,10 @@ class MCPPool:
         """The MCP tool names each server offered the last time it was listed (kept while it
         cannot be reached, so its names stay reserved)."""
         self._warned: set[str] = set()
-        self.tool_cache: ToolCache[Any] = ToolCache()
-        """The LangChain tools built for this pool (see :func:`~langgraph_mcp.load_mcp_tools`). Kept
-        here, not in a weak map keyed by the pool: the tools refer to the pool, which would then
-        never go."""
+        self._attached: dict[str, object] = {}
+        """What the layers above keep for this pool's lifetime, opaque to it (the catalog keeps the
+        LangChain tools built for it here). Kept on the pool, not in a weak map keyed by the pool:
+        those tools refer to the pool, which would then never go."""
         self._threads = ThreadSessions(self.connections, CodeSink)
 
     def __repr__(self) -> str:

@@ -82,6 +82,6 @@ async def test_a_failed_build_is_every_waiting_runs_error_and_the_next_run_tries
         outcomes = await asyncio.gather(*(load_mcp_tools(pool) for _ in range(RUNS)), return_exceptions=True)
         assert all(isinstance(o, MCPConnectionError) for o in outcomes)
         assert len({id(o) for o in outcomes}) == 1  # one attempt, its error given to each run
-        await until(lambda: not pool.tool_cache._building)
+        await until(lambda: not _toolload.builds_of(pool)._building)
         with pytest.raises(MCPConnectionError):
             await load_mcp_tools(pool)
