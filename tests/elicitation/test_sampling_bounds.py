@@ -52,8 +52,10 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 async def _call(config: dict[str, Any], tool: str) -> tuple[ToolMessage, CountingModel]:
     model = CountingModel()
-    graph = tool_graph(MCPToolNode({"tasks": {**config, "sampling_model": model}}))
-    out = await graph.ainvoke({"messages": [ai((tool, {}, "c1"))]}, thread())
+    # Closed before the fixture stops the server: an open session would hold an HTTP server's
+    # shutdown for its graceful-shutdown timeout (1 s).
+    async with MCPToolNode({"tasks": {**config, "sampling_model": model}}) as node:
+        out = await tool_graph(node).ainvoke({"messages": [ai((tool, {}, "c1"))]}, thread())
     (message,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     return message, model
 
@@ -105,8 +107,8 @@ async def test_calls_running_at_once_over_stdio_are_each_bounded(
 
 async def _two_calls(config: dict[str, Any]) -> tuple[ToolMessage, ToolMessage, CountingModel]:
     model = CountingModel()
-    graph = tool_graph(MCPToolNode({"tasks": {**config, "sampling_model": model}}))
     calls = ai(("greedy_sample", {}, "c1"), ("greedy_sample", {}, "c2"))
-    out = await graph.ainvoke({"messages": [calls]}, thread())
+    async with MCPToolNode({"tasks": {**config, "sampling_model": model}}) as node:
+        out = await tool_graph(node).ainvoke({"messages": [calls]}, thread())
     results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
     return results["c1"], results["c2"], model

@@ -14,7 +14,7 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from langchain_core.callbacks import AsyncCallbackHandler
@@ -33,6 +33,8 @@ from tests.helpers import ai, check, run_script, thread, tool_graph, until
 
 RUNNER = Path(__file__).resolve().parents[1] / "task_runner.py"
 
+T = TypeVar("T")
+
 
 class TaskServer:
     """One fixture task server's configuration and its request log."""
@@ -40,6 +42,8 @@ class TaskServer:
     def __init__(self, config: dict[str, Any], folder: Path) -> None:
         self.config = config
         self.folder = folder
+        self.opened: list[Any] = []
+        """What the test opened on this server (nodes, agents' pools), closed by the fixture."""
 
     def log(self) -> list[dict[str, Any]]:
         path = self.folder / "log"
@@ -55,7 +59,17 @@ class TaskServer:
         (self.folder / f"release-{label}").touch()
 
     def node(self, **options: Any) -> MCPToolNode:
-        return MCPToolNode({"tasks": {**self.config, **options}})
+        """A node on this server; the fixture closes it once the test is done."""
+        return self.closed_after(MCPToolNode({"tasks": {**self.config, **options}}))
+
+    def closed_after(self, opened: T) -> T:
+        """``opened`` (anything with ``aclose()``), closed by the fixture after the test."""
+        self.opened.append(opened)
+        return opened
+
+    async def close_opened(self) -> None:
+        for opened in self.opened:
+            await opened.aclose()
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -63,11 +77,17 @@ async def server(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     folder = tmp_path / "tasks"
     folder.mkdir()
     env = {"TASKS_DIR": str(folder)}
+    # The test's nodes are closed before the server stops: a session still open would hold the
+    # HTTP server's shutdown for its graceful-shutdown timeout (1 s).
     if request.param == "stdio":
-        yield TaskServer(stdio_params("tasks", env=env), folder)
+        server = TaskServer(stdio_params("tasks", env=env), folder)
+        yield server
+        await server.close_opened()
     else:
         async with spawn_http_server("tasks", env=env) as url:
-            yield TaskServer({"url": url}, folder)
+            server = TaskServer({"url": url}, folder)
+            yield server
+            await server.close_opened()
 
 
 def _results(out: dict[str, Any]) -> dict[str, ToolMessage]:
@@ -406,6 +426,7 @@ async def test_several_task_calls_of_one_agent_turn_each_follow_their_own_task(s
     agent = create_mcp_agent(
         ScriptedChatModel([calls, "done"]), {"tasks": server.config}, checkpointer=InMemorySaver()
     )
+    server.closed_after(agent.mcp)
     config = thread("agent")
     await agent.ainvoke({"messages": [HumanMessage("go")]}, config)
     pending = (await agent.aget_state(config)).interrupts
@@ -528,8 +549,8 @@ async def test_a_retry_policy_rerun_reads_the_task_the_failed_attempt_finished(
     server: TaskServer, protocol: str
 ) -> None:
     ended = Ended()
-    node = MCPToolNode(
-        {"tasks": {**server.config, "protocol": protocol}}, tools=[_fails_once_after(ended, 2)]
+    node = server.closed_after(
+        MCPToolNode({"tasks": {**server.config, "protocol": protocol}}, tools=[_fails_once_after(ended, 2)])
     )
     retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=ConnectionError)
     graph = tool_graph(node, retry=retry)
@@ -600,7 +621,9 @@ async def test_a_2025_task_is_not_started_again_when_its_node_resumes_in_the_sam
         await ended.reached(1)
         return f"approved {item}: {interrupt(f'approve {item}?')}"
 
-    node = MCPToolNode({"tasks": {**server.config, "protocol": "legacy"}}, tools=[approve])
+    node = server.closed_after(
+        MCPToolNode({"tasks": {**server.config, "protocol": "legacy"}}, tools=[approve])
+    )
     graph = tool_graph(node)
     calls = ai(("job", {"seconds": 0.1, "label": "a"}, "c1"), ("approve", {"item": "x"}, "c2"))
     await graph.ainvoke({"messages": [calls]}, {**thread(), "callbacks": [ended]})
@@ -619,7 +642,7 @@ async def test_an_attempt_a_node_timeout_cuts_short_cancels_its_task(
     from langgraph.graph import START, MessagesState, StateGraph
     from langgraph.types import TimeoutPolicy
 
-    node = MCPToolNode({"tasks": {**server.config, "protocol": protocol}})
+    node = server.closed_after(MCPToolNode({"tasks": {**server.config, "protocol": protocol}}))
     await node.start()  # connecting is not the attempt's work
     builder = StateGraph(MessagesState)
     retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=NodeTimeoutError)
