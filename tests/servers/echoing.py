@@ -18,7 +18,7 @@ it then exits (code 1) instead of serving.
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 if not __package__:  # run as a plain script path
@@ -43,8 +43,14 @@ def secrets(ctx: Context | None) -> list[str]:
     return found
 
 
-def build_server(name: str = "echoing", *, entered: Callable[[], None] | None = None) -> MCPServer:
-    """``entered`` (in process) is called as each ``slow`` call starts."""
+def build_server(
+    name: str = "echoing",
+    *,
+    entered: Callable[[], None] | None = None,
+    released: Callable[[], Awaitable[object]] | None = None,
+) -> MCPServer:
+    """``entered`` (in process) is called as each ``slow`` call starts; with ``released`` (in
+    process) a ``slow`` call answers once ``released()`` is done, not after ``seconds``."""
     srv: MCPServer = MCPServer(name)
 
     @srv.tool()
@@ -76,7 +82,10 @@ def build_server(name: str = "echoing", *, entered: Callable[[], None] | None = 
         """Answer ``slept`` after ``seconds``."""
         if entered is not None:
             entered()
-        await anyio.sleep(seconds)
+        if released is not None:
+            await released()
+        else:
+            await anyio.sleep(seconds)
         return "slept"
 
     @srv.tool()

@@ -69,17 +69,20 @@ async def test_a_bad_header_value_fails_its_own_call_and_the_shared_session_goes
     protocol: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    entered = asyncio.Event()
-    async with serve_in_loop(echoing.build_server(entered=entered.set), "http") as url:
+    entered, released = asyncio.Event(), asyncio.Event()
+    server = echoing.build_server(entered=entered.set, released=released.wait)
+    async with serve_in_loop(server, "http") as url:
         config = {"echo": {"url": url, "protocol": protocol}}
         async with MCPPool(config) as pool:
             graph = user_graph(MCPToolNode(pool, server_options={"echo": ToolOptions(headers=bearer)}))
             # Ann's call runs on the shared session when Ben's token, read from a file with its
             # newline, goes out with his.
-            ann = asyncio.ensure_future(run(graph, "ann", "tok-ann", "slow", {"seconds": 2.0}))
+            ann = asyncio.ensure_future(run(graph, "ann", "tok-ann", "slow", {"seconds": 60.0}))
             await asyncio.wait_for(entered.wait(), 30)
             ben = await run(graph, "ben", f"{SECRET}\n", "fail_echo")
-            ann_message = await ann
+            assert not ann.done()  # still running on the session while Ben's call failed
+            released.set()
+            ann_message = await asyncio.wait_for(ann, 30)
             connects = pool.connection("echo").connects
     assert (ann_message.status, ann_message.content) == ("success", "slept")
     assert ben.status == "error"
