@@ -352,11 +352,12 @@ async def test_a_stream_refused_once_does_not_leave_the_earlier_stream_open() ->
         assert not any(listeners), f"streams still watching resources nobody watches: {listeners}"
 
 
-@pytest.mark.slow  # leaving the subscription waits the connect timeout (10 s)
+@pytest.mark.slow  # leaving the subscription waits the connect timeout (4 s)
 async def test_a_refused_new_stream_does_not_end_the_subscriptions_already_running() -> None:
     # A server at its limit of listen streams refuses the stream for a new set of resources; the
     # stream already running for notes://counter is fine and its subscriber keeps hearing updates.
-    async with MCPPool({"lib": {**stdio_params("library"), "connect_timeout": 10}}) as pool:
+    # (connect_timeout: long enough for a busy machine to start the server, short to wait out.)
+    async with MCPPool({"lib": {**stdio_params("library"), "connect_timeout": 4}}) as pool:
         connection = pool.connection("lib")
         async with pool.subscribe("lib", "notes://counter") as counter:
             await connection.call_tool("refuse_listens", {"count": 3})
