@@ -140,7 +140,7 @@ def view_calls_node(node: MCPToolNode, *, name: str = VIEW_CALLS_KEY) -> MCPTool
         )
     return build_views_node(
         node.pool,
-        node.toolset,
+        node._options,
         name=name,
         handle_tool_errors=node._handle_tool_errors,
         awrap_tool_call=node._awrap_tool_call,

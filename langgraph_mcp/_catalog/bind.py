@@ -17,11 +17,10 @@ import logging
 import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Self
+from typing import Any
 
 from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.approval import (
-    APPROVAL_MODES,
     DECISIONS,
     ApprovalMode,
     ApprovalRequest,
@@ -33,13 +32,12 @@ from langgraph_mcp._call.view import model_visible
 from langgraph_mcp._catalog.build import load_catalog
 from langgraph_mcp._catalog.refs import ToolRef, exposed_names, may_also_mean, parse_refs, unqualified_forms
 from langgraph_mcp._compat.langgraph import injected_args
-from langgraph_mcp._pool.pool import MCPPool, OnConnectionError
+from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._support.pace import Pace
-from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
 
-__all__ = ["DEFAULT_DECISIONS", "Bound", "PoolHolder", "ToolSet", "merge_options"]
+__all__ = ["DEFAULT_DECISIONS", "Bound", "ToolSet", "merge_options"]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -117,8 +115,9 @@ class ToolSet:
     """The bound MCP tools of one node or middleware.
 
     Raises at construction (:class:`~langgraph_mcp.MCPConfigError`, a ``ValueError``) for options
-    that name no configured server, a ``"server/tool"`` reference its server never exposes, or an
-    unknown approval policy.
+    that name no configured server or a ``"server/tool"`` reference its server never exposes (the
+    options themselves are checked by the face's
+    :class:`~langgraph_mcp._graph.spec.MCPOptions`).
     """
 
     def __init__(
@@ -143,28 +142,6 @@ class ToolSet:
                 None,
                 None,
                 f"server_options names no configured MCP server: {unknown}; configured: {list(pool.servers)}",
-            )
-        if not (
-            approval is None
-            or isinstance(approval, bool)
-            or approval == "destructive"
-            or (
-                not isinstance(approval, str | bytes)
-                and isinstance(approval, Collection)
-                and all(isinstance(n, str) for n in approval)
-            )
-        ):
-            raise MCPConfigError(
-                None,
-                None,
-                "approval must be 'destructive', a collection of tool names, True (every tool), False "
-                f"or None; got {approval!r}",
-            )
-        if not approval_decisions:
-            raise MCPConfigError(None, None, "approval_decisions must allow at least one decision")
-        if approval_mode not in APPROVAL_MODES:
-            raise MCPConfigError(
-                None, None, f"approval_mode must be one of {list(APPROVAL_MODES)}; got {approval_mode!r}"
             )
         self.approval_mode: ApprovalMode = approval_mode
         self.approval = approval
@@ -450,57 +427,3 @@ def _means(ref: ToolRef, tool: MCPTool, forms: frozenset[str]) -> bool:
     if ref.server is not None:
         return ref.server == tool.server and ref.tool == tool.mcp_name
     return ref.key in forms
-
-
-class PoolHolder:
-    """What ``MCPToolNode`` and ``MCPMiddleware`` share: a pool, either their own (made from
-    connections; they close it) or a shared :class:`MCPPool` (left to its owner)."""
-
-    pool: MCPPool
-    _owns_pool: bool
-
-    def _hold_pool(
-        self,
-        connections: Any,
-        *,
-        on_connection_error: OnConnectionError = "raise",
-        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
-        tool_catalog: Any = None,
-    ) -> None:
-        if isinstance(connections, MCPPool):
-            if tool_catalog is not None and connections.catalog is None:
-                raise MCPConfigError(
-                    None,
-                    None,
-                    "ToolSearch.catalog is for a pool made from connections: give a shared MCPPool "
-                    "its catalog as MCPPool(..., tool_catalog=...)",
-                )
-            self.pool, self._owns_pool = connections, False
-        else:
-            self.pool = MCPPool(
-                connections,
-                on_connection_error=on_connection_error,
-                default_timeout=default_timeout,
-                tool_catalog=tool_catalog,
-            )
-            self._owns_pool = True
-
-    async def drain(self, timeout: float) -> bool:
-        """See :meth:`MCPPool.drain` (the pool, shared or not)."""
-        return await self.pool.drain(timeout)
-
-    async def aclose(self) -> None:
-        """Close an own pool (a shared pool is left to its owner)."""
-        if self._owns_pool:
-            await self.pool.aclose()
-
-    def close(self) -> None:
-        """:meth:`aclose` from synchronous code."""
-        if self._owns_pool:
-            self.pool.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

@@ -34,7 +34,7 @@ from langgraph_mcp._support.pace import Pace
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.options import REVEALED_KEY, ToolSearch
 
-__all__ = ["ToolSearcher", "search_settings"]
+__all__ = ["ToolSearcher"]
 
 MAX_LINE = 200
 """Characters of a tool's description shown in a search result."""
@@ -49,19 +49,6 @@ DEFAULT_DESCRIPTION = (
     "you want to do in a few words (e.g. 'read a file', 'create a calendar event'); the best "
     "matching tools are returned with their arguments and become available to call."
 )
-
-
-def search_settings(value: bool | ToolSearch | None) -> ToolSearch | None:
-    """The settings ``tool_search=value`` means (``None``: search is off)."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return ToolSearch()
-    if isinstance(value, ToolSearch):
-        return value
-    from langgraph_mcp.errors import MCPConfigError
-
-    raise MCPConfigError(None, None, f"tool_search must be True, False or a ToolSearch; got {value!r}")
 
 
 def _line(text: str) -> str:

@@ -21,7 +21,7 @@ middleware sees them); summarisation leaves the tools alone.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, Self
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -39,14 +39,15 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_mcp._call.adapter import MCPTool
-from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest, ask_together
-from langgraph_mcp._call.output import reader_tools
+from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest
 from langgraph_mcp._call.results import RAISE_KINDS
-from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, PoolHolder, ToolSet
-from langgraph_mcp._catalog.search import ToolSearcher, search_settings
+from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
+from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
+from langgraph_mcp._graph.batch import decided_together
 from langgraph_mcp._graph.node import MCPToolNode
+from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._graph.viewcalls import (
     VIEW_CALLS_KEY,
     MCPAppCallsState,
@@ -58,7 +59,7 @@ from langgraph_mcp._graph.viewcalls import (
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError
+from langgraph_mcp.errors import FailureKind
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
 
 __all__ = ["MCPMiddleware"]
@@ -109,6 +110,19 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     call fails with :class:`~langgraph_mcp.MCPConnectionError`.
     """
 
+    toolset: ToolSet
+    search: ToolSearcher | None
+    """The tool search (``None`` when ``tool_search`` is off)."""
+    tools: Sequence[BaseTool]
+    """``read_tool_output`` when a server keeps cut outputs in the store, and the search
+    tool when ``tool_search`` is on (else none)."""
+    raise_errors: frozenset[FailureKind]
+    view_calls: MCPToolNode | None
+    """The node answering MCP Apps views' calls (``view_calls=True``), else ``None``."""
+    agent_tools: frozenset[str]
+    """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
+    sets them): a batch of approvals never asks about their calls."""
+
     def __init__(
         self,
         connections: Any,
@@ -128,49 +142,49 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         view_calls: bool = False,
     ) -> None:
         super().__init__()
-        unknown = sorted(set(raise_errors) - FAILURE_KINDS)
-        if unknown:
-            raise MCPConfigError(
-                None, None, f"raise_errors has unknown kind(s) {unknown}; choose from {sorted(FAILURE_KINDS)}"
-            )
-        settings = search_settings(tool_search)
-        self._hold_pool(
-            connections,
-            on_connection_error=on_connection_error,
-            default_timeout=default_timeout,
-            tool_catalog=settings.catalog if settings is not None else None,
-        )
-        self.toolset = ToolSet(
-            self.pool,
+        options = MCPOptions(
             tool_options=tool_options,
             server_options=server_options,
             approval=approval,
             approval_decisions=approval_decisions,
             approval_mode=approval_mode,
             tool_filter=tool_filter,
-            messages_key="messages",
-            reserved=(settings.name,) if settings is not None else (),
+            tool_search=tool_search,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+            raise_errors=raise_errors,
+            view_calls=view_calls,
         )
-        self.search: ToolSearcher | None = ToolSearcher(self.toolset, settings) if settings else None
-        """The tool search (``None`` when ``tool_search`` is off)."""
-        self.tools: Sequence[BaseTool] = [
-            *reader_tools(self.pool.servers),
-            *([self.search.tool] if self.search is not None else []),
-        ]
-        """``read_tool_output`` when a server keeps cut outputs in the store, and the search
-        tool when ``tool_search`` is on (else none)."""
-        self.raise_errors: frozenset[FailureKind] = frozenset(raise_errors)
-        if state_schema is not None:
-            self.state_schema = state_schema
-        if approval_mode == "batched":
-            self.state_schema = _with_decisions(state_schema or AgentState)
+        self.state_schema = self._setup(connections, options, state_schema=state_schema, name=name)
+
+    @classmethod
+    def _from_options(cls, connections: Any, options: MCPOptions) -> Self:
+        """A middleware of these options (``create_mcp_agent``'s: no state schema or name of its own)."""
+        self: Self = cls.__new__(cls, approval_mode=options.approval_mode, view_calls=options.view_calls)
+        super(MCPMiddleware, self).__init__()
+        self.state_schema = self._setup(connections, options, state_schema=None, name=None)
+        return self
+
+    def _setup(
+        self, connections: Any, options: MCPOptions, *, state_schema: type[Any] | None, name: str | None
+    ) -> type[Any]:
+        """Sets the middleware up; its agent state schema."""
+        self._options = options
+        """The middleware's MCP options (its view-call node is made from them)."""
+        self.pool, self._owns_pool = options.hold_pool(connections)
+        self.toolset = options.toolset(self.pool, messages_key="messages")
+        self.search = options.searcher(self.toolset)
+        self.tools = [*options.readers(self.pool), *([self.search.tool] if self.search is not None else [])]
+        self.raise_errors = frozenset(options.raise_errors)
+        schema = state_schema or self.state_schema
+        if options.approval_mode == "batched":
+            schema = _with_decisions(state_schema or AgentState)
         if self.search is not None:
-            self.state_schema = _with_revealed(self.state_schema)
-        self.view_calls: MCPToolNode | None = None
-        """The node answering MCP Apps views' calls (``view_calls=True``), else ``None``."""
-        if view_calls:
-            self.view_calls = build_views_node(self.pool, self.toolset)
-            self.state_schema = _with_views(self.state_schema)
+            schema = _with_revealed(schema)
+        self.view_calls = None
+        if options.view_calls:
+            self.view_calls = build_views_node(self.pool, options)
+            schema = _with_views(schema)
         self._name = name or type(self).__name__
         self._others: frozenset[str] = frozenset()
         """Names of the agent's own (non-MCP) tools, as last offered to the model."""
@@ -181,9 +195,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         """A model request used provider-native search: the provider searched, so calls to any
         MCP tool the run may use are served (there is no reveal in the state). Kept by the
         middleware, not by the run: once set, no later call's reveals are checked."""
-        self.agent_tools: frozenset[str] = frozenset()
-        """Names of the agent's own (non-MCP) tools when known up front (``create_mcp_agent``
-        sets them): a batch of approvals never asks about their calls."""
+        self.agent_tools = frozenset()
+        return schema
 
     def __new__(
         cls, *args: Any, approval_mode: ApprovalMode = "per_call", view_calls: bool = False, **kwargs: Any
@@ -411,9 +424,10 @@ class _BatchedApprovals(MCPMiddleware):
         return list(last.tool_calls) if isinstance(last, AIMessage) else []
 
     def _decided(self, state: Mapping[str, Any], requests: list[ApprovalRequest]) -> dict[str, Any] | None:
-        if len(requests) < 2:  # one question is asked by its call, as in per-call mode
+        given = decided_together(requests)
+        if given is None:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
-        return {DECISIONS_KEY: ask_together(requests)}
+        return {DECISIONS_KEY: given}
 
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Asks about the turn's MCP calls that need approval, together."""

@@ -29,14 +29,13 @@ import contextvars
 import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Self, cast
 
 from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_config_list
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
-from langgraph.errors import GraphInterrupt
 from langgraph.func import task
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import (
@@ -47,12 +46,13 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from langgraph_mcp._call.adapter import MCPTool
-from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ask_together
-from langgraph_mcp._call.output import reader_tools
-from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, PoolHolder, ToolSet
-from langgraph_mcp._catalog.search import ToolSearcher, search_settings
+from langgraph_mcp._call.approval import GIVEN, ApprovalMode
+from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
+from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.view import Audience, ToolView, revealed_in
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
+from langgraph_mcp._graph.batch import Batch, decided_together, first_failure
+from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
@@ -62,42 +62,7 @@ from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolS
 __all__ = ["MCPToolNode"]
 
 
-class _Batch:
-    """The calls of one node run, each in its own task. Every call settles before anything is
-    raised; then the first call (in call order) raises for all: the first error, or else every
-    interrupt together, in call order."""
-
-    def __init__(self, given: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-        self.given = given
-        """Decisions taken for the turn's calls together (``approval_mode="batched"``)."""
-        self.enrolled = 0
-        self.outcomes: dict[int, BaseException | None] = {}
-        self.done = asyncio.Event()
-
-    def enroll(self) -> int:
-        index = self.enrolled
-        self.enrolled += 1
-        return index
-
-    def settle(self, index: int, outcome: BaseException | None) -> None:
-        self.outcomes[index] = outcome
-        if len(self.outcomes) == self.enrolled:
-            self.done.set()
-
-    def failure(self) -> BaseException | None:
-        return _first_failure([self.outcomes[i] for i in range(self.enrolled)])
-
-
-def _first_failure(outcomes: Sequence[BaseException | None]) -> BaseException | None:
-    """The first error, or else every interrupt together, in call order."""
-    errors = [o for o in outcomes if o is not None and not isinstance(o, GraphInterrupt)]
-    if errors:
-        return errors[0]
-    interrupts = [i for o in outcomes if isinstance(o, GraphInterrupt) for i in (o.args[0] if o.args else ())]
-    return GraphInterrupt(tuple(interrupts)) if interrupts else None
-
-
-_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
+_BATCH: contextvars.ContextVar[Batch | None] = contextvars.ContextVar("langgraph_mcp_batch", default=None)
 
 _VIEW: contextvars.ContextVar[ToolView | None] = contextvars.ContextVar("langgraph_mcp_view", default=None)
 """The tool view of the node's run (its calls ask it instead of building their own)."""
@@ -159,6 +124,10 @@ class MCPToolNode(PoolHolder, ToolNode):
     work too: their calls run on the package's own event loop.
     """
 
+    toolset: ToolSet
+    search: ToolSearcher | None
+    """The tool search (``None`` when ``tool_search`` is off)."""
+
     _audience: ClassVar[Audience] = "model"
     """Who calls through the node: the model, or (the view-call node) MCP Apps views, which are
     served no local tools, readers or search."""
@@ -184,7 +153,50 @@ class MCPToolNode(PoolHolder, ToolNode):
         tool_filter: ToolFilter | None = None,
         tool_search: bool | ToolSearch = False,
     ) -> None:
-        settings = search_settings(tool_search)
+        options = MCPOptions(
+            tool_options=tool_options,
+            server_options=server_options,
+            approval=approval,
+            approval_decisions=approval_decisions,
+            approval_mode=approval_mode,
+            tool_filter=tool_filter,
+            tool_search=tool_search,
+            on_connection_error=on_connection_error,
+            default_timeout=default_timeout,
+        )
+        self._setup(
+            connections,
+            options,
+            tools=tools,
+            name=name,
+            tags=tags,
+            handle_tool_errors=handle_tool_errors,
+            messages_key=messages_key,
+            wrap_tool_call=wrap_tool_call,
+            awrap_tool_call=awrap_tool_call,
+        )
+
+    @classmethod
+    def _from_options(cls, connections: Any, options: MCPOptions, **node: Any) -> Self:
+        """A node of these options (``node``: the keywords that are ``ToolNode``'s, and ``tools``)."""
+        self = cls.__new__(cls)
+        self._setup(connections, options, **node)
+        return self
+
+    def _setup(
+        self,
+        connections: Any,
+        options: MCPOptions,
+        *,
+        tools: Sequence[BaseTool | Callable[..., Any]] = (),
+        name: str = "tools",
+        tags: list[str] | None = None,
+        handle_tool_errors: Any = default_handle_tool_errors,
+        messages_key: str = "messages",
+        wrap_tool_call: ToolCallWrapper | None = None,
+        awrap_tool_call: AsyncToolCallWrapper | None = None,
+    ) -> None:
+        settings = options.search
         if settings is not None and settings.native:
             raise MCPConfigError(
                 None,
@@ -201,13 +213,10 @@ class MCPToolNode(PoolHolder, ToolNode):
             wrap_tool_call=wrap_tool_call,
             awrap_tool_call=awrap_tool_call,
         )
-        self._hold_pool(
-            connections,
-            on_connection_error=on_connection_error,
-            default_timeout=default_timeout,
-            tool_catalog=settings.catalog if settings is not None else None,
-        )
-        readers = reader_tools(self.pool.servers) if self._audience == "model" else []
+        self._options = options
+        """The node's MCP options (the view-call node is made from them)."""
+        self.pool, self._owns_pool = options.hold_pool(connections)
+        readers = options.readers(self.pool) if self._audience == "model" else []
         for reader in readers:  # servers keeping cut outputs in the store
             if reader.name not in self._tools_by_name:
                 self._tools_by_name[reader.name] = reader
@@ -215,31 +224,19 @@ class MCPToolNode(PoolHolder, ToolNode):
         self._local_tools = dict(self._tools_by_name)
         self._local_injected = dict(self._injected_args)
         self._mcp_tools: list[MCPTool] = []
-        self.toolset = ToolSet(
-            self.pool,
-            tool_options=tool_options,
-            server_options=server_options,
-            approval=approval,
-            approval_decisions=approval_decisions,
-            approval_mode=approval_mode,
-            tool_filter=tool_filter,
-            messages_key=messages_key,
-            reserved=[*self._local_tools, *([settings.name] if settings is not None else [])],
-        )
-        self.search: ToolSearcher | None = None
-        """The tool search (``None`` when ``tool_search`` is off)."""
-        if settings is not None and settings.name not in self._local_tools:
-            self.search = ToolSearcher(self.toolset, settings)
-            self._tools_by_name[settings.name] = self.search.tool
-            self._injected_args[settings.name] = injected_args(self.search.tool)
-            self._local_tools = dict(self._tools_by_name)
-            self._local_injected = dict(self._injected_args)
-        elif settings is not None:
+        self.toolset = options.toolset(self.pool, messages_key=messages_key, local=self._local_tools)
+        if settings is not None and settings.name in self._local_tools:
             raise MCPConfigError(
                 None,
                 None,
                 f"tool_search: a local tool is named {settings.name!r}; give ToolSearch another name",
             )
+        self.search = options.searcher(self.toolset)
+        if self.search is not None:
+            self._tools_by_name[self.search.settings.name] = self.search.tool
+            self._injected_args[self.search.settings.name] = injected_args(self.search.tool)
+            self._local_tools = dict(self._tools_by_name)
+            self._local_injected = dict(self._injected_args)
 
     async def get_tools(self, context: Any = None, *, state: Any = None) -> list[BaseTool]:
         """Local and MCP tools, ready for ``model.bind_tools(...)``; with a ``tool_filter``,
@@ -311,7 +308,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         view = self._new_view(runtime.context, input)
         if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
             requests = await view.approvals(tool_calls)
-            batch = _Batch(ask_together(requests) if len(requests) > 1 else None)
+            batch = Batch(decided_together(requests))
         token, viewing = _BATCH.set(batch), _VIEW.set(view)
         try:
             return await super()._afunc(input, config, runtime)
@@ -405,8 +402,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         tool_calls, input_type = self._parse_input(input)
         if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
             return super()._func(input, config, runtime)
-        requests = run_sync(lambda: view.approvals(tool_calls), pool=self.pool)
-        given = ask_together(requests) if len(requests) > 1 else None
+        given = decided_together(run_sync(lambda: view.approvals(tool_calls), pool=self.pool))
         futures = [
             _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime, given))
             for call, tool_runtime in zip(
@@ -422,7 +418,7 @@ class MCPToolNode(PoolHolder, ToolNode):
             except BaseException as exc:  # settled: raised below, after every call settled
                 outputs.append(None)
                 outcomes.append(exc)
-        failure = _first_failure(outcomes)
+        failure = first_failure(outcomes)
         if failure is not None:
             raise failure
         return self._combine_tool_outputs(outputs, input_type)

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from langgraph_mcp._call.approval import ApprovalMode
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS
 from langgraph_mcp._graph.middleware import MCPMiddleware
+from langgraph_mcp._graph.spec import MCPOptions
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FailureKind
@@ -73,8 +74,7 @@ def create_mcp_agent(
     ``app_routes(agent.mcp)``). The MCP middleware is ``agent.mcp`` (close an owned pool with
     ``agent.mcp.aclose()``).
     """
-    mcp = MCPMiddleware(
-        connections,
+    options = MCPOptions(
         tool_options=tool_options,
         server_options=server_options,
         approval=approval,
@@ -87,6 +87,7 @@ def create_mcp_agent(
         default_timeout=default_timeout,
         view_calls=view_calls,
     )
+    mcp = MCPMiddleware._from_options(connections, options)
     agent = create_agent(
         model,
         tools=list(tools),

@@ -26,9 +26,9 @@ from typing_extensions import TypedDict
 
 from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.view import VIEW_CALL_PREFIX
-from langgraph_mcp._catalog.bind import ToolSet
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, is_resuming, pending_questions
 from langgraph_mcp._graph.node import MCPToolNode
+from langgraph_mcp._graph.spec import MCPOptions
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp.types import MCPAppContext
 
@@ -175,14 +175,15 @@ class _ViewCallsNode(MCPToolNode):
 
 def build_views_node(
     pool: MCPPool,
-    toolset: ToolSet,
+    options: MCPOptions,
     *,
     name: str = VIEW_CALLS_KEY,
     handle_tool_errors: Any = default_handle_tool_errors,
     awrap_tool_call: Callable[..., Any] | None = None,
 ) -> MCPToolNode:
-    """A tool node answering views' calls under :data:`VIEW_CALLS_KEY` with ``toolset``'s
-    policies (options, approval, ``tool_filter``), serving only tools meant for views, each only
+    """A tool node answering views' calls under :data:`VIEW_CALLS_KEY` with the graph node's or
+    middleware's ``options`` (tool options, approval, ``tool_filter``; see
+    :meth:`~langgraph_mcp._graph.spec.MCPOptions.for_views`), serving only tools meant for views, each only
     to a view of its own server; ``awrap_tool_call`` (the graph node's) runs inside that check."""
     inner = awrap_tool_call
 
@@ -196,17 +197,12 @@ def build_views_node(
             )
         return await (inner(request, execute) if inner is not None else execute(request))
 
-    return _ViewCallsNode(
+    return _ViewCallsNode._from_options(
         pool,
+        options.for_views(),
         name=name,
         handle_tool_errors=handle_tool_errors,
         messages_key=VIEW_CALLS_KEY,
         awrap_tool_call=own_server_only,
         wrap_tool_call=_refused_in_sync_runs,
-        tool_options=toolset.tool_options,
-        server_options=toolset.server_options,
-        approval=toolset.approval,
-        approval_decisions=toolset.approval_decisions,
-        approval_mode=toolset.approval_mode,
-        tool_filter=toolset.tool_filter,
     )
