@@ -69,10 +69,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     """Gives a ``create_agent`` agent the tools of MCP servers.
 
     Args:
-        connections: An :class:`~langgraph_mcp.MCPPool` to share, or anything
-            :func:`~langgraph_mcp.load_connections` accepts (the middleware then owns a pool;
-            close it with :meth:`aclose`).
-        tool_options: As for :class:`~langgraph_mcp.MCPToolNode` (see :mod:`langgraph_mcp.options`).
+        connections: As for :class:`~langgraph_mcp.MCPToolNode`.
+        tool_options: As for :class:`~langgraph_mcp.MCPToolNode`.
         server_options: As for :class:`~langgraph_mcp.MCPToolNode`.
         approval: As for :class:`~langgraph_mcp.MCPToolNode`.
         approval_decisions: As for :class:`~langgraph_mcp.MCPToolNode`.
@@ -81,29 +79,29 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             ``after_model`` hook, as ``HumanInTheLoopMiddleware`` does), and keeps the decisions
             in the agent state (``mcp_approval_decisions``, private) until the calls run.
         tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
-        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: instead of every
-            MCP tool, the model is offered a search tool and the MCP tools a search revealed in
-            this thread (kept in the agent state under ``mcp_revealed_tools``, still subject to
-            ``tool_filter``); a call to an MCP tool not revealed gets ``ToolNode``'s invalid-tool
-            message. Off by default. With ``ToolSearch(native=...)``, a model whose provider
-            searches tools on its side (Anthropic, OpenAI) is sent every MCP tool the run may use
-            marked ``defer_loading`` plus the provider's tool-search tool, instead of the search
-            tool.
+        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: instead of every MCP
+            tool, the model is offered a search tool (``search_tools``) and the MCP tools a search
+            revealed in the graph state (``mcp_revealed_tools``, still subject to ``tool_filter``); a
+            call to an MCP tool not revealed gets ``ToolNode``'s invalid-tool message. Off by
+            default. The agent state gets the ``mcp_revealed_tools`` key. With
+            ``ToolSearch(native=...)``, a model whose provider searches tools on its side
+            (Anthropic, OpenAI) is sent every MCP tool the run may use marked ``defer_loading`` plus
+            the provider's tool-search tool, instead of the search tool.
         raise_errors: Failure kinds (``"connection"``, ``"timeout"``, ``"protocol"``,
             ``"tool_error"``, ...) raised as :class:`~langgraph_mcp.MCPToolCallError` instead of
             returned as error ``ToolMessage`` s, for a ``ToolRetryMiddleware``
             (``retry_on=(MCPToolCallError,)``).
         state_schema: Extra agent state (e.g. the keys a ``ResultToState`` updates).
         name: The middleware's name (two MCP middlewares in one agent need different names).
-        view_calls: Take the calls of MCP Apps views (``langgraph_mcp.apps``): the agent state
-            gets the ``mcp_app_calls`` and ``mcp_app_context`` keys and a ``before_agent`` hook
-            that answers a run started for a view's call (the route's runs) with the view-calls
-            node :attr:`view_calls`, under this middleware's policies, then ends the run
-            without reaching the model. Serve its route with ``app_routes(middleware)``. A view's
-            model context (``mcp_app_context``) is given to the model before the conversation,
-            as data (``langgraph_mcp.apps.app_context_message``).
-        on_connection_error: For a pool the middleware creates.
-        default_timeout: For a pool the middleware creates.
+        on_connection_error: As for :class:`~langgraph_mcp.MCPToolNode`.
+        default_timeout: As for :class:`~langgraph_mcp.MCPToolNode`.
+        view_calls: Take the calls of MCP Apps views (``langgraph_mcp.apps``): the agent state gets
+            the ``mcp_app_calls`` and ``mcp_app_context`` keys and a ``before_agent`` hook that
+            answers a run started for a view's call (the route's runs) with the view-calls node
+            :attr:`~langgraph_mcp.MCPMiddleware.view_calls`, under the middleware's policies, then
+            ends the run without reaching the model. Serve its route with
+            ``app_routes(middleware)``. A view's model context (``mcp_app_context``) is given to the
+            model before the conversation, as data (``langgraph_mcp.apps.app_context_message``).
 
     A server that cannot be reached when the model is called leaves its tools out (they come
     back once it answers); with every server down and ``on_connection_error="raise"`` the model

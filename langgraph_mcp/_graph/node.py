@@ -84,37 +84,39 @@ class MCPToolNode(PoolHolder, ToolNode):
     """A drop-in ``ToolNode`` whose tools live on MCP servers.
 
     Args:
-        connections: An :class:`MCPPool` to share, or anything
-            :func:`~langgraph_mcp.load_connections` accepts (a dict of servers,
-            a JSON config path, an ``MCPServer``); the node then owns a pool.
+        connections: An :class:`~langgraph_mcp.MCPPool` to share, or anything
+            :func:`~langgraph_mcp.load_connections` accepts (a dict of servers, a JSON config path,
+            an ``MCPServer``): then a pool of its own is made, closed with ``aclose``.
         tools: Local LangChain tools (or callables) served by the same node.
             Their names win over MCP tool names.
-        on_connection_error: For a pool the node creates; see :class:`MCPPool`.
-        default_timeout: For a pool the node creates; see :class:`MCPPool`.
-        tool_options: :class:`~langgraph_mcp.options.ToolOptions` per tool (``"server/tool"``,
-            or the MCP tool name, prefixed or not; see :mod:`langgraph_mcp.options`): hidden
-            arguments, headers, ``_meta``, results into state, approval.
-        server_options: :class:`~langgraph_mcp.options.ToolOptions` per server, for all of its
-            tools.
-        approval: Which tools wait for a person's approval before each call
-            (``"destructive"``, a collection of tool names as for ``tool_options``, ``True``,
-            or ``None``).
-        approval_decisions: The decisions a person may take (default approve, edit,
-            reject; ``"respond"`` may be added).
+        on_connection_error: For a pool made from ``connections``; see :class:`~langgraph_mcp.MCPPool`.
+        default_timeout: For a pool made from ``connections``; see :class:`~langgraph_mcp.MCPPool`.
+        tool_options: :class:`~langgraph_mcp.options.ToolOptions` per tool (``"server/tool"``, or the
+            MCP tool name, prefixed or not; see :mod:`langgraph_mcp.options`): hidden arguments,
+            headers, ``_meta``, results into state, approval.
+        server_options: :class:`~langgraph_mcp.options.ToolOptions` per server, for all of its tools.
+        approval: Which tools wait for a person's approval before each call (``"destructive"``, a
+            collection of tool names as for ``tool_options``, ``True``, or ``None``).
+        approval_decisions: The decisions a person may take (default approve, edit, reject;
+            ``"respond"`` may be added).
         approval_mode: ``"per_call"`` (default): each call asks in an interrupt of its own
-            (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: when several
-            calls of one checkpointed run need approval, they are asked together in one
-            interrupt (:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's
-            ``HITLRequest`` shape) answered with one decision per call, in order, before any
-            of them runs, as UIs that resume without an interrupt id (Agent Chat UI) need.
-        tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call;
-            see :meth:`get_tools` for the model's side.
-        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: the node also
-            serves a search tool (``search_tools``) whose results are revealed in the graph state
-            (``mcp_revealed_tools``: give the state schema
-            :class:`~langgraph_mcp.options.ToolSearchState`'s key); :meth:`get_tools` given
-            that state offers only the revealed MCP tools, and a call to an MCP tool not
-            revealed in the state gets the invalid-tool message. Off by default.
+            (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: when several calls
+            of one checkpointed run need approval, they are asked together in one interrupt
+            (:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's ``HITLRequest`` shape)
+            answered with one decision per call, in order, before any of them runs, as UIs that
+            resume without an interrupt id (Agent Chat UI) need.
+        tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call; the model is
+            offered only those, and a call to another gets ``ToolNode``'s invalid-tool message.
+            See :meth:`get_tools` for the model's side.
+        tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: instead of every MCP
+            tool, the model is offered a search tool (``search_tools``) and the MCP tools a search
+            revealed in the graph state (``mcp_revealed_tools``, still subject to ``tool_filter``); a
+            call to an MCP tool not revealed gets ``ToolNode``'s invalid-tool message. Off by
+            default. The node serves the search tool among its tools, and :meth:`get_tools` given
+            the graph state offers only the revealed MCP tools (give the state schema
+            :class:`~langgraph_mcp.options.ToolSearchState`'s key). ``ToolSearch(native=...)`` is
+            refused: it changes the model request, which is
+            :class:`~langgraph_mcp.MCPMiddleware`'s, not a node's.
 
     The remaining arguments are ``ToolNode``'s and mean exactly the same.
 

@@ -61,18 +61,32 @@ def create_mcp_agent(
     """An agent (``create_agent``'s compiled graph) whose tools are the MCP servers' tools, plus
     any local ``tools``.
 
-    ``connections`` is an :class:`~langgraph_mcp.MCPPool` or anything
-    :func:`~langgraph_mcp.load_connections` accepts. The MCP options mean what they mean for
-    :class:`~langgraph_mcp.MCPMiddleware`; ``middleware`` runs after (inside) the MCP
-    middleware (a ``ToolRetryMiddleware`` there retries the failure kinds listed in
-    ``raise_errors``).
-    ``agent_kwargs`` go to ``create_agent`` (``checkpointer``, ``store``, ``context_schema``,
-    ``state_schema``, ``response_format``, ``name``, ...). Nothing connects until the first model
-    call. With ``tool_search`` on, the model finds MCP tools with a search tool instead of being
-    given them all (see :class:`~langgraph_mcp.MCPMiddleware`). With ``view_calls`` the agent
-    takes the calls of MCP Apps views (``MCPMiddleware(view_calls=True)``; serve their route with
-    ``app_routes(agent.mcp)``). The MCP middleware is ``agent.mcp`` (close an owned pool with
-    ``agent.mcp.aclose()``).
+    Nothing connects until the first model call. With ``tool_search`` on, the model finds MCP tools
+    with a search tool instead of being given them all (see :class:`~langgraph_mcp.MCPMiddleware`).
+    With ``view_calls`` the agent takes the calls of MCP Apps views
+    (``MCPMiddleware(view_calls=True)``; serve their route with ``app_routes(agent.mcp)``). The MCP
+    middleware is ``agent.mcp`` (close an owned pool with ``agent.mcp.aclose()``).
+
+    Args:
+        model: The chat model, as for ``create_agent``.
+        connections: As for :class:`~langgraph_mcp.MCPToolNode`.
+        tools: Local tools, as for ``create_agent``.
+        system_prompt: As for ``create_agent``.
+        middleware: More middleware; it runs after (inside) the MCP middleware (a
+            ``ToolRetryMiddleware`` there retries the failure kinds listed in ``raise_errors``).
+        tool_options: As for :class:`~langgraph_mcp.MCPToolNode`.
+        server_options: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval_decisions: As for :class:`~langgraph_mcp.MCPToolNode`.
+        approval_mode: As for :class:`~langgraph_mcp.MCPMiddleware`.
+        tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
+        tool_search: As for :class:`~langgraph_mcp.MCPMiddleware`.
+        raise_errors: As for :class:`~langgraph_mcp.MCPMiddleware`.
+        on_connection_error: As for :class:`~langgraph_mcp.MCPToolNode`.
+        default_timeout: As for :class:`~langgraph_mcp.MCPToolNode`.
+        view_calls: As for :class:`~langgraph_mcp.MCPMiddleware`.
+        **agent_kwargs: Go to ``create_agent`` (``checkpointer``, ``store``, ``context_schema``,
+            ``state_schema``, ``response_format``, ``name``, ...).
     """
     options = MCPOptions(
         tool_options=tool_options,

@@ -25,7 +25,7 @@ from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
 
-__all__ = ["AS_FOR_NODE", "OPTION_DOCS", "SHARED", "MCPOptions", "PoolHolder"]
+__all__ = ["AS_FOR_MIDDLEWARE", "AS_FOR_NODE", "OPTION_DOCS", "SHARED", "MCPOptions", "PoolHolder"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True, eq=False)
@@ -185,6 +185,9 @@ SHARED: tuple[str, ...] = (
 
 AS_FOR_NODE = "As for :class:`~langgraph_mcp.MCPToolNode`."
 """An ``Args:`` entry that means :data:`OPTION_DOCS`' text (face-specific sentences may follow)."""
+
+AS_FOR_MIDDLEWARE = "As for :class:`~langgraph_mcp.MCPMiddleware`."
+"""``create_mcp_agent``'s entry for an option whose meaning is ``MCPMiddleware``'s."""
 
 OPTION_DOCS: Mapping[str, str] = {
     "connections": (
