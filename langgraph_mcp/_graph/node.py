@@ -169,7 +169,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         self._setup(
             connections,
             options,
-            tools=tools,
+            tools,
             name=name,
             tags=tags,
             handle_tool_errors=handle_tool_errors,
@@ -180,24 +180,19 @@ class MCPToolNode(PoolHolder, ToolNode):
 
     @classmethod
     def _from_options(cls, connections: Any, options: MCPOptions, **node: Any) -> Self:
-        """A node of these options (``node``: the keywords that are ``ToolNode``'s, and ``tools``)."""
+        """A node of these options; ``node``: ``ToolNode``'s keywords (no local tools)."""
         self = cls.__new__(cls)
-        self._setup(connections, options, **node)
+        self._setup(connections, options, (), **node)
         return self
 
     def _setup(
         self,
         connections: Any,
         options: MCPOptions,
-        *,
-        tools: Sequence[BaseTool | Callable[..., Any]] = (),
-        name: str = "tools",
-        tags: list[str] | None = None,
-        handle_tool_errors: Any = default_handle_tool_errors,
-        messages_key: str = "messages",
-        wrap_tool_call: ToolCallWrapper | None = None,
-        awrap_tool_call: AsyncToolCallWrapper | None = None,
+        tools: Sequence[BaseTool | Callable[..., Any]],
+        **node: Any,
     ) -> None:
+        """Sets the node up: ``tools`` are its local tools, ``node`` ``ToolNode``'s keywords."""
         settings = options.search
         if settings is not None and settings.native:
             raise MCPConfigError(
@@ -206,15 +201,7 @@ class MCPToolNode(PoolHolder, ToolNode):
                 "ToolSearch.native is for create_mcp_agent / MCPMiddleware (the model request is theirs); "
                 "a graph of your own binds its model's tools itself",
             )
-        super().__init__(
-            list(tools),
-            name=name,
-            tags=tags,
-            handle_tool_errors=handle_tool_errors,
-            messages_key=messages_key,
-            wrap_tool_call=wrap_tool_call,
-            awrap_tool_call=awrap_tool_call,
-        )
+        super().__init__(list(tools), **node)
         self._options = options
         """The node's MCP options (the view-call node is made from them)."""
         self.pool, self._owns_pool = options.hold_pool(connections)
@@ -226,7 +213,9 @@ class MCPToolNode(PoolHolder, ToolNode):
         self._local_tools = dict(self._tools_by_name)
         self._local_injected = dict(self._injected_args)
         self._mcp_tools: list[MCPTool] = []
-        self.toolset = options.toolset(self.pool, messages_key=messages_key, local=self._local_tools)
+        self.toolset = options.toolset(
+            self.pool, messages_key=node.get("messages_key", "messages"), local=self._local_tools
+        )
         if settings is not None and settings.name in self._local_tools:
             raise MCPConfigError(
                 None,

@@ -109,14 +109,7 @@ def test_every_face_gives_an_option_the_same_annotation_and_default(option: str)
 
 def test_the_toolset_takes_the_binding_options() -> None:
     taken = set(_signature(ToolSet.__init__).parameters) & set(SHARED)
-    assert taken == {
-        "tool_options",
-        "server_options",
-        "approval",
-        "approval_decisions",
-        "approval_mode",
-        "tool_filter",
-    }
+    assert taken == set(SHARED) - {"connections", "tool_search", "on_connection_error", "default_timeout"}
 
 
 @pytest.mark.parametrize("face", list(FACES))
