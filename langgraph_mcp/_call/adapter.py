@@ -23,13 +23,13 @@ Call contract (``await tool.ainvoke(tool_call)``):
   invoked without a tool call id);
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
 
-This module is the LangChain adapter only: the call itself runs in
-:func:`~langgraph_mcp._call.runner.run_call`, and what its outcome becomes (messages, cut outputs,
-``Command``s) is decided in :func:`~langgraph_mcp._call.results.call_result`.
+This module is the LangChain adapter only: it turns one tool call into a
+:class:`~langgraph_mcp._call.pipeline.Call` and runs it down the steps of
+:func:`~langgraph_mcp._call.pipeline.run_pipeline` (lazy start, the argument check, hidden
+values, approval, the session, the call itself, its result), whose outcome is the tool's.
 """
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import mcp_types as types
@@ -40,52 +40,19 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from pydantic import PrivateAttr
 
-from langgraph_mcp._call.approval import (
-    DECISIONS,
-    ApprovalRequest,
-    Approved,
-    approval_request,
-    ask_approval,
-    recorded_outcome,
-)
-from langgraph_mcp._call.arguments import ArgumentChecker, UnusableSchema, describe_source, resolve_source
+from langgraph_mcp._call.approval import DECISIONS, ApprovalRequest, approval_request
+from langgraph_mcp._call.arguments import ArgumentChecker
 from langgraph_mcp._call.entry import CatalogEntry
-from langgraph_mcp._call.results import (
-    CallSite,
-    call_failed,
-    call_result,
-    failure,
-    not_listed,
-    with_edit_notice,
-)
-from langgraph_mcp._call.runner import run_call
-from langgraph_mcp._call.view import show_view
-from langgraph_mcp._oauth.calls import user_session
-from langgraph_mcp._oauth.options import per_user_oauth
+from langgraph_mcp._call.pipeline import Call, run_pipeline
 from langgraph_mcp._pool.pool import MCPPool
-from langgraph_mcp._pool.resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._session import ServerConnection
-from langgraph_mcp._support.redact import value_secrets
 from langgraph_mcp._support.sanitise import MAX_TITLE, sanitise_text
 from langgraph_mcp._support.schema import model_schema
 from langgraph_mcp._support.sync import run_sync
-from langgraph_mcp.errors import (
-    MCPArgumentError,
-    MCPConfigError,
-    MCPConnectionError,
-    MCPProtocolError,
-    MCPServerError,
-    MCPTimeoutError,
-    MCPToolCallError,
-    MissingValue,
-)
+from langgraph_mcp.errors import MCPArgumentError, MCPConfigError
 from langgraph_mcp.options import ToolOptions
 
 __all__ = ["RUNTIME_ARG", "MCPTool", "build_tool"]
-
-_CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
-"""What the session layer raises for a call that could not complete
-(:func:`~langgraph_mcp._call.results.call_failed`)."""
 
 RUNTIME_ARG = "_langgraph_mcp_runtime"
 """Name under which the ``ToolRuntime`` is injected; never part of the model's schema."""
@@ -212,122 +179,24 @@ class MCPTool(StructuredTool):
         # ``__getattr__``, which costs more than the rest of this frame's bookkeeping.
         private = self.__pydantic_private__
         assert private is not None
-        options: ToolOptions = private["_options"]
-        approval: Sequence[str] = private["_approval"]
-        pool: MCPPool | None = private["_pool"]
-        if pool is not None and pool.catalog is not None and private["_connection"].config.lazy:
-            refused = await self._still_listed(pool, tool_call_id)
-            if refused is not None:
-                return refused
-        for hidden in options.hidden:
-            arguments.pop(hidden, None)  # the model may not choose a hidden argument
-        if private["_checker"].null_is_absent:
-            private["_checker"].drop_null_headers(arguments)
-        try:
-            await private["_checker"].acheck(arguments)  # off the event loop when it is costly
-        except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
-            return failure(self._site(tool_call_id), exc.reason, kind="protocol")
-        hidden_values: dict[str, Any] = {}
-        if options.hidden:
-            try:
-                hidden_values = await self._hidden_values(runtime)
-            except MissingValue as exc:
-                return failure(self._site(tool_call_id), str(exc), kind="hidden_argument")
-        edited = False
-        if approval:
-            try:
-                outcome = ask_approval(self._question(arguments, tool_call_id, approval))
-            except MCPToolCallError as exc:
-                return failure(self._site(tool_call_id), str(exc), kind=exc.kind)
-            if not isinstance(outcome, Approved):
-                return outcome, None
-            if outcome.edited:
-                edited = True
-                arguments = {k: v for k, v in outcome.arguments.items() if k not in options.hidden}
-        else:
-            # Asked before this process's policy stopped asking: the person's answer still holds.
-            recorded = recorded_outcome(lambda allowed: self._question(arguments, tool_call_id, allowed))
-            if recorded is not None and not isinstance(recorded, Approved):
-                return recorded, None
-            if recorded is not None and recorded.edited:
-                edited = True
-                arguments = {k: v for k, v in recorded.arguments.items() if k not in options.hidden}
-        # Hidden values are secrets of the call while it runs: kept out of the HTTP and MCP
-        # client libraries' own log records (they log each message at DEBUG) and of its errors.
-        holding = (
-            private["_connection"].redact.holding(value_secrets(hidden_values))
-            if hidden_values
-            else nullcontext()
-        )
-        with holding:
-            result = await self._send(
-                {**arguments, **hidden_values} if hidden_values else arguments,
-                runtime,
-                tool_call_id,
-                shown=arguments,
-            )
-        return with_edit_notice(result, arguments, private["_messages_key"]) if edited else result
-
-    async def _send(
-        self,
-        arguments: dict[str, Any],
-        runtime: ToolRuntime | None,
-        tool_call_id: str | None,
-        *,
-        shown: dict[str, Any],
-    ) -> Any:
-        """Run the call; ``(content, artifact)`` (or a message or ``Command`` as content).
-        ``shown``: the arguments without hidden ones (what an MCP Apps view is given)."""
-        private = self.__pydantic_private__
-        assert private is not None
-        options: ToolOptions = private["_options"]
-        shared: ServerConnection = private["_connection"]
-        timeout, limit = self._timeout()
-        try:
-            async with self._session_for(runtime) as connection:
-                if is_read_tool(private["_mcp_tool"]):
-                    result = await read_as_tool_result(connection, arguments.get("uri"), timeout=timeout)
-                else:
-                    result = await run_call(
-                        connection,
-                        mcp_name=self.mcp_name,
-                        tool_name=self.name,
-                        arguments=arguments,
-                        timeout=timeout,
-                        runtime=runtime,
-                        tool_call_id=tool_call_id,
-                        meta=options.meta(runtime)
-                        if options.meta is not None and runtime is not None
-                        else None,
-                        headers=(
-                            options.headers(runtime)
-                            if options.headers is not None and runtime is not None
-                            else None
-                        ),
-                    )
-                    tool = private["_mcp_tool"]
-                    await show_view(connection, tool, self.name, shown, result, runtime, tool_call_id)
-        except _CALL_FAILURES as exc:
-            return call_failed(self._site(tool_call_id), exc, limit=limit)
-        return await call_result(
-            self._site(tool_call_id),
-            result,
-            handling=shared.config.output_for(self.mcp_name),
-            runtime=runtime,
-            mapping=options.result,
+        call = Call(
+            name=self.name,
+            server=self.server,
+            mcp_name=self.mcp_name,
+            connection=private["_connection"],
+            pool=private["_pool"],
+            mcp_tool=private["_mcp_tool"],
+            checker=private["_checker"],
+            options=private["_options"],
+            approval=private["_approval"],
             messages_key=private["_messages_key"],
+            tool_timeout=self.timeout,
+            question=lambda arguments, allowed: self._question(arguments, tool_call_id, allowed),
+            arguments=arguments,
+            runtime=runtime,
+            tool_call_id=tool_call_id,
         )
-
-    async def _still_listed(self, pool: MCPPool, tool_call_id: str | None) -> Any:
-        """For a tool of a ``lazy`` server (maybe offered from the tool catalog): start the server
-        if it has not started (bounded by its ``connect_timeout``) and make sure it still lists
-        this tool as it was offered. ``None`` if so; else the call's error, and it is not sent."""
-        site = self._site(tool_call_id)
-        try:
-            listed = await pool.live_tools(self.server)
-        except _CALL_FAILURES as exc:
-            return call_failed(site, exc, limit="connect_timeout")
-        return not_listed(site, self._mcp_tool, listed)
+        return await run_pipeline(call)
 
     # -- helpers -------------------------------------------------------------
 
@@ -375,51 +244,6 @@ class MCPTool(StructuredTool):
                 f"{'.'.join(map(str, e['loc'])) or '<args>'}: {e['msg']}" for e in exc.source.errors()
             )
             raise ValueError(f"the edited arguments do not fit tool {self.name!r}: {problems}") from None
-
-    async def _hidden_values(self, runtime: ToolRuntime | None) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for argument, source in self._options.hidden.items():
-            where = f"hidden argument {argument!r} of MCP tool {self.name!r} (server {self.server!r})"
-            if runtime is None:
-                raise MissingValue(
-                    f"{where} comes from {describe_source(source)}, but the tool runs outside a graph"
-                )
-            try:
-                values[argument] = await resolve_source(source, runtime)
-            except MissingValue as exc:
-                raise MissingValue(f"{where} comes from {describe_source(source)}: {exc}") from None
-        return values
-
-    def _session_for(self, runtime: ToolRuntime | None) -> AbstractAsyncContextManager[ServerConnection]:
-        """The shared connection, or, for a ``session_scope="thread"`` server, this
-        conversation's own, held in use for the whole call."""
-        private = self.__pydantic_private__
-        assert private is not None
-        pool: MCPPool | None = private["_pool"]
-        connection: ServerConnection = private["_connection"]
-        if pool is not None and per_user_oauth(connection.config) is not None:
-            return user_session(pool, connection, runtime, self.name, None)
-        if pool is None or connection.config.session_scope != "thread":
-            return nullcontext(connection)
-        configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
-        thread_id = configurable.get("thread_id")
-        return pool.using(self.server, None if thread_id is None else str(thread_id))
-
-    def _timeout(self) -> tuple[float | None, str]:
-        """The limit for one call and how to name it: the tool's own ``timeout``, else what the
-        server's configuration says (``tool_timeouts``, ``timeout``, the pool default)."""
-        if self.timeout is not None:
-            return self.timeout, "the tool's timeout"
-        private = self.__pydantic_private__
-        assert private is not None
-        connection: ServerConnection = private["_connection"]
-        return connection.timeout_for(self.mcp_name)
-
-    def _site(self, tool_call_id: str | None) -> CallSite:
-        private = self.__pydantic_private__
-        assert private is not None
-        connection: ServerConnection = private["_connection"]
-        return CallSite(self.name, self.server, self.mcp_name, tool_call_id, era=connection.era)
 
 
 def _metadata(entry: CatalogEntry) -> dict[str, Any]:
