@@ -24,7 +24,7 @@ Call contract (``await tool.ainvoke(tool_call)``):
 * a successful result becomes ``ToolMessage(content, artifact=MCPToolArtifact)``.
 
 This module is the LangChain adapter only: it turns one tool call into a
-:class:`~langgraph_mcp._call.pipeline.Call` and runs it down the steps of
+:class:`~langgraph_mcp._call.call.Call` and runs it down the steps of
 :func:`~langgraph_mcp._call.pipeline.run_pipeline` (lazy start, the argument check, hidden
 values, approval, the session, the call itself, its result), whose outcome is the tool's.
 """
@@ -42,8 +42,9 @@ from pydantic import PrivateAttr
 
 from langgraph_mcp._call.approval import DECISIONS, ApprovalRequest, approval_request
 from langgraph_mcp._call.arguments import ArgumentChecker
+from langgraph_mcp._call.call import Call
 from langgraph_mcp._call.entry import CatalogEntry
-from langgraph_mcp._call.pipeline import Call, run_pipeline
+from langgraph_mcp._call.pipeline import run_pipeline
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._support.sanitise import MAX_TITLE, sanitise_text

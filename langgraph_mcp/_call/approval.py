@@ -24,8 +24,11 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import ToolMessage
+from langgraph.types import Command
 from pydantic import AfterValidator, WithJsonSchema
 
+from langgraph_mcp._call.call import Call, Next
+from langgraph_mcp._call.results import call_site, failure
 from langgraph_mcp._compat.langgraph import (
     ask,
     graph_configurable,
@@ -50,10 +53,12 @@ __all__ = [
     "approval_request",
     "ask_approval",
     "allowed_in",
+    "approve",
     "ask_together",
     "recorded_outcome",
     "recorded_turn",
     "turn_pending",
+    "with_edit_notice",
 ]
 
 ApprovalMode = Literal["per_call", "batched"]
@@ -555,3 +560,64 @@ def recorded_outcome(
         tool_call_id=probe.tool_call_id or "",
         status="error",
     )
+
+
+async def approve(call: Call, next_step: Next) -> Any:
+    """A step of the call (:func:`~langgraph_mcp._call.pipeline.run_pipeline`): a person's
+    decision before the call is sent. Rejected, the call stops here; edited, it goes on with the
+    edited arguments and, back, its result says what ran (:func:`with_edit_notice`). Without
+    approval, an answer asked before this process's policy stopped asking still holds."""
+    outcome: Approved | ToolMessage | None
+    if call.approval:
+        try:
+            outcome = ask_approval(call.question(call.arguments, call.approval))
+        except MCPToolCallError as exc:
+            return failure(call_site(call), str(exc), kind=exc.kind)
+    else:
+        outcome = recorded_outcome(lambda allowed: call.question(call.arguments, allowed))
+        if outcome is None:
+            return await next_step(call)
+    if not isinstance(outcome, Approved):
+        return outcome, None
+    if not outcome.edited:
+        return await next_step(call)
+    hidden = call.options.hidden
+    call.arguments = {k: v for k, v in outcome.arguments.items() if k not in hidden}
+    return with_edit_notice(await next_step(call), call.arguments, call.messages_key)
+
+
+def with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str) -> Any:
+    """``result`` with :data:`EDIT_NOTICE` before its content, so the model knows what ran."""
+    notice = EDIT_NOTICE.format(args=json.dumps(arguments, ensure_ascii=False, default=str))
+
+    def noted(content: Any) -> Any:
+        if isinstance(content, str):
+            return f"{notice}\n\n{content}"
+        return [{"type": "text", "text": notice}, *content]
+
+    def noted_messages(messages: Any) -> Any:
+        if not isinstance(messages, list):
+            return messages
+        return [
+            m.model_copy(update={"content": noted(m.content)}) if isinstance(m, ToolMessage) else m
+            for m in messages
+        ]
+
+    content, artifact = result
+    if isinstance(content, ToolMessage):
+        return content.model_copy(update={"content": noted(content.content)}), artifact
+    if isinstance(content, Command):
+        update = content.update
+        if isinstance(update, dict) and messages_key in update:
+            update = {**update, messages_key: noted_messages(update[messages_key])}
+        elif isinstance(update, list | tuple):
+            update = [
+                (item[0], noted_messages(item[1]))
+                if isinstance(item, tuple) and len(item) == 2 and item[0] == messages_key
+                else item
+                for item in update
+            ]
+        else:
+            return result  # nothing the notice can be put on
+        return Command(update=update, goto=content.goto, graph=content.graph, resume=content.resume), artifact
+    return noted(content), artifact

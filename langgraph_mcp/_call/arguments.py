@@ -31,6 +31,8 @@ from langgraph.prebuilt.tool_node import ToolInvocationError as LangGraphToolInv
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 from referencing.exceptions import Unresolvable
 
+from langgraph_mcp._call.call import Call, Next
+from langgraph_mcp._call.results import call_site, failure
 from langgraph_mcp._session.plain import plain_check
 from langgraph_mcp._support.patterns import (
     INLINE_WORK,
@@ -42,10 +44,18 @@ from langgraph_mcp._support.patterns import (
     search,
 )
 from langgraph_mcp._support.schema import schema_validator, short_text, unresolvable_refs
-from langgraph_mcp.errors import MCPError
+from langgraph_mcp.errors import MCPError, MissingValue
 from langgraph_mcp.options import ArgumentSource, FromConfig, FromContext, FromState, FromStore
 
-__all__ = ["ArgumentChecker", "ToolInvocationError", "UnusableSchema", "describe_source", "resolve_source"]
+__all__ = [
+    "ArgumentChecker",
+    "ToolInvocationError",
+    "UnusableSchema",
+    "check_arguments",
+    "describe_source",
+    "hidden_values",
+    "resolve_source",
+]
 
 logger = logging.getLogger("langgraph_mcp.tools")
 
@@ -335,3 +345,41 @@ def describe_source(source: ArgumentSource) -> str:
     if isinstance(source, FromState | FromContext | FromConfig | FromStore):
         return source.describe()
     return f"{getattr(source, '__qualname__', type(source).__name__)}(runtime)"
+
+
+# -- the call's steps (:func:`~langgraph_mcp._call.pipeline.run_pipeline`) -------------------------
+
+
+async def check_arguments(call: Call, next_step: Next) -> Any:
+    """The model may not choose a hidden argument; the rest must fit the schema (LangGraph's
+    ``ToolInvocationError`` otherwise). A schema no arguments could fit fails the call."""
+    arguments, checker = call.arguments, call.checker
+    for hidden in call.options.hidden:
+        arguments.pop(hidden, None)
+    if checker.null_is_absent:
+        checker.drop_null_headers(arguments)
+    try:
+        await checker.acheck(arguments)  # off the event loop when it is costly
+    except UnusableSchema as exc:  # no arguments could fit: not the model's to fix
+        return failure(call_site(call), exc.reason, kind="protocol")
+    return await next_step(call)
+
+
+async def hidden_values(call: Call, next_step: Next) -> Any:
+    """The hidden arguments' values, each from its source in the run; the call fails when one
+    has none."""
+    hidden = call.options.hidden
+    if hidden:
+        values: dict[str, Any] = {}
+        for argument, source in hidden.items():
+            where = f"hidden argument {argument!r} of MCP tool {call.name!r} (server {call.server!r})"
+            if call.runtime is None:
+                text = f"{where} comes from {describe_source(source)}, but the tool runs outside a graph"
+                return failure(call_site(call), text, kind="hidden_argument")
+            try:
+                values[argument] = await resolve_source(source, call.runtime)
+            except MissingValue as exc:
+                text = f"{where} comes from {describe_source(source)}: {exc}"
+                return failure(call_site(call), text, kind="hidden_argument")
+        call.hidden = values
+    return await next_step(call)

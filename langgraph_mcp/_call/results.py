@@ -7,14 +7,12 @@
 * :func:`call_result`: a ``tools/call`` result (an ``isError`` one included), its content cut to
   ``max_chars`` with the rest kept as ``overflow`` says, and mapped to a ``Command`` by the
   tool's result mapping;
-* :func:`with_edit_notice`: the result of a call whose arguments a person edited, with a
-  notice of what ran.
+* :func:`to_result`: the call's step that turns what came back into its outcome.
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -23,9 +21,8 @@ from typing import Any, cast
 import mcp_types as types
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt import ToolRuntime
-from langgraph.types import Command
 
-from langgraph_mcp._call.approval import EDIT_NOTICE
+from langgraph_mcp._call.call import Call, Next
 from langgraph_mcp._call.output import READ_TOOL_NAME, cut_text, marker, store_output, with_marker
 from langgraph_mcp._pool.content import convert_result, error_text
 from langgraph_mcp.config import OutputHandling
@@ -44,12 +41,14 @@ from langgraph_mcp.types import MCPToolArtifact
 
 __all__ = [
     "RAISE_KINDS",
+    "CALL_FAILURES",
     "CallSite",
     "call_failed",
     "call_result",
+    "call_site",
     "failure",
     "not_listed",
-    "with_edit_notice",
+    "to_result",
 ]
 
 logger = logging.getLogger("langgraph_mcp.tools")
@@ -279,39 +278,32 @@ def _era_hint(site: CallSite, text: str, cause: str | None = None) -> str:
     return f"{text}\n\n{_LEGACY_HINT.format(server=site.server)}"
 
 
-def with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str) -> Any:
-    """``result`` with :data:`~langgraph_mcp._call.approval.EDIT_NOTICE` before its content, so the
-    model knows what ran."""
-    notice = EDIT_NOTICE.format(args=json.dumps(arguments, ensure_ascii=False, default=str))
+CALL_FAILURES = (MCPConnectionError, MCPTimeoutError, MCPServerError, MCPProtocolError, MCPToolCallError)
+"""What the session layer raises for a call that could not complete (:func:`call_failed`)."""
 
-    def noted(content: Any) -> Any:
-        if isinstance(content, str):
-            return f"{notice}\n\n{content}"
-        return [{"type": "text", "text": notice}, *content]
 
-    def noted_messages(messages: Any) -> Any:
-        if not isinstance(messages, list):
-            return messages
-        return [
-            m.model_copy(update={"content": noted(m.content)}) if isinstance(m, ToolMessage) else m
-            for m in messages
-        ]
+def call_site(call: Call) -> CallSite:
+    """Who and where, for ``call``'s messages (the era as the connection knows it now)."""
+    return CallSite(call.name, call.server, call.mcp_name, call.tool_call_id, era=call.connection.era)
 
-    content, artifact = result
-    if isinstance(content, ToolMessage):
-        return content.model_copy(update={"content": noted(content.content)}), artifact
-    if isinstance(content, Command):
-        update = content.update
-        if isinstance(update, dict) and messages_key in update:
-            update = {**update, messages_key: noted_messages(update[messages_key])}
-        elif isinstance(update, list | tuple):
-            update = [
-                (item[0], noted_messages(item[1]))
-                if isinstance(item, tuple) and len(item) == 2 and item[0] == messages_key
-                else item
-                for item in update
-            ]
-        else:
-            return result  # nothing the notice can be put on
-        return Command(update=update, goto=content.goto, graph=content.graph, resume=content.resume), artifact
-    return noted(content), artifact
+
+async def to_result(call: Call, next_step: Next) -> Any:
+    """A step of the call (:func:`~langgraph_mcp._call.pipeline.run_pipeline`): back, the
+    server's result as the call's outcome (messages, cut outputs, ``Command``s), or the message
+    for a call the session layer could not complete."""
+    if call.tool_timeout is not None:
+        limit = "the tool's timeout"
+    else:
+        limit = call.connection.timeout_for(call.mcp_name)[1]
+    try:
+        result = await next_step(call)
+    except CALL_FAILURES as exc:
+        return call_failed(call_site(call), exc, limit=limit)
+    return await call_result(
+        call_site(call),
+        result,
+        handling=call.connection.config.output_for(call.mcp_name),
+        runtime=call.runtime,
+        mapping=call.options.result,
+        messages_key=call.messages_key,
+    )

@@ -14,6 +14,10 @@ Every mode is wrapped in the ``-32042`` URL-required retry, runs against one :cl
 (the call's timeout, stopped while the client answers the server), is cancelled when the
 graph run is asked to drain, and is traced (an OpenTelemetry span and a LangChain child run,
 when either is on: :func:`~langgraph_mcp._call.trace.traced`).
+
+As the last steps of a call (:func:`~langgraph_mcp._call.pipeline.run_pipeline`),
+:func:`choose_session` picks the session it goes over and :func:`send` makes it (a resource read
+for the read tool), then sends the MCP Apps view with its result.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Literal, TypeVar
 
 import mcp_types as types
@@ -31,18 +36,23 @@ from langgraph.errors import GraphDrained
 from langgraph.prebuilt import ToolRuntime
 from langgraph.runtime import Runtime
 
+from langgraph_mcp._call.call import Call, Next
 from langgraph_mcp._call.trace import traced
+from langgraph_mcp._call.view import show_view
 from langgraph_mcp._compat.langgraph import graph_configurable, in_graph
 from langgraph_mcp._elicitation.held import run_held
 from langgraph_mcp._elicitation.policy import Answerer, CodeSink, needs_person
 from langgraph_mcp._elicitation.rounds import run_rounds
 from langgraph_mcp._elicitation.tasks import retry_memo
 from langgraph_mcp._elicitation.url_required import retry_after_url_elicitation
+from langgraph_mcp._oauth.calls import user_session
+from langgraph_mcp._oauth.options import per_user_oauth
+from langgraph_mcp._pool.resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._stream.progress import CallObserver
 from langgraph_mcp.errors import MCPProtocolError
 
-__all__ = ["Mode", "run_call"]
+__all__ = ["Mode", "choose_session", "run_call", "send"]
 
 Mode = Literal["rounds", "held", "plain"]
 _T = TypeVar("_T")
@@ -334,4 +344,53 @@ async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) ->
     if watched.drained:  # the call swallowed the cancellation the drain sent it
         task.uncancel()
         raise GraphDrained(control.drain_reason or "shutdown")
+    return result
+
+
+# -- the call's last steps (:func:`~langgraph_mcp._call.pipeline.run_pipeline`) ------------------
+
+
+def _session_for(call: Call) -> AbstractAsyncContextManager[ServerConnection]:
+    pool, connection, runtime = call.pool, call.connection, call.runtime
+    if pool is not None and per_user_oauth(connection.config) is not None:
+        return user_session(pool, connection, runtime, call.name, None)
+    if pool is None or connection.config.session_scope != "thread":
+        return nullcontext(connection)
+    configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
+    thread_id = configurable.get("thread_id")
+    return pool.using(call.server, None if thread_id is None else str(thread_id))
+
+
+async def choose_session(call: Call, next_step: Next) -> Any:
+    """The shared connection; for a ``session_scope="thread"`` server, this conversation's own;
+    for a per-user OAuth server, the user's: held in use for the whole call."""
+    async with _session_for(call) as session:
+        call.session = session
+        return await next_step(call)
+
+
+async def send(call: Call) -> types.CallToolResult:
+    """The call on the wire, with the hidden values (:func:`run_call`); then the MCP Apps view
+    sent with its result (given the arguments without the hidden ones)."""
+    session = call.session
+    assert session is not None
+    timeout = call.tool_timeout
+    if timeout is None:
+        timeout = call.connection.timeout_for(call.mcp_name)[0]
+    arguments = {**call.arguments, **call.hidden} if call.hidden else call.arguments
+    if is_read_tool(call.mcp_tool):
+        return await read_as_tool_result(session, arguments.get("uri"), timeout=timeout)
+    options, runtime = call.options, call.runtime
+    result = await run_call(
+        session,
+        mcp_name=call.mcp_name,
+        tool_name=call.name,
+        arguments=arguments,
+        timeout=timeout,
+        runtime=runtime,
+        tool_call_id=call.tool_call_id,
+        meta=options.meta(runtime) if options.meta is not None and runtime is not None else None,
+        headers=options.headers(runtime) if options.headers is not None and runtime is not None else None,
+    )
+    await show_view(session, call.mcp_tool, call.name, call.arguments, result, runtime, call.tool_call_id)
     return result

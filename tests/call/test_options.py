@@ -486,7 +486,7 @@ async def test_a_resumed_call_whose_server_is_down_is_not_called_unknown() -> No
 
 
 def test_the_edit_notice_goes_on_the_tool_message_of_any_command_shape() -> None:
-    from langgraph_mcp._call.results import with_edit_notice
+    from langgraph_mcp._call.approval import with_edit_notice
 
     message = ToolMessage("result", tool_call_id="c1")
     as_list, _ = with_edit_notice(
