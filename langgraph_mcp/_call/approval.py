@@ -542,6 +542,11 @@ def recorded_outcome(
     conf = graph_configurable()
     if not in_graph(conf):
         return None
+    if not any(
+        isinstance(v, Mapping) and v.get("type") in ("tool_approval", "tool_approvals")
+        for v in pending_questions(conf)
+    ):
+        return None  # the run resumes no approval question: no call's question is built
     probe = question(DECISIONS)
     pending = _pending_about(probe.key)
     if pending is None:
