@@ -231,7 +231,9 @@ async def guard_store(ctx: Auth.types.AuthContext, value: Any) -> None:
 
     A LangGraph server runs one store rule per request (the most specific one registered), and
     a deployment whose auth has no store rule lets every signed-in user read and delete any
-    item. Register this one, or call it first in your own::
+    item. Register this one, or call it **last** in your own, on the namespace your rule hands
+    to the store (a rule that puts the user's identity first must be checked after it does: a
+    user named ``langgraph_mcp`` would otherwise reach every user's records)::
 
         from langgraph_sdk import Auth
         from langgraph_mcp.oauth import guard_store
@@ -242,8 +244,11 @@ async def guard_store(ctx: Auth.types.AuthContext, value: Any) -> None:
         # or, with a store rule of your own:
         @auth.on.store()
         async def store_rule(ctx: Auth.types.AuthContext, value: dict) -> None:
-            await guard_store(ctx, value)
             value["namespace"] = (ctx.user.identity, *value["namespace"])
+            await guard_store(ctx, value)
+
+    A search whose first label is the start of ``langgraph_mcp`` (``("langgraph",)``) is refused
+    too: a store that matches prefixes as text would reach the package's records through it.
 
     Raises:
         langgraph_sdk.Auth.exceptions.HTTPException: 403, the request reaches the package's records.
@@ -254,8 +259,17 @@ async def guard_store(ctx: Auth.types.AuthContext, value: Any) -> None:
     if action == "list_namespaces":
         return
     ours = labels[: len(PACKAGE_NAMESPACE)] == PACKAGE_NAMESPACE
-    reaches_all = not labels and action not in ("put", "get", "delete")  # a search of everything
-    if ours or reaches_all:
+    searching = action not in ("put", "get", "delete")
+    reaches_all = not labels and searching  # a search of everything
+    # A search whose first label is the start of ours: a store matching prefixes as text
+    # ("langgraph%") would reach our records through it.
+    as_text = (
+        searching
+        and bool(labels)
+        and isinstance(labels[0], str)
+        and PACKAGE_NAMESPACE[0].startswith(labels[0])
+    )
+    if ours or reaches_all or as_text:
         raise Auth.exceptions.HTTPException(
             status_code=403,
             detail="the store items under ('langgraph_mcp', ...) are not served through this API",

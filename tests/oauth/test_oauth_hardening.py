@@ -535,6 +535,9 @@ async def test_revoke_forgets_tokens_under_every_key_and_needs_the_key_to_find_t
         ("delete", ("alice", "notes"), False),
         ("search", ("alice",), False),
         ("put", ("langgraph_mcpx",), False),
+        ("search", ("langgraph",), True),  # a store matching prefixes as text reaches ours
+        ("search", ("l",), True),
+        ("get", ("langgraph",), False),
         ("list_namespaces", None, False),
     ],
 )
@@ -553,3 +556,30 @@ async def test_the_store_rule_refuses_the_packages_records_only(
     else:
         assert await guard_store(ctx, value) is None
         assert value == {"namespace": namespace, "key": "k"}
+
+
+@pytest.mark.parametrize("action", ["get", "put", "delete", "search"])
+async def test_a_rule_that_puts_the_users_identity_first_is_guarded_on_what_the_store_receives(
+    action: str,
+) -> None:
+    """The documented order: the deployment's own rule rewrites the namespace, then the guard
+    checks it. A user whose identity is the package's label gets nothing of anyone's records."""
+    from langgraph_sdk import Auth
+    from langgraph_sdk.auth.types import StudioUser
+
+    async def store_rule(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+        value["namespace"] = (ctx.user.identity, *value["namespace"])
+        await guard_store(ctx, value)
+
+    for identity, refused in (("langgraph_mcp", True), ("alice", False)):
+        ctx = Auth.types.AuthContext(
+            user=StudioUser(identity), permissions=[], resource="store", action=action
+        )  # type: ignore[arg-type]
+        value: dict[str, Any] = {"namespace": ("oauth", "tokens"), "key": "k"}
+        if refused:
+            with pytest.raises(Auth.exceptions.HTTPException) as raised:
+                await store_rule(ctx, value)
+            assert raised.value.status_code == 403
+        else:
+            await store_rule(ctx, value)
+            assert value["namespace"] == ("alice", "oauth", "tokens")
