@@ -16,6 +16,7 @@ import itertools
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from fractions import Fraction
 
 from langgraph_mcp.errors import MCPTimeoutError
 
@@ -52,8 +53,9 @@ class CallClock:
         self._since: float | None = None
         self._pauses = 0
         self._armed: int | None = None  # this clock's entry in its loop's _Deadlines
-        self.samples = 0
-        """Sampling requests the server sent during this call (bounded:
+        self.samples: Fraction = Fraction(0)
+        """Sampling requests the server sent during this call, a request no call could be tied to
+        counted as a share among the calls that may have sent it (bounded:
         :data:`~langgraph_mcp._session.routing.SAMPLING_REQUESTS_MAX`)."""
         self.stats = CallStats()
         """Where this call's rounds, answering time and re-sends are counted (a held call's

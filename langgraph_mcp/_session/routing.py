@@ -38,7 +38,9 @@ does not.
 A call's sampling requests are counted on its clock (one clock per call, across its requests):
 past ``SAMPLING_REQUESTS_MAX`` the request is refused, the call's request is cancelled (the server
 is told) and the call ends with an error (:attr:`InFlight.refusal`). A sampling request that
-cannot be tied to one call counts for every call that may have sent it.
+cannot be tied to one call is shared among the calls that may have sent it: each is charged its
+part (a half, with two), so the bound holds per call however requests are tied, and calls that
+stay within it do not stop each other.
 
 The router knows nothing about interrupts: a sink is any object with the three methods below.
 """
@@ -51,6 +53,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Literal, Protocol, TypeVar
 
 import anyio
@@ -260,10 +263,15 @@ class Router:
         call = await self._owner()
         if call is _DROPPED:
             return types.ErrorData(code=types.INVALID_REQUEST, message="the call was cancelled")
-        # Untied: it counts for every call that may have sent it (a bound must not depend on
-        # whether the request could be tied).
-        counted = [call] if isinstance(call, InFlight) else [c for c in self._calls if c.state != "done"]
-        if self._sampled_too_often(counted):
+        # Untied: it is shared among the calls that may have sent it (each is charged its part),
+        # so the bound does not depend on whether a request could be tied, and calls that stay
+        # within it are not stopped by each other's requests.
+        if isinstance(call, InFlight):
+            counted, share = [call], Fraction(1)
+        else:
+            counted = [c for c in self._calls if c.may_have_asked(c.blocks, self._ghosts)]
+            share = Fraction(1, len(counted)) if counted else Fraction(0)
+        if self._sampled_too_often(counted, share):
             return types.ErrorData(
                 code=types.INVALID_REQUEST,
                 message=f"more than {SAMPLING_REQUESTS_MAX} sampling requests in one tool call; refused",
@@ -272,11 +280,12 @@ class Router:
             return await self.fallback.on_sample(params)
         return await self._answer(call, lambda: call.sink.on_sample(params))
 
-    def _sampled_too_often(self, calls: list[InFlight]) -> bool:
-        """Count one sampling request for each of ``calls``; end those past the bound."""
+    def _sampled_too_often(self, calls: list[InFlight], share: Fraction) -> bool:
+        """Charge each of ``calls`` its ``share`` of one sampling request; end those past the
+        bound."""
         over = False
         for call in calls:
-            call.clock.samples += 1
+            call.clock.samples += share
             if call.clock.samples <= SAMPLING_REQUESTS_MAX:
                 continue
             over = True

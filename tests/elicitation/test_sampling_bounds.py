@@ -112,3 +112,68 @@ async def _two_calls(config: dict[str, Any]) -> tuple[ToolMessage, ToolMessage, 
         out = await tool_graph(node).ainvoke({"messages": [calls]}, thread())
     results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
     return results["c1"], results["c2"], model
+
+
+class _Answers:
+    """A call's answerer: samples a fixed reply (what a sampling model would answer)."""
+
+    async def on_log(self, params: Any) -> None:
+        return None
+
+    async def on_elicit(self, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ElicitResult(action="decline")
+
+    async def on_sample(self, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="ok"), model="m"
+        )
+
+
+async def test_requests_no_call_can_be_tied_to_share_the_bound_among_the_calls_that_may_have_sent_them() -> (
+    None
+):
+    """Over a transport with no caller context, a sampling request that cannot be tied to one
+    call is shared among the calls that may have sent it: two calls in flight are not stopped by
+    51 such requests (each may have sent half), and are by the 101st (the bound holds per call)."""
+    import asyncio
+    import contextvars
+
+    import mcp_types as types
+
+    from langgraph_mcp._session.clock import CallClock
+
+    router = routing.Router("shared", _Answers())
+    release = asyncio.Event()
+    tracked: list[Any] = []
+    both = asyncio.Event()
+
+    async def call(name: str) -> None:
+        clock = CallClock(None, server="shared", what=name)
+        async with router.track(_Answers(), tool=name, exclusive=False, clock=clock) as flight:
+            tracked.append(flight)
+            if len(tracked) == 2:
+                both.set()
+            await release.wait()
+
+    tasks = [asyncio.create_task(call("ann_tool")), asyncio.create_task(call("ben_tool"))]
+    await both.wait()
+    params = types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))],
+        max_tokens=5,
+    )
+
+    async def untied() -> Any:  # a fresh context: no call's request is current
+        return await asyncio.create_task(router.sample(params), context=contextvars.Context())
+
+    answers = [await untied() for _ in range(SAMPLING_REQUESTS_MAX + 1)]
+    assert not any(isinstance(a, types.ErrorData) for a in answers)
+    assert [f.refusal for f in tracked] == [None, None]
+    answers = [await untied() for _ in range(SAMPLING_REQUESTS_MAX)]
+    assert isinstance(answers[-1], types.ErrorData)  # the 101st: past 50 each
+    assert all(f.refusal is not None for f in tracked)
+    release.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
