@@ -6,7 +6,9 @@ in-memory ``OAuthAuthorizationServerProvider`` that "logs in" as ``next_user`` (
 test drives) and approves at once. :class:`Gate` guards an MCP server's ``tools/call`` requests
 (and any request that carries a token) as a resource server does: 401 with a
 ``resource_metadata`` challenge without a valid token, 403 ``insufficient_scope`` when the token
-lacks ``required`` scopes; it serves the protected-resource metadata itself.
+lacks ``required`` scopes; it serves the protected-resource metadata itself. A request let through
+with a token reaches the app with an ``x-authenticated-user`` header naming the token's user; the
+gate drops any such header a client sent.
 
 The SDK's token handler has no client credentials grant (RFC 6749 section 4.4): :class:`ClientGrant`
 adds it in front of the SDK's routes, authenticating the client with the SDK's own
@@ -193,6 +195,9 @@ class Provider:
         return found[1] if found is not None else None
 
 
+USER_HEADER = b"x-authenticated-user"
+
+
 class Gate:
     """ASGI: an MCP endpoint as an OAuth resource server (see the module docstring)."""
 
@@ -206,6 +211,8 @@ class Gate:
         """The tokens of the requests let through, in order."""
         self.everything = False
         """Guard every MCP request (the handshake and listings too), not only calls."""
+        self.users_seen: list[str] = []
+        """The user of each request let through with a token, in order (as ``x-authenticated-user``)."""
 
     def metadata_url(self) -> str:
         return f"{self.origin}/.well-known/oauth-protected-resource/mcp"
@@ -258,7 +265,15 @@ class Gate:
                 await self._refuse(send, 403, f'{challenge}, resource_metadata="{self.metadata_url()}"')
                 return
             self.seen_tokens.append(token)
-        await self.app(scope, receive, send)
+            user = self.provider.user_of(token)
+        else:
+            user = None
+        # Whose the request is, for the app behind: only the gate says so, never the client.
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() != USER_HEADER]
+        if user is not None:
+            self.users_seen.append(user)
+            headers.append((USER_HEADER, user.encode("latin-1")))
+        await self.app({**scope, "headers": headers}, receive, send)
 
 
 class ClientGrant:
