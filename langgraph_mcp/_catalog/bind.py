@@ -170,49 +170,10 @@ class ToolSet:
         """
         source = await load_catalog(self.pool, reserved=self.reserved)
         if source is not self._source:
-            names = exposed_names(self.pool.servers, self.pool.remembered)
-            previous = self._bindings
-            bindings: dict[int, _Binding] = {}
-            bound: list[MCPTool] = []
-            withheld: dict[str, str] = {}
-            used: set[str] = set()
-            pace = Pace()  # binding a thousand tools takes a while: let other calls run
-            for tool in source:
-                await pace()
-                own, reason = self._own_options(tool, names, used)
-                if reason is not None:
-                    self._needs_approval(tool, ToolOptions(), used)  # its approval names are not unmatched
-                    withheld[tool.name] = reason
-                    self.pool.warn_once(
-                        logger,
-                        "MCP tool %r of server %r is withheld: %s",
-                        tool.mcp_name,
-                        tool.server,
-                        reason,
-                        key=f"withheld {tool.server}/{tool.mcp_name} {reason}",
-                    )
-                    continue
-                options, approval = self._options_for(tool, own, used)
-                # A tool of the listing before, with the same options, keeps its bound copy:
-                # its model schema and argument checker are not built again.
-                binding = previous.get(id(tool))
-                if not (
-                    binding is not None
-                    and binding.source is tool
-                    and binding.options == options
-                    and binding.approval == approval
-                ):
-                    binding = _Binding(
-                        tool,
-                        options,
-                        approval,
-                        tool.with_options(options, approval=approval, messages_key=self.messages_key),
-                    )
-                bindings[id(tool)] = binding
-                bound.append(binding.bound)
+            bindings, bound, withheld, used = await self.bind(source, self._bindings)
             if source is self._source:
                 return self.bound.tools  # bound meanwhile by a concurrent call
-            self._warn_unmatched(used, names)
+            self._warn_unmatched(used, exposed_names(self.pool.servers, self.pool.remembered))
             last = self.bound
             if not (
                 withheld == last.withheld
@@ -224,6 +185,63 @@ class ToolSet:
                 self.bound = Bound(bound, withheld)
             self._source, self._bindings = source, bindings
         return self.bound.tools
+
+    async def bind(
+        self, source: list[MCPTool], previous: Mapping[int, _Binding], *, private: bool = False
+    ) -> tuple[dict[int, _Binding], list[MCPTool], dict[str, str], set[str]]:
+        """``source``'s tools bound to their options: the bindings by source tool, the bound
+        tools, the withheld ones (name -> why) and the option keys used. A tool bound before
+        (in ``previous``) with the same options keeps its bound copy. ``private``: the tools are
+        one user's (a per-user server's listing): a tool withheld is logged without its name."""
+        names = exposed_names(self.pool.servers, self.pool.remembered)
+        bindings: dict[int, _Binding] = {}
+        bound: list[MCPTool] = []
+        withheld: dict[str, str] = {}
+        used: set[str] = set()
+        pace = Pace()  # binding a thousand tools takes a while: let other calls run
+        for tool in source:
+            await pace()
+            own, reason = self._own_options(tool, names, used)
+            if reason is not None:
+                self._needs_approval(tool, ToolOptions(), used)  # its approval names are not unmatched
+                withheld[tool.name] = reason
+                if private:
+                    self.pool.warn_once(
+                        logger,
+                        "a tool MCP server %r lists for a user is withheld: its tool_options key may "
+                        "mean more than one server's tool; write 'server/tool' keys",
+                        tool.server,
+                        key=f"withheld private {tool.server}",
+                    )
+                else:
+                    self.pool.warn_once(
+                        logger,
+                        "MCP tool %r of server %r is withheld: %s",
+                        tool.mcp_name,
+                        tool.server,
+                        reason,
+                        key=f"withheld {tool.server}/{tool.mcp_name} {reason}",
+                    )
+                continue
+            options, approval = self._options_for(tool, own, used)
+            # A tool of the listing before, with the same options, keeps its bound copy:
+            # its model schema and argument checker are not built again.
+            binding = previous.get(id(tool))
+            if not (
+                binding is not None
+                and binding.source is tool
+                and binding.options == options
+                and binding.approval == approval
+            ):
+                binding = _Binding(
+                    tool,
+                    options,
+                    approval,
+                    tool.with_options(options, approval=approval, messages_key=self.messages_key),
+                )
+            bindings[id(tool)] = binding
+            bound.append(binding.bound)
+        return bindings, bound, withheld, used
 
     async def current(self) -> list[MCPTool]:
         """:meth:`tools`, or when listing fails the tools of the last listing, if any (their calls
@@ -260,15 +278,18 @@ class ToolSet:
         calls: Sequence[Mapping[str, Any]],
         allows: Callable[[MCPTool], bool],
         skip: Collection[str] = (),
+        bound: Bound | None = None,
     ) -> list[ApprovalRequest]:
         """With ``approval_mode="batched"``: the approval questions the MCP ``calls`` of one model
         turn would ask, in call order (calls to tools the run may not use, ``allows`` says, calls
         to tools named in ``skip``, and calls whose arguments break the schema ask none: they fail
-        without asking). Empty in ``"per_call"`` mode."""
+        without asking). Empty in ``"per_call"`` mode. ``bound``: the run's tools (default: the
+        shared ones)."""
+        get = (bound or self.bound).by_name.get
         requests = []
         if self.approval_mode == "batched":
             for call in calls:
-                tool = None if call.get("name") in skip else self.get(call.get("name", ""))
+                tool = None if call.get("name") in skip else get(call.get("name", ""))
                 args = call.get("args")
                 if tool is None or not tool.needs_approval or not isinstance(args, Mapping):
                     continue
@@ -277,10 +298,13 @@ class ToolSet:
                 request = await tool.approval_request(args, call.get("id"))
                 if request is not None:
                     requests.append(request)
-        return await self._as_asked(calls, requests)
+        return await self._as_asked(calls, requests, get)
 
     async def _as_asked(
-        self, calls: Sequence[Mapping[str, Any]], requests: list[ApprovalRequest]
+        self,
+        calls: Sequence[Mapping[str, Any]],
+        requests: list[ApprovalRequest],
+        get: Callable[[str], MCPTool | None],
     ) -> list[ApprovalRequest]:
         """``requests``, unless the run resumes a question about this turn's calls that asked
         about others (this process's policy or mode changed since it was asked): then that
@@ -290,7 +314,7 @@ class ToolSet:
             return requests
         asked: dict[str, ApprovalRequest] = {}
         for call in calls:
-            tool = self.get(call.get("name", ""))
+            tool = get(call.get("name", ""))
             args = call.get("args")
             if tool is not None and isinstance(args, Mapping):
                 request = await tool.approval_request(args, call.get("id"), allowed=DECISIONS)
@@ -301,7 +325,7 @@ class ToolSet:
             return requests
         rebuilt = []
         for key in keys:
-            tool = self.get(asked[key].name)
+            tool = get(asked[key].name)
             request = (
                 await tool.approval_request(
                     asked[key].payload["args"], asked[key].tool_call_id, allowed=allowed_in(key)

@@ -17,12 +17,14 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import INVALID_TOOL_NAME_ERROR_TEMPLATE
 
 from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.approval import ApprovalRequest
 from langgraph_mcp._call.view import app_visible, model_visible
 from langgraph_mcp._catalog.bind import Bound, ToolSet
+from langgraph_mcp._catalog.users import RunTools
 from langgraph_mcp.options import REVEALED_KEY
 
 __all__ = ["Audience", "ToolView", "invalid", "revealed_in", "tool_ref"]
@@ -70,6 +72,9 @@ class ToolView:
         local: The names the face serves itself (local tools, readers, the search tool), in the
             order its invalid-tool message lists them; their calls are not MCP calls.
         quiet: More names whose calls ask no approval in a batch (an agent's own tools).
+        run: The tools of the run's user (:meth:`~langgraph_mcp._catalog.users.UserCatalogs.for_run`:
+            their own for per-user servers, and the sign-in tools standing for those they have not
+            connected); ``None``: the shared tools, no sign-in tool.
         lists: Which invalid-tool message the face gives, as each gave it before the view (the two
             differ, and both are kept): ``"node"`` (``MCPToolNode``) refuses a call to an unknown
             tool while some tools are kept from the model, and lists ``local`` and the offered
@@ -91,9 +96,15 @@ class ToolView:
         local: Sequence[str] = (),
         quiet: Collection[str] = (),
         lists: Literal["node", "agent"] = "node",
+        run: RunTools | None = None,
     ) -> None:
         self.toolset = toolset
-        self.bound: Bound = toolset.bound
+        self.bound: Bound = run.bound if run is not None else toolset.bound
+        model = run is not None and audience == "model"
+        self.signin: tuple[BaseTool, ...] = run.signin if run is not None and model else ()
+        """The sign-in tools the model is offered next to :attr:`offered` (the face serves them)."""
+        self.serves: Mapping[str, BaseTool] = run.serves if run is not None and model else {}
+        """Every sign-in tool a call may name (the face runs them)."""
         self.audience: Audience = audience
         self.context = context
         self.revealed = revealed
@@ -186,7 +197,7 @@ class ToolView:
         server down, not allowed, not revealed: ``ToolNode``'s invalid-tool message, fail closed);
         or ``None``: not an MCP tool of this view, left to the face (a local tool, or an unknown
         tool given ``ToolNode``'s own message)."""
-        if self._lists == "node" and name in self.local:
+        if (self._lists == "node" and name in self.local) or name in self.serves:
             return None
         tool = self.bound.by_name.get(name)
         if tool is None:
@@ -203,7 +214,7 @@ class ToolView:
         return tool
 
     def _listed(self) -> list[str]:
-        return [*self.local, *(t.name for t in self.offered)]
+        return [*self.local, *(t.name for t in self.signin), *(t.name for t in self.offered)]
 
     # -- one turn -----------------------------------------------------------------------------------
 
@@ -211,7 +222,7 @@ class ToolView:
         """Names whose calls ask no approval question in a batch: the face's own and, with tool
         search, the MCP tools not revealed (their calls are refused). The ``tool_filter`` is
         applied by :meth:`approvals`."""
-        names = {*self.local, *self._quiet}
+        names = {*self.local, *self._quiet, *self.serves}
         if self.revealed is not None:
             names.update(t.name for t in self.bound.tools if tool_ref(t) not in self.revealed)
         return frozenset(names)
@@ -219,4 +230,4 @@ class ToolView:
     async def approvals(self, calls: Sequence[Mapping[str, Any]]) -> list[ApprovalRequest]:
         """The approval questions the MCP ``calls`` of one model turn ask together (see
         :meth:`~langgraph_mcp._catalog.bind.ToolSet.approvals_of_turn`)."""
-        return await self.toolset.approvals_of_turn(calls, self.allows, self.not_asked())
+        return await self.toolset.approvals_of_turn(calls, self.allows, self.not_asked(), self.bound)

@@ -43,10 +43,11 @@ from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest
 from langgraph_mcp._call.results import RAISE_KINDS
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
+from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
 from langgraph_mcp._graph.batch import decided_together
-from langgraph_mcp._graph.node import MCPToolNode
+from langgraph_mcp._graph.node import MCPToolNode, graph_config, graph_store
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._graph.viewcalls import (
     VIEW_CALLS_KEY,
@@ -171,6 +172,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         """The middleware's MCP options (its view-call node is made from them)."""
         self.pool, self._owns_pool = options.hold_pool(connections)
         self.toolset = options.toolset(self.pool, messages_key="messages")
+        self.users = UserCatalogs(self.toolset)
+        """The per-user part of each run's tools (per-user OAuth servers)."""
         self.search = options.searcher(self.toolset)
         self.tools = [*options.readers(self.pool), *([self.search.tool] if self.search is not None else [])]
         self.raise_errors = frozenset(options.raise_errors)
@@ -214,9 +217,12 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
 
     async def get_tools(self, context: Any = None) -> list[MCPTool]:
         """The MCP tools a run with this ``context`` may use (connects on first use); never a tool
-        meant only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``)."""
+        meant only for an MCP Apps view (``_meta.ui.visibility`` without ``"model"``). For a
+        per-user server, those of the run's user (read from the run's config when called in a
+        graph node)."""
         await self.toolset.tools()
-        return ToolView(self.toolset, context=context).allowed
+        run = await self._run(graph_config(), context, graph_store())
+        return ToolView(self.toolset, context=context, run=run).allowed
 
     async def start(self) -> None:
         """Connect every server now and list their tools."""
@@ -227,7 +233,13 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     async def _current(self) -> list[MCPTool]:
         return await self.toolset.current()  # on a failed listing, the last known tools
 
-    def _view(self, context: Any, revealed: frozenset[str] | None) -> ToolView:
+    async def _run(self, config: Any, context: Any, store: Any) -> RunTools | None:
+        """The tools of the run's user, when some server is per user (else ``None``)."""
+        if not self.users.active:
+            return None
+        return await self.users.for_run(config=config, context=context, store=store)
+
+    def _view(self, context: Any, revealed: frozenset[str] | None, run: RunTools | None = None) -> ToolView:
         """A tool view for one model call, tool call or turn."""
         search = self.search.settings.name if self.search is not None else None
         return ToolView(
@@ -237,20 +249,21 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             local=sorted(self._others | {search}) if search is not None else sorted(self._others),
             quiet=self.agent_tools,
             lists="agent",
+            run=run,
         )
 
-    def _calls_view(self, context: Any, state: Any) -> ToolView:
+    def _calls_view(self, context: Any, state: Any, run: RunTools | None = None) -> ToolView:
         """The view a model turn's calls are answered by: after provider-native search was used
         once (``_native_seen``), no reveal is checked."""
         checks = self.search is not None and not self._native_seen
-        return self._view(context, revealed_in(state) if checks else None)
+        return self._view(context, revealed_in(state) if checks else None, run)
 
-    def _with_tools(self, request: ModelRequest) -> ModelRequest:
+    def _with_tools(self, request: ModelRequest, run: RunTools | None) -> ModelRequest:
         taken = {t.name if isinstance(t, BaseTool) else None for t in request.tools}
         self._others = frozenset(n for n in taken if n is not None)
         revealed = revealed_in(request.state) if self.search is not None else None
-        offered = self._view(request.runtime.context, revealed).offered
-        allowed = [t for t in offered if t.name not in taken]
+        view = self._view(request.runtime.context, revealed, run)
+        allowed = [t for t in [*view.signin, *view.offered] if t.name not in taken]
         return self._with_view_context(request.override(tools=[*request.tools, *allowed]))
 
     def _with_view_context(self, request: ModelRequest) -> ModelRequest:
@@ -268,7 +281,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             self._native_seen = True
         return bool(native)
 
-    def _deferred(self, request: ModelRequest) -> ModelRequest:
+    def _deferred(self, request: ModelRequest, run: RunTools | None) -> ModelRequest:
         """Provider-native search: every MCP tool this run may use, marked ``defer_loading``
         (the provider loads its schema when its search finds it), instead of the search tool."""
         assert self.search is not None
@@ -276,44 +289,63 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         own = [t for t in request.tools if not (isinstance(t, BaseTool) and t.name == search)]
         taken = {t.name for t in own if isinstance(t, BaseTool)}
         self._others = frozenset(taken)
-        view = self._view(request.runtime.context, None)
+        view = self._view(request.runtime.context, None, run)
         bound = view.bound  # the copies are made once per listing
         deferred = [bound.deferred(t) for t in view.offered if t.name not in taken]
-        return self._with_view_context(request.override(tools=[*own, *deferred]))
+        signin = [t for t in view.signin if t.name not in taken]
+        return self._with_view_context(request.override(tools=[*own, *signin, *deferred]))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | AIMessage:
         """Offers the MCP tools this run may use to the model."""
         await self._current()
+        run = await self._run(graph_config(), request.runtime.context, request.runtime.store)
         if self._goes_native(request):
-            return await self._native.awrap_model_call(self._deferred(request), handler)
-        return await handler(self._with_tools(request))
+            return await self._native.awrap_model_call(self._deferred(request, run), handler)
+        return await handler(self._with_tools(request, run))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
         """Synchronous agents: the tools are listed on the package's own event loop."""
-        run_sync(self._current, pool=self.pool)
+        config = graph_config()
+
+        async def tools() -> RunTools | None:
+            await self._current()
+            return await self._run(config, request.runtime.context, request.runtime.store)
+
+        run = run_sync(tools, pool=self.pool)
         if self._goes_native(request):
-            return self._native.wrap_model_call(self._deferred(request), handler)
-        return handler(self._with_tools(request))
+            return self._native.wrap_model_call(self._deferred(request, run), handler)
+        return handler(self._with_tools(request, run))
 
     # -- the tools' side ---------------------------------------------------------------------
 
-    def _route(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage | None:
-        """The request to run with the MCP tool, a refusal, or ``None`` (not an MCP tool)."""
+    def _route(self, request: ToolCallRequest, run: RunTools | None) -> ToolCallRequest | ToolMessage | None:
+        """The request to run with the MCP tool (or a sign-in tool), a refusal, or ``None`` (not
+        an MCP tool)."""
+        name = request.tool_call["name"]
+        if request.tool is None and run is not None:
+            signin = run.serves.get(name)
+            if signin is not None:
+                return request.override(tool=signin)
         if request.tool is not None and not isinstance(request.tool, MCPTool):
             return None
-        name = request.tool_call["name"]
-        if request.tool is not None and self.toolset.get(name) is None:
+        bound = run.bound if run is not None else self.toolset.bound
+        if request.tool is not None and bound.by_name.get(name) is None:
             return None  # an MCP tool, but not one of this middleware's
         # Not one of the MCP tools: None (the agent's tool node answers), unless its server is
         # down (then a message says so rather than "not a tool"); fail closed on reveals.
-        routed = self._calls_view(request.runtime.context, request.state).route(name, request.tool_call["id"])
+        view = self._calls_view(request.runtime.context, request.state, run)
+        routed = view.route(name, request.tool_call["id"])
         if routed is None or isinstance(routed, ToolMessage):
             return routed
         return request.override(tool=routed)
+
+    def _run_of_call(self, request: ToolCallRequest) -> tuple[Any, Any, Any]:
+        runtime = request.runtime
+        return runtime.config, runtime.context, runtime.store
 
     async def awrap_tool_call(
         self,
@@ -324,7 +356,8 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
             # E.g. a run resumed in a new process: the tools were listed by the old one.
             await self._current()
-        routed = self._route(request)
+        run = await self._run(*self._run_of_call(request))
+        routed = self._route(request, run)
         if routed is None:
             return await handler(request)
         if isinstance(routed, ToolMessage):
@@ -343,9 +376,15 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         """Synchronous agents: the call runs on the package's own event loop."""
-        if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
-            run_sync(self._current, pool=self.pool)
-        routed = self._route(request)
+        unknown = request.tool is None and self.toolset.get(request.tool_call["name"]) is None
+
+        async def tools() -> RunTools | None:
+            if unknown:
+                await self._current()
+            return await self._run(*self._run_of_call(request))
+
+        run = run_sync(tools, pool=self.pool) if unknown or self.users.active else None
+        routed = self._route(request, run)
         if routed is None:
             return handler(request)
         if isinstance(routed, ToolMessage):
@@ -433,7 +472,8 @@ class _BatchedApprovals(MCPMiddleware):
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
         await self._current()
-        requests = await self._calls_view(runtime.context, state).approvals(calls)
+        run = await self._run(get_config(), runtime.context, runtime.store)
+        requests = await self._calls_view(runtime.context, state, run).approvals(calls)
         return self._decided(state, requests)
 
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -442,9 +482,12 @@ class _BatchedApprovals(MCPMiddleware):
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
 
+        config = get_config()
+
         async def requests() -> list[ApprovalRequest]:
             await self._current()
-            return await self._calls_view(runtime.context, state).approvals(calls)
+            run = await self._run(config, runtime.context, runtime.store)
+            return await self._calls_view(runtime.context, state, run).approvals(calls)
 
         return self._decided(state, run_sync(requests, pool=self.pool))
 

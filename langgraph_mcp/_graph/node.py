@@ -28,6 +28,7 @@ import asyncio
 import contextvars
 import dataclasses
 import functools
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Self, cast
 
@@ -35,7 +36,7 @@ from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_config_list
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
+from langgraph.config import get_config, get_store
 from langgraph.func import task
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import (
@@ -49,6 +50,7 @@ from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.approval import GIVEN, ApprovalMode
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
+from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import Audience, ToolView, revealed_in
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
 from langgraph_mcp._graph.batch import Batch, decided_together, first_failure
@@ -66,6 +68,12 @@ _BATCH: contextvars.ContextVar[Batch | None] = contextvars.ContextVar("langgraph
 
 _VIEW: contextvars.ContextVar[ToolView | None] = contextvars.ContextVar("langgraph_mcp_view", default=None)
 """The tool view of the node's run (its calls ask it instead of building their own)."""
+
+_TABLES: contextvars.ContextVar[tuple[Any, dict[str, BaseTool], dict[str, Any]] | None] = (
+    contextvars.ContextVar("langgraph_mcp_tables", default=None)
+)
+"""For a run whose user sees tools of their own (per-user servers): the node, and its tool
+table and injected arguments for that run."""
 
 
 async def _run_tool_call(thunk: Callable[[], Awaitable[Any]]) -> Any:
@@ -222,6 +230,11 @@ class MCPToolNode(PoolHolder, ToolNode):
                 None,
                 f"tool_search: a local tool is named {settings.name!r}; give ToolSearch another name",
             )
+        self.users = UserCatalogs(self.toolset)
+        """The per-user part of each run's tools (per-user OAuth servers)."""
+        self._run_tables: weakref.WeakKeyDictionary[RunTools, tuple[dict[str, BaseTool], dict[str, Any]]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.search = options.searcher(self.toolset)
         if self.search is not None:
             self._tools_by_name[self.search.settings.name] = self.search.tool
@@ -241,11 +254,60 @@ class MCPToolNode(PoolHolder, ToolNode):
                 tools = await node.get_tools(runtime.context, state=state)
                 return {"messages": [await model.bind_tools(tools).ainvoke(state["messages"])]}
 
+        For a per-user server (per-user OAuth), the tools are those of the run's user (read from the
+        run's config when called in a graph node): their own listing once they connected, else
+        one ``connect_<server>`` tool standing for the server's tools, which asks them to connect.
+
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
         await self._sync_tools()
-        view = self._new_view(context, state)
-        return [*self._local_tools.values(), *view.offered]
+        run = await self._run_tools(graph_config(), context, graph_store())
+        view = self._new_view(context, state, run)
+        return [*self._local_tools.values(), *view.signin, *view.offered]
+
+    @property
+    def tools_by_name(self) -> dict[str, BaseTool]:
+        """The node's tools by name: in a run whose user sees tools of their own (per-user
+        servers), that run's."""
+        tables = _TABLES.get()
+        if tables is not None and tables[0] is self:
+            return tables[1]
+        return self._tools_by_name
+
+    @property
+    def _injected_args(self) -> dict[str, Any]:
+        tables = _TABLES.get()
+        if tables is not None and tables[0] is self:
+            return tables[2]
+        base: dict[str, Any] = self.__dict__["_injected_base"]
+        return base
+
+    @_injected_args.setter
+    def _injected_args(self, value: dict[str, Any]) -> None:
+        self.__dict__["_injected_base"] = value
+
+    async def _run_tools(self, config: Any, context: Any, store: Any) -> RunTools | None:
+        """The tools of the run's user, when some server is per user (else ``None``)."""
+        if not self.users.active:
+            return None
+        return await self.users.for_run(config=config, context=context, store=store)
+
+    def _tables(self, run: RunTools | None) -> tuple[Any, dict[str, BaseTool], dict[str, Any]] | None:
+        """The run's tool table and injected arguments, when its user sees tools of their own."""
+        if run is None:
+            return None
+        tables = self._run_tables.get(run)
+        if tables is None:
+            signin = dict(run.serves)
+            tables = self._run_tables[run] = (
+                {**self._local_tools, **signin, **run.bound.by_name},
+                {
+                    **self._local_injected,
+                    **{name: injected_args(t) for name, t in signin.items()},
+                    **run.bound.injected,
+                },
+            )
+        return (self, *tables)
 
     async def start(self) -> None:
         """Connect every server now (concurrently) and register their tools."""
@@ -263,23 +325,26 @@ class MCPToolNode(PoolHolder, ToolNode):
         self._injected_args = {**self._local_injected, **bound.injected}
         self._mcp_tools = tools
 
-    def _new_view(self, context: Any, state: Any) -> ToolView:
-        """The tool view of a run with this context and state."""
+    def _new_view(self, context: Any, state: Any, run: RunTools | None = None) -> ToolView:
+        """The tool view of a run with this context and state (and user's tools)."""
         return ToolView(
             self.toolset,
             audience=self._audience,
             context=context,
             revealed=revealed_in(state) if self.search is not None else None,
             local=tuple(self._local_tools),
+            run=run,
         )
 
     def _view(self, tool_runtime: ToolRuntime) -> ToolView:
         """The run's tool view, for one of its calls (a view of its own when the call's listing,
         context or reveals are not the run's)."""
         view = _VIEW.get()
+        tables = _TABLES.get()
+        own = tables is not None and tables[0] is self
         if (
             view is not None
-            and view.bound is self.toolset.bound
+            and (view.bound is self.toolset.bound or own)
             and view.context is tool_runtime.context
             and view.revealed == (revealed_in(tool_runtime.state) if self.search is not None else None)
         ):
@@ -293,17 +358,19 @@ class MCPToolNode(PoolHolder, ToolNode):
         runtime: Runtime,
     ) -> Any:
         await self._sync_tools(lenient=True)
+        run = await self._run_tools(config, runtime.context, runtime.store)
         batch = None
         tool_calls = self._parse_input(input)[0]
         # One view for the run: its calls ask it (the tool_filter is asked once per tool).
-        view = self._new_view(runtime.context, input)
+        view = self._new_view(runtime.context, input, run)
         if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
             requests = await view.approvals(tool_calls)
             batch = Batch(decided_together(requests))
-        token, viewing = _BATCH.set(batch), _VIEW.set(view)
+        token, viewing, tabling = _BATCH.set(batch), _VIEW.set(view), _TABLES.set(self._tables(run))
         try:
             return await super()._afunc(input, config, runtime)
         finally:
+            _TABLES.reset(tabling)
             _VIEW.reset(viewing)
             _BATCH.reset(token)
 
@@ -375,12 +442,18 @@ class MCPToolNode(PoolHolder, ToolNode):
         """Synchronous runs: ``ToolNode``'s own sync path (sync ``wrap_tool_call`` included); each
         tool's call runs on the package's own event loop. In a checkpointed run with several
         calls, each call runs as its own task, scheduled in call order from this thread."""
-        run_sync(lambda: self._sync_tools(lenient=True), pool=self.pool)
-        view = self._new_view(runtime.context, input)
-        viewing = _VIEW.set(view)
+
+        async def tools() -> RunTools | None:
+            await self._sync_tools(lenient=True)
+            return await self._run_tools(config, runtime.context, runtime.store)
+
+        run = run_sync(tools, pool=self.pool)
+        view = self._new_view(runtime.context, input, run)
+        viewing, tabling = _VIEW.set(view), _TABLES.set(self._tables(run))
         try:
             return self._func_with(view, input, config, runtime)
         finally:
+            _TABLES.reset(tabling)
             _VIEW.reset(viewing)
 
     def _func_with(
@@ -452,3 +525,19 @@ class MCPToolNode(PoolHolder, ToolNode):
         if (refused := self._refused(call, tool_runtime)) is not None:
             return refused
         return super()._run_one(call, input_type, tool_runtime)
+
+
+def graph_config() -> Any:
+    """The config of the graph run this is called in, if any."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
+
+
+def graph_store() -> Any:
+    """The store of the graph run this is called in, if any."""
+    try:
+        return get_store()
+    except RuntimeError:
+        return None

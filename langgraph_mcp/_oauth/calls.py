@@ -22,7 +22,7 @@ import contextvars
 import logging
 import time
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,7 +50,16 @@ from langgraph_mcp._oauth.records import (
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 from langgraph_mcp.types._oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
 
-__all__ = ["UserBearer", "evict", "user_of", "user_session"]
+__all__ = [
+    "UserBearer",
+    "UserListing",
+    "connect_user",
+    "evict",
+    "user_in",
+    "user_listing",
+    "user_of",
+    "user_session",
+]
 
 logger = logging.getLogger("langgraph_mcp.oauth")
 
@@ -125,8 +134,15 @@ def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
     of the run's context or ``configurable``; ``None`` when there is none (or it is not a
     non-empty string of at most 256 characters). An empty identity (a LangGraph server without
     custom auth names its anonymous user so) counts as none: ``user_key`` is read then."""
-    config = (runtime.config if runtime is not None else None) or {}
-    configurable = config.get("configurable") or {}
+    if runtime is None:
+        return user_in(None, None, oauth)
+    return user_in(runtime.config, runtime.context, oauth)
+
+
+def user_in(config: Mapping[str, Any] | None, context: Any, oauth: UserOAuth) -> str | None:
+    """:func:`user_of`, from a run's config and context (where there is no ``ToolRuntime``: a
+    model call)."""
+    configurable = (config or {}).get("configurable") or {}
     user: Any = None
     auth_user = configurable.get("langgraph_auth_user")
     if auth_user is not None:
@@ -136,7 +152,6 @@ def user_of(runtime: ToolRuntime | None, oauth: UserOAuth) -> str | None:
         if user == "":
             user = None
     if user is None and oauth.user_key is not None:
-        context = runtime.context if runtime is not None else None
         if isinstance(context, dict):
             user = context.get(oauth.user_key)
         elif context is not None:
@@ -154,6 +169,31 @@ class _Call:
     def __init__(
         self, shared: Any, runtime: ToolRuntime | None, tool_name: str, tool_call_id: str | None
     ) -> None:
+        self._setup(
+            shared,
+            tool_name,
+            runtime.tool_call_id if runtime is not None else tool_call_id,
+            runtime.config if runtime is not None else None,
+            runtime.context if runtime is not None else None,
+            runtime.store if runtime is not None else None,
+        )
+
+    @classmethod
+    def of_run(cls, shared: Any, config: Mapping[str, Any] | None, context: Any, store: Any) -> _Call:
+        """The view of a run that makes no call (its tools are listed for a model call)."""
+        self = cls.__new__(cls)
+        self._setup(shared, "", None, config, context, store)
+        return self
+
+    def _setup(
+        self,
+        shared: Any,
+        tool_name: str,
+        tool_call_id: str | None,
+        config: Mapping[str, Any] | None,
+        context: Any,
+        store: Any,
+    ) -> None:
         self.name: str = shared.name
         self.url: str = shared.config.url
         oauth = shared.config.oauth
@@ -161,8 +201,8 @@ class _Call:
         self.oauth = oauth
         self.sealer = Sealer(oauth.encryption_key)
         self.tool_name = tool_name
-        self.tool_call_id = runtime.tool_call_id if runtime is not None else tool_call_id
-        user = user_of(runtime, oauth)
+        self.tool_call_id = tool_call_id
+        user = user_in(config, context, oauth)
         if user is None:
             raise MCPConnectionError(
                 self.name,
@@ -171,21 +211,22 @@ class _Call:
                 + (f" or give '{oauth.user_key}' in its context" if oauth.user_key else ""),
             )
         self.user = user
-        store = runtime.store if runtime is not None else None
         if not isinstance(store, BaseStore):
             raise MCPConnectionError(
                 self.name, "per-user OAuth keeps tokens in the graph's store, and this graph has none"
             )
         self.store = store
-        configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
+        configurable = (config or {}).get("configurable") or {}
         thread = configurable.get("thread_id")
         self.thread = None if thread is None else str(thread)
 
-    async def token(self) -> tuple[TokenRecord | None, bool]:
+    async def token(self, *, forget: bool = True) -> tuple[TokenRecord | None, bool]:
         """The user's usable tokens (refreshed if they expire soon), and whether there were any.
         Tokens given for another resource (the server's URL changed, or another graph's server
         of the same name) are not used. One refresh at a time per user and server in this
         process: a call that waited finds the tokens the other one stored.
+        ``forget=False`` keeps tokens whose refresh was refused (the call that asks the user
+        again forgets them).
 
         Raises:
             MCPConnectionError: the refresh could not be done now (the authorization server is
@@ -197,9 +238,9 @@ class _Call:
                 return None, False
             if record is None or not record.expiring(self.oauth.refresh_margin):
                 return record, record is not None
-            return await self._refreshed(record)
+            return await self._refreshed(record, forget)
 
-    async def _refreshed(self, record: TokenRecord) -> tuple[TokenRecord | None, bool]:
+    async def _refreshed(self, record: TokenRecord, forget: bool) -> tuple[TokenRecord | None, bool]:
         if record.refresh_token is not None:
             try:
                 async with flow.client() as http:
@@ -218,7 +259,8 @@ class _Call:
                     record.scopes = answer["scope"].split()
                 await save_tokens(self.store, self.sealer, record)
                 return record, True
-        await delete_tokens(self.store, self.sealer, self.user, self.name)
+        if forget:
+            await delete_tokens(self.store, self.sealer, self.user, self.name)
         return None, True
 
     async def ask(self, reason: str, challenge: str | None, scopes: list[str] | None = None) -> Any:
@@ -314,12 +356,12 @@ def _same_resource(resource: str, url: str) -> bool:
     return b.path == base or b.path.startswith(base + "/") or not base
 
 
-async def _current_token(call: _Call) -> tuple[TokenRecord | None, bool]:
+async def _current_token(call: _Call, *, forget: bool = True) -> tuple[TokenRecord | None, bool]:
     """:meth:`_Call.token`, loaded again when a revocation ran meanwhile (what was loaded may be
     the revoked tokens); none when revocations keep coming."""
     for _ in range(3):
         before = _REVOKES[0]
-        record, had = await call.token()
+        record, had = await call.token(forget=forget)
         if _REVOKES[0] == before:
             return record, had
     return None, False
@@ -389,3 +431,102 @@ async def user_session(
     finally:
         _challenges.reset(reset)
         holding.__exit__(None, None, None)
+
+
+class UserListing:
+    """What a per-user OAuth server lists for the run's user, without asking anyone.
+
+    ``tools`` is the user's own listing, or ``None`` when there is none: ``reason`` then says why
+    (``"connect"``: the user has not connected; ``"expired"``: their token is gone or was
+    refused; ``"step_up"``: it lacks scopes the server wants; ``"no_user"`` / ``"no_store"``:
+    the run has no user, or the graph no store). ``user`` is the run's user, if any."""
+
+    __slots__ = ("reason", "tools", "user")
+
+    def __init__(self, user: str | None, tools: list[Any] | None, reason: str | None = None) -> None:
+        self.user = user
+        self.tools = tools
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        listed = "None" if self.tools is None else f"<{len(self.tools)} tools>"
+        return f"UserListing(user=<hidden>, tools={listed}, reason={self.reason!r})"
+
+
+async def user_listing(
+    pool: Any,
+    shared: Any,
+    *,
+    config: Mapping[str, Any] | None,
+    context: Any,
+    store: Any,
+    list_tools: Callable[[Any], Awaitable[list[Any]]],
+) -> UserListing:
+    """The run's user's own listing of per-user OAuth server ``shared``: ``list_tools(connection)``
+    on the user's session, with their token (refreshed if it expires soon). Never interrupts: a
+    user who must connect (or connect again) gets a :class:`UserListing` saying why.
+
+    Raises:
+        MCPConnectionError: the server could not be reached, or the token could not be
+            refreshed now.
+    """
+    oauth = per_user(shared)
+    user = user_in(config, context, oauth)
+    if user is None:
+        return UserListing(None, None, "no_user")
+    if not isinstance(store, BaseStore):
+        return UserListing(user, None, "no_store")
+    call = _Call.of_run(shared, config, context, store)
+    record, had = await _current_token(call, forget=False)  # the call that asks forgets them
+    if record is None:
+        return UserListing(user, None, "expired" if had else "connect")
+    bearer = _bearer(shared, user)
+    bearer.token, bearer.refused = record.access_token, None
+    _POOLS.add(pool)
+    seen: list[tuple[int, str]] = []
+    reset = _challenges.set(seen)
+    try:
+        with shared.redact.holding((record.access_token,)):
+            async with pool.using(call.name, call.thread, user=user, auth=bearer) as connection:
+                try:
+                    with connection.redact.holding((record.access_token,)):
+                        tools = await list_tools(connection)
+                except MCPAuthenticationError:
+                    connection.retry()  # a new token is tried at once, without the refusal's back-off
+                    raise
+    except MCPAuthenticationError as exc:
+        status, challenge = seen[-1] if seen else (bearer.refused or (exc.status, ""))
+        if status == 403 and "insufficient_scope" in challenge:
+            return UserListing(user, None, "step_up")
+        if status == 401:
+            # Kept: the call (or the sign-in tool) that meets the refusal next forgets them and
+            # asks the user again, saying why.
+            return UserListing(user, None, "expired")
+        raise
+    finally:
+        _challenges.reset(reset)
+    return UserListing(user, tools, None)
+
+
+async def connect_user(
+    pool: Any, shared: Any, runtime: ToolRuntime | None, tool_name: str, tool_call_id: str | None
+) -> list[Any]:
+    """Connect the run's user to per-user OAuth server ``shared``: the ``mcp_authorization``
+    interrupt when they have no usable token (or the server refuses it, or wants more scopes),
+    then, once the run resumes with the token stored, their listing, made with it. A user already
+    connected is not asked.
+
+    Raises:
+        MCPConnectionError: the run has no user or no store, discovery failed, or the user was
+            asked and has still not connected when the run resumed.
+        GraphInterrupt: the user is asked to connect.
+    """
+    async with user_session(pool, shared, runtime, tool_name, tool_call_id) as connection:
+        tools: list[Any] = await connection.list_tools()
+        return tools
+
+
+def per_user(shared: Any) -> UserOAuth:
+    oauth = getattr(shared.config, "oauth", None)
+    assert isinstance(oauth, UserOAuth), "a per-user OAuth server"
+    return oauth

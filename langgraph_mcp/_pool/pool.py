@@ -31,6 +31,7 @@ from langgraph_mcp._support.sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
 from langgraph_mcp.errors import (
     MCPArgumentError,
+    MCPAuthenticationError,
     MCPConfigError,
     MCPConnectionError,
     MCPUnknownServerError,
@@ -124,6 +125,9 @@ class MCPPool:
         LangChain tools built for it here). Kept on the pool, not in a weak map keyed by the pool:
         those tools refer to the pool, which would then never go."""
         self._threads = ThreadSessions(self.connections, CodeSink)
+        self.signin_only: set[str] = set()
+        """Per-user servers that refused to list their tools without a user's token: they offer
+        no shared tools, only each user's own."""
 
     def __repr__(self) -> str:
         return f"MCPPool(servers={list(self.servers)})"
@@ -364,11 +368,25 @@ class MCPPool:
         listings: dict[str, list[types.Tool]] = {}
         failures: dict[str, Exception] = {}
         for name, result in zip(names, results, strict=True):
+            if isinstance(result, MCPAuthenticationError) and self.per_user(name):
+                # It lists only for a signed-in user: each user's tools are listed with their own
+                # token (the per-user catalog); no shared tool is offered, and nothing failed.
+                if name not in self.signin_only:
+                    self.signin_only.add(name)
+                    logger.info(
+                        "MCP server %r lists its tools only for a signed-in user: each user's tools "
+                        "are listed with their own token",
+                        name,
+                    )
+                listings[name] = []
+                self._reported.pop(name, None)
+                continue
             if isinstance(result, BaseException):
                 if not isinstance(result, Exception):
                     raise result
                 failures[name] = result
                 continue
+            self.signin_only.discard(name)
             listings[name] = result
             self.remembered[name] = tuple(t.name for t in result)
             self._reported.pop(name, None)
@@ -388,6 +406,11 @@ class MCPPool:
                     self._reported[name] = failure
                     logger.warning("%s\nIts tools are left out until it can be reached.", failure)
         return listings
+
+    def per_user(self, server: str) -> bool:
+        """Does ``server`` act for each user (per-user OAuth): its sessions, listings and calls
+        are each user's own?"""
+        return per_user_oauth(self.connection(server).config) is not None
 
     async def _listing(self, connection: ServerConnection) -> list[types.Tool]:
         """A server's tools as offered: its listing, plus the read tool if configured; for a

@@ -60,6 +60,9 @@ class PerUserCatalog:
 
     tools: dict[str, list[str]] = field(default_factory=_default_tools)
     """User -> the names of the tools listed to them; a user not here lists ``["whoami"]``."""
+    named: bool = True
+    """Descriptions name the user ("Reports of alice"); ``False``: "Reports of the user", so that
+    two users who list the same tools get listings of the same content."""
     listed: list[str] = field(default_factory=list)
     """The user of each ``tools/list`` served, in order (``""`` for one without a user)."""
     called: list[tuple[str, str]] = field(default_factory=list)
@@ -136,7 +139,11 @@ def build_server(catalog: PerUserCatalog, name: str = "peruser") -> MCPServer:
         user = user_of(ctx)
         catalog.listed.append(user or "")
         tools = [
-            types.Tool(name=tool, description=describe(tool, user or ""), input_schema=dict(INPUT_SCHEMA))
+            types.Tool(
+                name=tool,
+                description=describe(tool, user or "") if catalog.named else describe(tool, "the user"),
+                input_schema=dict(INPUT_SCHEMA),
+            )
             for tool in catalog.names_for(user)
         ]
         return types.ListToolsResult(tools=tools)

@@ -1,0 +1,258 @@
+"""Per-user catalogs: the tools of servers that act for each user, as one run's user sees them.
+
+A per-user OAuth server (``oauth`` with the ``authorization_code`` flow) is spoken to as a user:
+its session, its listing and its calls are each user's own. A face's shared tools
+(:attr:`~langgraph_mcp._catalog.bind.ToolSet.bound`) hold what such a server lists to anyone (often
+nothing: most remote servers list only for a signed-in user). :class:`UserCatalogs` works out, for
+one run, the tools its user is offered (:class:`RunTools`):
+
+* the user has connected: the server's public tools are replaced by the user's own listing, made
+  on the user's session with their token, cached by that session as any listing is (the server's
+  TTL hints, ``list_changed``), and bound to the face's options;
+* the user has not connected (or their token was refused): the public tools stay; a server that
+  lists nothing publicly is stood for by one small tool, ``connect_<server>``, whose call asks the
+  user to connect (the ``mcp_authorization`` interrupt) and, after the resume, says what the
+  server now offers; the next model call is offered the user's own tools;
+* the run has no user: the public tools only.
+
+Users whose listings are the same share one built and bound tool set (memory grows with distinct
+listings, not with users): a listing is known by a digest of its content. A user's listing is
+never written anywhere another user reads: not to the persisted tool catalog, not to logs (a
+warning about a user's tools names the server, never a tool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.prebuilt import ToolRuntime
+
+from langgraph_mcp._call.adapter import build_tool
+from langgraph_mcp._catalog.bind import Bound, ToolSet
+from langgraph_mcp._catalog.naming import build_catalog, safe_tool_name
+from langgraph_mcp._oauth.calls import UserListing, connect_user, user_listing
+from langgraph_mcp._pool.resources import with_read_tool
+from langgraph_mcp._session import ServerConnection
+from langgraph_mcp._support.sync import run_sync
+from langgraph_mcp.errors import MCPConnectionError
+
+__all__ = ["RunTools", "UserCatalogs", "is_signin", "signin_tool"]
+
+logger = logging.getLogger("langgraph_mcp.tools")
+
+_MAX_COMPOSED = 1024
+"""Distinct tool sets kept (a set per distinct combination of users' listings): the least
+recently used beyond this are dropped (and built again when a user needs one)."""
+_MAX_DIGESTS = 4096
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RunTools:
+    """The tools one run's user is offered: the bound MCP tools (shared ones, and the user's own
+    for per-user servers they connected) and the sign-in tools standing for the per-user servers
+    they have not connected."""
+
+    bound: Bound
+    signin: tuple[BaseTool, ...] = ()
+    """The sign-in tools the model is offered (for the per-user servers the user has not
+    connected)."""
+    serves: Mapping[str, BaseTool] = dataclasses.field(default_factory=dict)
+    """Every sign-in tool a call may name, offered or not (a call made before the user connected
+    still runs once they have: it then says they are connected)."""
+
+
+class UserCatalogs:
+    """The per-user part of one face's tools (see the module docstring)."""
+
+    def __init__(self, toolset: ToolSet) -> None:
+        self.toolset = toolset
+        self.pool = toolset.pool
+        self.servers = [name for name in self.pool.servers if self.pool.per_user(name)]
+        """The per-user servers, in configuration order."""
+        self._composed: OrderedDict[tuple[Any, ...], tuple[Bound, RunTools]] = OrderedDict()
+        self._digests: OrderedDict[int, tuple[list[types.Tool], str]] = OrderedDict()
+        self._signin: dict[tuple[str, str], BaseTool] = {}
+        self._serves: dict[str, BaseTool] = {}
+        for name in self.servers:
+            self._signin_tool(name, set())
+
+    @property
+    def active(self) -> bool:
+        """Are some servers per user (else every run sees the shared tools)?"""
+        return bool(self.servers)
+
+    def shared(self) -> RunTools:
+        """The shared tools, for a run whose user is not looked at (no I/O)."""
+        return RunTools(self.toolset.bound, serves=self._serves)
+
+    async def for_run(self, *, config: Mapping[str, Any] | None, context: Any, store: Any) -> RunTools:
+        """The tools the run's user is offered (the shared ones when no server is per user).
+        Lists each per-user server for the user (on their session, with their token); a server
+        that cannot be reached now offers them what it offered them last in this process, or
+        nothing."""
+        shared = self.toolset.bound
+        if not self.servers:
+            return RunTools(shared, serves=self._serves)
+        listings = await asyncio.gather(
+            *(self._listing(name, config, context, store) for name in self.servers)
+        )
+        own: dict[str, tuple[list[types.Tool], str]] = {}
+        signin: list[str] = []
+        public = {t.server for t in shared.tools}
+        for name, listing in zip(self.servers, listings, strict=True):
+            if listing.tools is not None:
+                own[name] = (listing.tools, self._digest(listing.tools))
+            elif listing.user is not None and listing.reason != "no_store" and name not in public:
+                signin.append(name)
+        if not own and not signin:
+            return RunTools(shared, serves=self._serves)
+        key = (id(shared), tuple((name, digest) for name, (_, digest) in own.items()), tuple(signin))
+        found = self._composed.get(key)
+        if found is not None and found[0] is shared:
+            self._composed.move_to_end(key)
+            return found[1]
+        tools = await self._compose(shared, {name: tools for name, (tools, _) in own.items()}, signin)
+        self._composed[key] = (shared, tools)
+        while len(self._composed) > _MAX_COMPOSED:
+            self._composed.popitem(last=False)
+        return tools
+
+    async def _listing(self, server: str, config: Any, context: Any, store: Any) -> UserListing:
+        shared = self.pool.connection(server)
+        try:
+            return await user_listing(
+                self.pool, shared, config=config, context=context, store=store, list_tools=_user_tools
+            )
+        except MCPConnectionError as exc:
+            self.pool.warn_once(
+                logger,
+                "MCP server %r could not list a user's tools (%s); its tools are left out of that "
+                "user's runs until it answers",
+                server,
+                _kind(exc),
+                key=f"user listing {server} {type(exc).__name__}",
+            )
+            return UserListing(None, None, "unreachable")
+
+    def _digest(self, tools: list[types.Tool]) -> str:
+        """A digest of a listing's content (the same tools give the same digest, whoever listed
+        them); remembered per listing object."""
+        known = self._digests.get(id(tools))
+        if known is not None and known[0] is tools:
+            self._digests.move_to_end(id(tools))
+            return known[1]
+        body = json.dumps(
+            [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        self._digests[id(tools)] = (tools, digest)
+        while len(self._digests) > _MAX_DIGESTS:
+            self._digests.popitem(last=False)
+        return digest
+
+    async def _compose(
+        self, shared: Bound, own: Mapping[str, list[types.Tool]], signin: list[str]
+    ) -> RunTools:
+        """The shared tools with the servers in ``own`` replaced by those listings (named after
+        the shared tools, which keep theirs), bound to the face's options; and a sign-in tool for
+        each server in ``signin``."""
+        kept = [t for t in shared.tools if t.server not in own]
+        taken = set(self.toolset.reserved) | {t.name for t in kept} | set(shared.withheld)
+        previous = {(t.server, t.mcp_name): t.name for t in shared.tools if t.server in own}
+        entries = build_catalog(
+            own,
+            {name: self.pool.servers[name] for name in self.servers if name in own},
+            reserved=taken,
+            previous=previous,
+            warn=self._private_warning,
+        )
+        built = [build_tool(e, self.pool.connection(e.server), self.pool) for e in entries]
+        _, bound, withheld, _ = await self.toolset.bind(built, {}, private=True)
+        order = {name: i for i, name in enumerate(self.pool.servers)}
+        tools = sorted([*kept, *bound], key=lambda t: order[t.server])  # stable: listing order kept
+        merged = Bound(tools, {**shared.withheld, **withheld})
+        taken |= {t.name for t in bound}
+        return RunTools(merged, tuple(self._signin_tool(name, taken) for name in signin), serves=self._serves)
+
+    def _private_warning(self, msg: str, *args: Any) -> None:
+        """Naming warnings about a user's listing, without the names (they are that user's)."""
+        server = next((a for a in args if isinstance(a, str) and a in self.pool.servers), None)
+        self.pool.warn_once(
+            logger,
+            "MCP server %r lists a tool for a user whose name is taken or repeated; it is exposed "
+            "under another name (give the server a 'prefix' for stable names)",
+            server,
+            key=f"private name {server}",
+        )
+
+    def _signin_tool(self, server: str, taken: set[str]) -> BaseTool:
+        base = safe_tool_name(f"connect_{server}")
+        name, n = base, 2
+        while name in taken:
+            name = safe_tool_name(f"{base}_{n}")
+            n += 1
+        key = (server, name)
+        tool = self._signin.get(key)
+        if tool is None:
+            tool = self._signin[key] = signin_tool(self.pool.connection(server), name, self.pool)
+            self._serves = {**self._serves, name: tool}  # swapped whole: runs in flight keep theirs
+        return tool
+
+
+async def _user_tools(connection: ServerConnection) -> list[types.Tool]:
+    return await with_read_tool(connection, await connection.list_tools())
+
+
+def _kind(exc: MCPConnectionError) -> str:
+    return type(exc).__name__
+
+
+def signin_tool(shared: ServerConnection, name: str, pool: Any) -> BaseTool:
+    """The tool standing for per-user server ``shared`` until the run's user connects: its call
+    asks the user to connect (the ``mcp_authorization`` interrupt) and, once the run resumes with
+    their token stored, lists the server's tools for them and says which."""
+
+    async def connect(runtime: ToolRuntime) -> str:
+        try:
+            tools = await connect_user(pool, shared, runtime, name, runtime.tool_call_id)
+        except MCPConnectionError as exc:
+            raise ToolException(f"Error: {exc}") from None
+        names = ", ".join(t.name for t in tools[:50]) or "none"
+        return (
+            f"Connected to MCP server {shared.name!r}: its tools are offered from the next step "
+            f"({len(tools)}: {names})."
+        )
+
+    def connect_sync(runtime: ToolRuntime) -> str:
+        return run_sync(lambda: connect(runtime), pool=pool)
+
+    return StructuredTool.from_function(
+        func=connect_sync,
+        coroutine=connect,
+        name=name,
+        description=(
+            f"Connect the user's account to the MCP server {shared.name!r}. Its tools are offered "
+            "only once the user has connected: call this when the user asks for something that "
+            f"{shared.name!r} may do. The user is asked to sign in; afterwards its tools are offered."
+        ),
+        handle_tool_error=True,
+        metadata={"mcp": {"server": shared.name, "signin": True}},
+    )
+
+
+def is_signin(tool: Any) -> bool:
+    """Is ``tool`` a sign-in tool (see :func:`signin_tool`)?"""
+    meta = getattr(tool, "metadata", None) or {}
+    mcp = meta.get("mcp") if isinstance(meta, Mapping) else None
+    return isinstance(mcp, Mapping) and bool(mcp.get("signin"))

@@ -1,0 +1,252 @@
+"""Per-user catalogs: a per-user OAuth server that lists only for a signed-in user, and lists
+each user their own tools (``tests/servers/peruser.py`` behind a gate that guards every request).
+
+A deployment as the docs configure it: an agent (``create_mcp_agent``, or ``MCPMiddleware`` /
+``MCPToolNode`` in a graph of one's own), the protected server with ``oauth``, a second ordinary
+server, the SDK's authorization server and this package's callback route on loopback, two users.
+Each user's model calls are offered their own tools only; a user who has not connected is offered
+``connect_api``, whose call asks them to connect. What crossed is counted at the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import pytest
+from cryptography.fernet import Fernet
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Command
+from mcp.server.auth.routes import create_auth_routes
+from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from langgraph_mcp import MCPPool, create_mcp_agent
+from langgraph_mcp.config import load_connections
+from langgraph_mcp.oauth import oauth_callback_app, revoke
+from tests.chat import ScriptModel
+from tests.conftest_servers import serve_in_loop
+from tests.servers import other, peruser
+from tests.servers._runner import bind_socket, make_uvicorn_server
+from tests.servers.authorization import Gate, Provider
+
+KEY = Fernet.generate_key().decode()
+ERAS = ["auto", "legacy"]  # 2026-07-28 with this server, and 2025-11-25
+HELLO = "hello []"  # a line whose arguments are no JSON object: the model answers in text
+
+
+@dataclass
+class Deployment:
+    provider: Provider
+    gate: Gate
+    catalog: peruser.PerUserCatalog
+    store: InMemoryStore
+    servers: dict[str, Any]
+    pool: MCPPool
+    model: ScriptModel
+    agent: Any
+    asked: list[dict[str, Any]] = field(default_factory=list)
+
+    async def say(self, user: str, thread: str, text: str) -> dict[str, Any]:
+        """``user`` says ``text`` in ``thread`` (each line ``tool {args}`` is a call the model makes)."""
+        return await self._run(user, thread, {"messages": [HumanMessage(text)]})
+
+    async def resume(self, user: str, thread: str) -> dict[str, Any]:
+        return await self._run(user, thread, Command(resume=True))
+
+    async def _run(self, user: str, thread: str, given: Any) -> dict[str, Any]:
+        config = {"configurable": {"thread_id": thread, "langgraph_auth_user": {"identity": user}}}
+        out: dict[str, Any] = await self.agent.ainvoke(given, config)
+        return out
+
+    def offered(self) -> set[str]:
+        """The tools the last model call was offered."""
+        return set(self.model.calls[-1].tools)
+
+    async def browse(self, url: str, user: str) -> None:
+        """``user``'s browser, signed in at the authorization server and at the deployment, opens
+        the authorization URL and comes back through the callback route."""
+        self.provider.next_user = user
+        async with httpx2.AsyncClient(follow_redirects=True, timeout=10, cookies={"user": user}) as browser:
+            answer = await browser.get(url)
+        assert answer.status_code == 200, answer.text
+
+    async def connect(self, user: str, thread: str) -> str:
+        """``user`` asks for ``connect_api``, signs in, and the run resumes: the tool's answer."""
+        out = await self.say(user, thread, "connect_api")
+        (raised,) = out["__interrupt__"]
+        asked: dict[str, Any] = raised.value
+        self.asked.append(asked)
+        assert (asked["type"], asked["server"], asked["tool_name"]) == (
+            "mcp_authorization",
+            "api",
+            "connect_api",
+        )
+        await self.browse(asked["url"], user)
+        done = await self.resume(user, thread)
+        return last_tool(done)
+
+
+def last_tool(out: dict[str, Any]) -> str:
+    message = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+    assert message.status == "success", message.content
+    return str(message.content)
+
+
+def signed_in(request: Any) -> str | None:
+    user = request.cookies.get("user")
+    return user if isinstance(user, str) else None
+
+
+@asynccontextmanager
+async def deployment(
+    protocol: str, *, only_protected: bool = False, **agent: Any
+) -> AsyncIterator[Deployment]:
+    provider = Provider(token_ttl=600)
+    sock = bind_socket()
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    gates: list[Gate] = []
+
+    def wrap(app: Any) -> Gate:
+        gates.append(Gate(app, provider, base))
+        gates[-1].everything = True
+        return gates[-1]
+
+    catalog = peruser.PerUserCatalog()
+    async with (
+        serve_in_loop(peruser.build_server(catalog), "http", wrap=wrap) as url,
+        serve_in_loop(other.build_server(), "http") as other_url,
+    ):
+        spec: dict[str, Any] = {
+            "api": {
+                "url": url,
+                "protocol": protocol,
+                "timeout": 20,
+                "oauth": {"redirect_uri": f"{base}/oauth/callback", "encryption_key": KEY},
+            }
+        }
+        if not only_protected:
+            spec["other"] = {"url": other_url, "protocol": protocol}
+        servers = load_connections(spec)
+        store = InMemoryStore()
+        routes = create_auth_routes(
+            provider,  # type: ignore[arg-type]
+            AnyHttpUrl(base),
+            client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["read"]),
+            revocation_options=RevocationOptions(enabled=True),
+        )
+        app = Starlette(
+            routes=[*routes, Mount("/oauth", oauth_callback_app(servers, store=store, user_of=signed_in))]
+        )
+        authorization = make_uvicorn_server(app)
+        serving = asyncio.ensure_future(authorization.serve([sock]))
+        try:
+            await asyncio.wait_for(authorization.ready.wait(), 10)
+            async with MCPPool(servers) as pool:
+                model = ScriptModel()
+                graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
+                yield Deployment(provider, gates[0], catalog, store, servers, pool, model, graph)
+        finally:
+            authorization.should_exit = True
+            await asyncio.wait_for(serving, 10)
+            sock.close()
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_each_user_signs_in_and_is_offered_their_own_tools(
+    protocol: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with deployment(protocol) as d:
+        # Alice has not connected: she is offered the other server's tools and the sign-in tool.
+        await d.say("alice", "a1", HELLO)
+        offered = d.offered()
+        assert "connect_api" in offered and "echo" in offered
+        assert not offered & {"whoami", "alice_reports", "bob_admin"}
+        assert d.catalog.listed == []  # nothing was listed for anyone without a token
+
+        answer = await d.connect("alice", "a1")
+        assert "Connected to MCP server 'api'" in answer and "alice_reports" in answer
+        # The model call after the resume is offered her own tools, and no sign-in tool.
+        offered = d.offered()
+        assert {"whoami", "alice_reports", "echo"} <= offered
+        assert "connect_api" not in offered and "bob_admin" not in offered
+        assert "alice_reports for alice" in last_tool(await d.say("alice", "a1", "alice_reports"))
+        # Her other thread is offered her tools at once.
+        await d.say("alice", "a2", HELLO)
+        assert {"whoami", "alice_reports"} <= d.offered()
+
+        # Bob: his own sign-in, then his own catalog; never alice's.
+        await d.say("bob", "b1", HELLO)
+        assert "connect_api" in d.offered() and "alice_reports" not in d.offered()
+        assert "bob_admin" in await d.connect("bob", "b1")
+        assert {"whoami", "bob_admin"} <= d.offered() and "alice_reports" not in d.offered()
+        assert last_tool(await d.say("bob", "b1", "whoami")) == "user=bob"
+
+        # At the server: each listing and call was made with its user's own token.
+        assert set(d.catalog.listed) == {"alice", "bob"}
+        assert set(d.catalog.called) == {("alice", "alice_reports"), ("bob", "whoami")}
+        assert set(d.gate.users_seen) == {"alice", "bob"}
+        # Nothing of a user's catalog in the shared pool's catalog, nor in a log line of ours.
+        assert d.pool.remembered.get("api", ()) == ()
+        ours = [r.getMessage() for r in caplog.records if r.name.startswith("langgraph_mcp")]
+        assert not any(name in line for line in ours for name in ("alice_reports", "bob_admin"))
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_the_protected_server_alone_and_a_revoked_user(protocol: str) -> None:
+    async with deployment(protocol, only_protected=True) as d:
+        # Every run used to fail here (the only server refused its listing): now the model is
+        # offered the sign-in tool.
+        await d.say("alice", "a1", HELLO)
+        assert d.offered() == {"connect_api"}
+        await d.connect("alice", "a1")
+        assert d.offered() == {"whoami", "alice_reports"}
+
+        # Alice's listing changes: her next model call is offered the new tool, bob is not.
+        d.catalog.tools["alice"] = ["whoami", "alice_reports", "alice_audit"]
+        await d.catalog.changed("alice")
+        for _ in range(100):  # the change notice reaches her session; her next listing has it
+            await d.say("alice", "a1", HELLO)
+            if "alice_audit" in d.offered():
+                break
+            await asyncio.sleep(0.05)
+        assert d.offered() == {"whoami", "alice_reports", "alice_audit"}
+
+        # Revoked: her next run is asked to connect again.
+        await revoke(d.store, "alice", "api", config=d.servers["api"])
+        await d.say("alice", "a1", HELLO)
+        assert d.offered() == {"connect_api"}
+        out = await d.say("alice", "a1", "connect_api")
+        (raised,) = out["__interrupt__"]
+        assert raised.value["reason"] in ("connect", "expired")
+
+
+async def test_users_with_the_same_listing_share_one_tool_set() -> None:
+    """Tool sets are shared by listing content, never by user: two users who list the same tools
+    share one built and bound set; a user with another listing has their own."""
+    async with deployment("auto") as d:
+        d.catalog.named = False
+        d.catalog.tools["carol"] = ["whoami", "alice_reports"]  # the same listing as alice's
+        for user in ("alice", "carol", "bob"):
+            await d.connect(user, f"{user}-1")
+        users = d.agent.mcp.users
+
+        async def tools_of(user: str) -> Any:
+            config = {"configurable": {"langgraph_auth_user": {"identity": user}}}
+            return (await users.for_run(config=config, context=None, store=d.store)).bound
+
+        alice, carol, bob = [await tools_of(u) for u in ("alice", "carol", "bob")]
+        assert alice is carol and alice is not bob
+        assert {t.name for t in bob.tools} >= {"bob_admin"} and "bob_admin" not in alice.by_name
+        # Carol's tools are carol's at the server, though built from alice's listing.
+        assert last_tool(await d.say("carol", "carol-1", "whoami")) == "user=carol"
