@@ -365,6 +365,7 @@ class _ThreadConnection(ServerConnection):
             fallback=fallback,
             default_timeout=default_timeout,
             share=ListingShare(config.listing_ttl) if own else sessions.shared.listing_share,
+            http_pool=sessions.shared.http_pool,  # the server's connections, not a pool of its own
         )
         self.key = key
         self.thread_id = key[-1]

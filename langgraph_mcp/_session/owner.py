@@ -39,6 +39,7 @@ from langgraph_mcp._session.hints import network_hint, not_mcp
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.transports import (
     ClientFactory,
+    HTTPPool,
     HTTPWatch,
     StderrTap,
     TransportKind,
@@ -174,6 +175,9 @@ class SessionOwner:
         self._given_up: MCPConnectionError | None = None
         self._redact = redact
         self._redact.watch_library_logs()
+        self.http_pool: HTTPPool | None = None
+        """The server's HTTP connections, which its sessions borrow (streamable HTTP; set by its
+        connection); ``None``: each session keeps its own."""
 
     @property
     def session(self) -> Session | None:
@@ -304,6 +308,7 @@ class SessionOwner:
                     stderr=session.stderr,
                     on_expired=lambda: self._expired(session),
                     watch=session.http,
+                    http_pool=self.http_pool,
                 )
                 session.client, session.transport, session.wire = opened.client, opened.transport, opened.wire
                 session.hold_process(opened.process)

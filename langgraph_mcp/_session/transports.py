@@ -19,6 +19,13 @@ as a lost connection. It runs the SDK's transport with its own response reader
 (:class:`~langgraph_mcp._compat.mcp_http.LeanStreamableHTTP`): a large result is read as bytes and
 parsed once, at about twice its size in memory (the SDK's reader peaked at about 6x). (The SDK's old
 SSE transport keeps its 1 MiB.)
+
+A server's streamable-HTTP sessions (its shared one, and each thread's or user's) share one pool of
+HTTP connections per event loop (:class:`HTTPPool`, made by the shared connection): each session
+keeps an ``httpx2.AsyncClient`` of its own (its credentials, headers and response hooks), over a
+transport it borrows and does not close. A thousand signed-in users then keep a few idle sockets to
+the server, not a few each. The old HTTP+SSE transport (and the fallback to it) keeps a client and
+connections of its own per session.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import collections
 import contextvars
 import logging
 import os
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any, Literal, Self, TextIO, TypeAlias, cast
@@ -35,6 +43,7 @@ from typing import Any, Literal, Self, TextIO, TypeAlias, cast
 import anyio
 import httpx2
 import mcp_types as types
+from httpx2._utils import get_environment_proxies  # what ``AsyncClient`` reads (trust_env)
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import MCP_SESSION_ID
@@ -59,6 +68,7 @@ from langgraph_mcp.config import (
 __all__ = [
     "ClientFactory",
     "IDLE_CONNECTIONS",
+    "HTTPPool",
     "HTTPWatch",
     "Opened",
     "StderrTap",
@@ -81,9 +91,10 @@ ClientFactory: TypeAlias = Callable[[Any], Client]
 _STDERR_TAIL = 20
 
 IDLE_CONNECTIONS = 8
-"""Idle HTTP connections a session keeps open for its next requests (httpx keeps 20), each for
-at most 5 s. Calls made at once open a connection each; once they end, only this many wait (the
-pool checks every idle connection's socket on each request)."""
+"""Idle HTTP connections a server's sessions on one event loop keep open for their next requests
+(httpx keeps 20), each for at most 5 s (one pool for all of them: see :class:`HTTPPool`). Calls
+made at once open a connection each; once they end, only this many wait (the pool checks every
+idle connection's socket on each request)."""
 _LIMITS = httpx2.Limits(max_connections=None, max_keepalive_connections=IDLE_CONNECTIONS)
 """No limit on connections in use: each call in flight holds one, and a request that waited for
 one past ``grace.HTTP`` (httpx stops at 100) ended the session and every call on it."""
@@ -183,6 +194,118 @@ class HTTPWatch:
             )
 
         return make
+
+
+_CLOSE_POOL = 5.0
+"""Seconds closing a pool's connections may take (each is closed at once; a safety bound)."""
+
+
+class _Borrowed(httpx2.AsyncBaseTransport):
+    """A session's view of a pooled transport: requests go to it, closing leaves it open (the
+    server's other sessions use it; its :class:`HTTPPool` closes it)."""
+
+    def __init__(self, pooled: httpx2.AsyncBaseTransport) -> None:
+        self._pooled = pooled
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        return await self._pooled.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        pass
+
+
+class _LoopTransports:
+    """One event loop's pooled transports: the direct one, and one per proxy the environment
+    names (``HTTP_PROXY``, ``NO_PROXY`` and the like, as an ``AsyncClient`` made without a
+    transport would read them)."""
+
+    def __init__(self) -> None:
+        self.direct = httpx2.AsyncHTTPTransport(limits=_LIMITS)
+        self.proxies: dict[str, httpx2.AsyncHTTPTransport | None] = {
+            pattern: None if url is None else httpx2.AsyncHTTPTransport(limits=_LIMITS, proxy=url)
+            for pattern, url in get_environment_proxies().items()
+        }
+        self.users = 0
+
+    def client_options(self) -> dict[str, Any]:
+        """What a session's ``AsyncClient`` is made with to send over these transports."""
+        mounts = {key: None if proxy is None else _Borrowed(proxy) for key, proxy in self.proxies.items()}
+        return {"transport": _Borrowed(self.direct), "mounts": mounts}
+
+    async def aclose(self) -> None:
+        # Shielded: a session ending because its task was cancelled still closes the sockets.
+        with anyio.move_on_after(_CLOSE_POOL, shield=True):
+            for transport in [self.direct, *self.proxies.values()]:
+                if transport is not None:
+                    await transport.aclose()
+
+
+class HTTPPool:
+    """The HTTP connections of one server's streamable-HTTP sessions: one pool per event loop
+    (httpx transports are bound to the loop they were used on), made on that loop's first use.
+
+    Each session borrows it for its whole life (:meth:`borrow`); a session that ends or
+    reconnects leaves it open for the others. :meth:`aclose` (the server's shared connection
+    closing for good) closes the pools no session borrows; the others close when their last
+    session ends. A loop's pool is closed on that loop (from another thread, on it while it
+    runs); the pool of a loop that was closed is dropped with it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loops: dict[asyncio.AbstractEventLoop, _LoopTransports] = {}
+        self._closed = False
+
+    def pools(self) -> int:
+        """Event loops with a pool open."""
+        with self._lock:
+            return len(self._loops)
+
+    @asynccontextmanager
+    async def borrow(self) -> AsyncIterator[dict[str, Any]]:
+        """The running loop's pool, held for the block: the options a session's
+        ``httpx2.AsyncClient`` is made with (its ``transport`` and ``mounts``)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            for gone in [other for other in self._loops if other.is_closed()]:
+                del self._loops[gone]  # its tasks can never run: nothing can close it now
+            pooled = self._loops.get(loop)
+        if pooled is None:
+            made = _LoopTransports()  # (reads certificates: made outside the lock)
+            with self._lock:
+                pooled = self._loops.setdefault(loop, made)
+        with self._lock:
+            pooled.users += 1
+        try:
+            yield pooled.client_options()
+        finally:
+            with self._lock:
+                pooled.users -= 1
+                last = self._closed and not pooled.users and self._loops.get(loop) is pooled
+                if last:
+                    del self._loops[loop]
+            if last:
+                await pooled.aclose()
+
+    async def aclose(self) -> None:
+        """Close the pools no session borrows now; the others close when their last session
+        ends. Later sessions get a pool of their own, closed when they end."""
+        here = asyncio.get_running_loop()
+        with self._lock:
+            self._closed = True
+            idle = [(loop, pooled) for loop, pooled in self._loops.items() if not pooled.users]
+            for loop, _ in idle:
+                del self._loops[loop]
+        for loop, pooled in idle:
+            if loop is here:
+                await pooled.aclose()
+            elif loop.is_running():
+                try:
+                    future = asyncio.run_coroutine_threadsafe(pooled.aclose(), loop)
+                except RuntimeError:  # closed meanwhile
+                    continue
+                await asyncio.wait({asyncio.wrap_future(future)}, timeout=_CLOSE_POOL)
+            # An idle or closed loop cannot run its pool's close: its sockets end with the loop.
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -375,6 +498,7 @@ async def open_client(
     stderr: StderrTap | None,
     on_expired: Callable[[], None] | None = None,
     watch: HTTPWatch | None = None,
+    http_pool: HTTPPool | None = None,
 ) -> Opened:
     """Open ``config``'s transport and enter a ``Client`` on it (both closed by ``stack``).
 
@@ -382,7 +506,8 @@ async def open_client(
     the child's stderr; ``watch`` (HTTP and SSE) sees every HTTP response. ``on_expired``
     (streamable HTTP) is called when the server answers a request that carries a session id with
     HTTP 404: the server no longer knows the session (it restarted, or expired it), and the spec
-    says to open a new one.
+    says to open a new one. ``http_pool`` (streamable HTTP): the server's connections, borrowed for
+    the session's life; without it, the session keeps connections of its own.
     """
 
     def client_for(target: Any, wire: WireTap) -> Client:
@@ -437,12 +562,15 @@ async def open_client(
         ):
             on_expired()
 
+    # Borrowed before the client is entered: the client is closed first, then the loan ends.
+    pooled = {} if http_pool is None else await stack.enter_async_context(http_pool.borrow())
     http = httpx2.AsyncClient(
         headers=dict(config.headers) or None,
         auth=auth,
         timeout=httpx2.Timeout(grace.HTTP, read=None),
         limits=_LIMITS,
         event_hooks={"response": [watch.on_response, session_gone, cap_error_body]},
+        **pooled,
     )
     await stack.enter_async_context(http)
     try:
