@@ -17,6 +17,7 @@ invalid-tool message (fail closed): the model calls only tools whose schema it w
 """
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Annotated, Any
 
@@ -29,6 +30,7 @@ from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.view import model_visible
 from langgraph_mcp._catalog.bind import Bound, ToolSet
 from langgraph_mcp._catalog.bm25 import MAX_QUERY_CHARS, BM25Index
+from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, tool_ref
 from langgraph_mcp._support.pace import Pace
 from langgraph_mcp._support.sync import run_sync
@@ -63,25 +65,38 @@ def _arguments(tool: MCPTool) -> list[str]:
     return [str(k) for k in properties] if isinstance(properties, Mapping) else list(tool.args)
 
 
-class ToolSearcher:
-    """The search tool of one node or middleware, over its :class:`ToolSet`."""
+_MAX_INDEXES = 64
+"""Indexes kept for per-user tool sets (one per distinct set; the least recently used beyond this
+are dropped and built again when needed)."""
 
-    def __init__(self, toolset: ToolSet, settings: ToolSearch) -> None:
+
+class ToolSearcher:
+    """The search tool of one node or middleware, over its :class:`ToolSet`. With per-user servers
+    (``users``), a run searches its user's own tools: one index per distinct tool set, so users
+    with the same listing share one."""
+
+    def __init__(self, toolset: ToolSet, settings: ToolSearch, users: UserCatalogs | None = None) -> None:
         self.toolset = toolset
         self.settings = settings
-        self._source: Bound | None = None
-        self._index = BM25Index()
-        self._docs: list[MCPTool] = []
+        self.users = users
+        self._indexes: OrderedDict[int, tuple[Bound, BM25Index, list[MCPTool]]] = OrderedDict()
         self.tool: BaseTool = self._make_tool()
 
     # -- the search ----------------------------------------------------------------------------
 
-    async def _indexed(self) -> tuple[BM25Index, list[MCPTool]]:
-        """The index of the tool set's current tools (built again when the listing changes)."""
+    async def _run_tools(self, runtime: ToolRuntime | None) -> RunTools | None:
+        """The tools of the run's user, when some server is per user (else ``None``)."""
         await self.toolset.tools()
-        source = self.toolset.bound
-        if source is self._source:
-            return self._index, self._docs
+        if self.users is None or not self.users.active or runtime is None:
+            return None
+        return await self.users.for_run(config=runtime.config, context=runtime.context, store=runtime.store)
+
+    async def _indexed(self, source: Bound) -> tuple[BM25Index, list[MCPTool]]:
+        """The index of ``source``'s tools (built once per tool set)."""
+        known = self._indexes.get(id(source))
+        if known is not None and known[0] is source:
+            self._indexes.move_to_end(id(source))
+            return known[1], known[2]
         index, docs = BM25Index(), []
         pace = Pace()  # a large catalog takes a while to index: let other calls run
         for tool in source.tools:
@@ -100,24 +115,30 @@ class ToolSearcher:
                 ]
             )
             docs.append(tool)
-        self._source, self._index, self._docs = source, index, docs  # swapped whole
+        self._indexes[id(source)] = (source, index, docs)
+        while len(self._indexes) > _MAX_INDEXES:
+            self._indexes.popitem(last=False)
         return index, docs
 
     async def search(self, query: str, limit: int | None, view: ToolView) -> list[MCPTool]:
         """The best ``limit`` tools (within the settings' bounds) for ``query`` that ``view``'s run
-        may use."""
-        index, docs = await self._indexed()
+        may use (its tools: the user's own, for per-user servers)."""
+        index, docs = await self._indexed(view.bound)
         k = min(max(limit or self.settings.limit, 1), self.settings.max_limit)
         query = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
         found = index.top(query, k, lambda doc: view.allows(docs[doc]))
         return [docs[doc] for doc in found]
 
-    async def found(self, query: str, limit: int | None, context: Any) -> tuple[list[MCPTool], list[str]]:
+    async def found(
+        self, query: str, limit: int | None, context: Any, runtime: ToolRuntime | None = None
+    ) -> tuple[list[MCPTool], list[str]]:
         """:meth:`search`, then the ``lazy`` servers of the tools found that have not started are
         started (concurrently, each bounded by its ``connect_timeout``): the tools found as their
         servers list them now, and notes on what changed (a tool its server no longer offers is
-        left out; a server that could not be started keeps its tools, whose calls say why)."""
-        view = ToolView(self.toolset, context=context)  # the search tool's run: asked for the model
+        left out; a server that could not be started keeps its tools, whose calls say why).
+        ``runtime``: the search tool's call (its run's user is searched for)."""
+        run = await self._run_tools(runtime)
+        view = ToolView(self.toolset, context=context, run=run)  # the search tool's run: for the model
         tools = await self.search(query, limit, view)
         pool = self.toolset.pool
         waiting = list(dict.fromkeys(t.server for t in tools if pool.waiting(t.server)))
@@ -131,7 +152,11 @@ class ToolSearcher:
                     raise outcome
                 failed.add(server)
                 notes.append(f"MCP server {server!r} could not be started now; calls to its tools say why.")
-        current = {(t.server, t.mcp_name): t for t in await self.toolset.tools()}
+        await self.toolset.tools()
+        run = await self._run_tools(runtime)
+        current = {
+            (t.server, t.mcp_name): t for t in (run.bound if run is not None else self.toolset.bound).tools
+        }
         kept = []
         for tool in tools:
             now = tool if tool.server in failed else current.get((tool.server, tool.mcp_name))
@@ -142,10 +167,10 @@ class ToolSearcher:
         return kept, notes
 
     async def _arun(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        return self._answer(*await self.found(query, limit, runtime.context), runtime)
+        return self._answer(*await self.found(query, limit, runtime.context, runtime), runtime)
 
     def _run(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        found = run_sync(lambda: self.found(query, limit, runtime.context), pool=self.toolset.pool)
+        found = run_sync(lambda: self.found(query, limit, runtime.context, runtime), pool=self.toolset.pool)
         return self._answer(*found, runtime)
 
     def _answer(

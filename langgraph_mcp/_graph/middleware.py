@@ -174,7 +174,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         self.toolset = options.toolset(self.pool, messages_key="messages")
         self.users = UserCatalogs(self.toolset)
         """The per-user part of each run's tools (per-user OAuth servers)."""
-        self.search = options.searcher(self.toolset)
+        self.search = options.searcher(self.toolset, self.users)
         self.tools = [*options.readers(self.pool), *([self.search.tool] if self.search is not None else [])]
         self.raise_errors = frozenset(options.raise_errors)
         schema = state_schema or self.state_schema

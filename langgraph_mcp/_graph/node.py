@@ -235,7 +235,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         self._run_tables: weakref.WeakKeyDictionary[RunTools, tuple[dict[str, BaseTool], dict[str, Any]]] = (
             weakref.WeakKeyDictionary()
         )
-        self.search = options.searcher(self.toolset)
+        self.search = options.searcher(self.toolset, self.users)
         if self.search is not None:
             self._tools_by_name[self.search.settings.name] = self.search.tool
             self._injected_args[self.search.settings.name] = injected_args(self.search.tool)

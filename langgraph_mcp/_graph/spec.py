@@ -20,6 +20,7 @@ from langgraph_mcp._call.approval import APPROVAL_MODES, ApprovalMode
 from langgraph_mcp._call.output import reader_tools
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
+from langgraph_mcp._catalog.users import UserCatalogs
 from langgraph_mcp._pool.pool import MCPPool, OnConnectionError
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError
@@ -116,9 +117,10 @@ class MCPOptions:
             reserved=[*local, *search],
         )
 
-    def searcher(self, toolset: ToolSet) -> ToolSearcher | None:
-        """The search tool over ``toolset`` (``None`` when ``tool_search`` is off)."""
-        return ToolSearcher(toolset, self.search) if self.search is not None else None
+    def searcher(self, toolset: ToolSet, users: UserCatalogs | None = None) -> ToolSearcher | None:
+        """The search tool over ``toolset`` and, for per-user servers, each run's user's own tools
+        (``users``); ``None`` when ``tool_search`` is off."""
+        return ToolSearcher(toolset, self.search, users) if self.search is not None else None
 
     @staticmethod
     def readers(pool: MCPPool) -> list[BaseTool]:

@@ -422,9 +422,16 @@ class MCPPool:
         return await self.live_tools(connection.name)
 
     def waiting(self, server: str) -> bool:
-        """Is ``server`` a ``lazy`` one that has not been started yet (with a catalog)?"""
+        """Is ``server`` a ``lazy`` one that has not been started yet (with a catalog)? Never a
+        per-user server: its tools are each user's own, listed on the user's session when a run
+        of theirs needs them."""
         connection = self.connection(server)
-        return self.catalog is not None and connection.config.lazy and connection.connects == 0
+        return (
+            self.catalog is not None
+            and connection.config.lazy
+            and connection.connects == 0
+            and not self.per_user(server)
+        )
 
     async def live_tools(self, server: str) -> list[types.Tool]:
         """``server``'s tools as it lists them now, starting it if needed (bounded by its

@@ -21,7 +21,11 @@ import httpx2
 import pytest
 from cryptography.fernet import Fernet
 from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import tools_condition
+from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 from mcp.server.auth.routes import create_auth_routes
@@ -30,7 +34,8 @@ from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from langgraph_mcp import MCPPool, create_mcp_agent
+from langgraph_mcp import MCPPool, MCPToolNode, create_mcp_agent
+from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import load_connections
 from langgraph_mcp.oauth import oauth_callback_app, revoke
 from tests.chat import ScriptModel
@@ -63,8 +68,14 @@ class Deployment:
     async def resume(self, user: str, thread: str) -> dict[str, Any]:
         return await self._run(user, thread, Command(resume=True))
 
+    sync: bool = False
+    """Run the graph with ``invoke`` (in a thread: the servers run on this loop)."""
+
     async def _run(self, user: str, thread: str, given: Any) -> dict[str, Any]:
         config = {"configurable": {"thread_id": thread, "langgraph_auth_user": {"identity": user}}}
+        if self.sync:
+            done: dict[str, Any] = await asyncio.to_thread(self.agent.invoke, given, config)
+            return done
         out: dict[str, Any] = await self.agent.ainvoke(given, config)
         return out
 
@@ -107,9 +118,32 @@ def signed_in(request: Any) -> str | None:
     return user if isinstance(user, str) else None
 
 
+def own_graph(pool: MCPPool, model: ScriptModel, store: InMemoryStore, **options: Any) -> Any:
+    """A graph of one's own: a model node that binds ``node.get_tools(...)``, and ``MCPToolNode``."""
+    node = MCPToolNode(pool, **options)
+
+    async def call_model(state: MessagesState, runtime: Runtime[Any]) -> dict[str, Any]:
+        tools = await node.get_tools(runtime.context, state=state)
+        return {"messages": [await model.bind_tools(tools).ainvoke(state["messages"])]}
+
+    def call_model_sync(state: MessagesState, runtime: Runtime[Any]) -> dict[str, Any]:
+        # On the package's own loop, in a copy of this context: get_tools reads the run's config
+        # and store from it.
+        found = run_sync(lambda: node.get_tools(runtime.context, state=state))
+        return {"messages": [model.bind_tools(found).invoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", RunnableCallable(call_model_sync, call_model))
+    builder.add_node(node)
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    return builder.compile(checkpointer=InMemorySaver(), store=store)
+
+
 @asynccontextmanager
 async def deployment(
-    protocol: str, *, only_protected: bool = False, **agent: Any
+    protocol: str, *, only_protected: bool = False, face: str = "agent", **agent: Any
 ) -> AsyncIterator[Deployment]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
@@ -153,7 +187,10 @@ async def deployment(
             await asyncio.wait_for(authorization.ready.wait(), 10)
             async with MCPPool(servers) as pool:
                 model = ScriptModel()
-                graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
+                if face == "agent":
+                    graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
+                else:
+                    graph = own_graph(pool, model, store, **agent)
                 yield Deployment(provider, gates[0], catalog, store, servers, pool, model, graph)
         finally:
             authorization.should_exit = True
@@ -250,3 +287,56 @@ async def test_users_with_the_same_listing_share_one_tool_set() -> None:
         assert {t.name for t in bob.tools} >= {"bob_admin"} and "bob_admin" not in alice.by_name
         # Carol's tools are carol's at the server, though built from alice's listing.
         assert last_tool(await d.say("carol", "carol-1", "whoami")) == "user=carol"
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["ainvoke", "invoke"])
+async def test_a_graph_of_ones_own_with_mcptoolnode(sync: bool) -> None:
+    async with deployment("auto", face="node") as d:
+        d.sync = sync
+        await d.say("alice", "a1", HELLO)
+        assert "connect_api" in d.offered() and "alice_reports" not in d.offered()
+        assert "alice_reports" in await d.connect("alice", "a1")
+        assert {"whoami", "alice_reports"} <= d.offered() and "connect_api" not in d.offered()
+        assert last_tool(await d.say("alice", "a1", "alice_reports")) == "alice_reports for alice"
+        # Bob's run never reaches alice's tool: a call naming it is refused without a request.
+        d.model.unbound = "call"
+        out = await d.say("bob", "b1", "alice_reports")
+        refused = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+        assert refused.status == "error" and "alice_reports" in str(refused.content)
+        assert ("bob", "alice_reports") not in d.catalog.called
+
+
+async def test_sync_agent_signs_in_and_calls() -> None:
+    async with deployment("legacy") as d:
+        d.sync = True
+        assert "alice_reports" in await d.connect("alice", "a1")
+        assert last_tool(await d.say("alice", "a1", "alice_reports")) == "alice_reports for alice"
+
+
+async def test_tool_search_searches_the_users_own_tools() -> None:
+    async with deployment("auto", tool_search=True) as d:
+        await d.say("alice", "a1", HELLO)
+        # The sign-in tool is offered next to the search tool (no search finds it).
+        assert {"search_tools", "connect_api"} <= d.offered()
+        await d.connect("alice", "a1")
+        found = last_tool(await d.say("alice", "a1", 'search_tools {"query": "reports of alice"}'))
+        assert "alice_reports" in found
+        assert "alice_reports" in d.offered()  # revealed: offered from the next model call on
+        assert last_tool(await d.say("alice", "a1", "alice_reports")) == "alice_reports for alice"
+        await d.connect("bob", "b1")
+        found = last_tool(await d.say("bob", "b1", 'search_tools {"query": "reports admin"}'))
+        assert "bob_admin" in found and "alice_reports" not in found
+
+
+async def test_batched_approvals_ask_about_a_users_calls_together() -> None:
+    async with deployment("auto", approval=True, approval_mode="batched") as d:
+        await d.connect("alice", "a1")  # the sign-in tool asks no approval
+        out = await d.say("alice", "a1", "whoami\nalice_reports")
+        (raised,) = out["__interrupt__"]
+        assert raised.value["type"] == "tool_approvals"
+        assert [r["name"] for r in raised.value["action_requests"]] == ["whoami", "alice_reports"]
+        assert d.catalog.called == []
+        decisions = {"decisions": [{"type": "approve"}, {"type": "approve"}]}
+        done = await d._run("alice", "a1", Command(resume=decisions))
+        results = [str(m.content) for m in done["messages"] if isinstance(m, ToolMessage)][-2:]
+        assert results == ["user=alice", "alice_reports for alice"]
