@@ -42,6 +42,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
+from httpx2._utils import get_environment_proxies as _environment_proxies
 from mcp.client.streamable_http import RequestContext, StreamableHTTPTransport, StreamWriter
 from mcp.shared._compat import resync_tracer
 from mcp.shared._context_streams import create_context_streams
@@ -52,6 +53,7 @@ from langgraph_mcp._support.pace import Pace, loads_in_slices
 from langgraph_mcp.errors import MCPError
 
 __all__ = [
+    "environment_proxies",
     "ERROR_BODY_BYTES",
     "Event",
     "EventReader",
@@ -405,3 +407,10 @@ async def streamable_http(
                 await transport.terminate_session(http_client)
             tg.cancel_scope.cancel()
     await resync_tracer()
+
+
+def environment_proxies() -> dict[str, str | None]:
+    """The proxies ``httpx2.AsyncClient`` reads from the environment (``HTTP_PROXY``,
+    ``NO_PROXY``, ...: ``trust_env``), by URL pattern: a client given a ``transport=`` does not
+    read them, so a shared transport's clients mount them (httpx2's private helper)."""
+    return dict(_environment_proxies())

@@ -43,13 +43,12 @@ from typing import Any, Literal, Self, TextIO, TypeAlias, cast
 import anyio
 import httpx2
 import mcp_types as types
-from httpx2._utils import get_environment_proxies  # what ``AsyncClient`` reads (trust_env)
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import MCP_SESSION_ID
 from mcp.shared.exceptions import MCPError
 
-from langgraph_mcp._compat.mcp_http import cap_error_body, streamable_http
+from langgraph_mcp._compat.mcp_http import cap_error_body, environment_proxies, streamable_http
 from langgraph_mcp._oauth.deployauth import deployment_auth
 from langgraph_mcp._session import grace
 from langgraph_mcp._session.hints import HTTPAnswer
@@ -223,7 +222,7 @@ class _LoopTransports:
         self.direct = httpx2.AsyncHTTPTransport(limits=_LIMITS)
         self.proxies: dict[str, httpx2.AsyncHTTPTransport | None] = {
             pattern: None if url is None else httpx2.AsyncHTTPTransport(limits=_LIMITS, proxy=url)
-            for pattern, url in get_environment_proxies().items()
+            for pattern, url in environment_proxies().items()
         }
         self.users = 0
 
