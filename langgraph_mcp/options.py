@@ -234,6 +234,15 @@ class ToolOptions:
             a function); ``None``: only a ``ToolMessage``.
         approval: ``True``: ask a person before each call; ``False``: never; ``None``: the
             node's ``approval`` setting decides.
+        per_user: In ``server_options`` only, with ``headers``: the headers are the run's user's
+            credentials (an API key, a token from the context or the store), and the server acts
+            for each user for everything. Each distinct set of those headers gets MCP sessions of
+            its own whose every request carries them (the handshake and listings too); the model
+            is offered the tools the server lists with them; nothing one user's credentials list
+            or return reaches a run with other credentials. A run whose ``headers`` give nothing
+            is offered none of the server's tools, and its calls fail saying so. The ``headers``
+            function is then also called outside tool calls (before a model call, with
+            ``tool_call_id=None``); a tool's own ``headers`` are not used for such a server.
     """
 
     hidden: Mapping[str, ArgumentSource] = field(default_factory=dict)
@@ -241,6 +250,7 @@ class ToolOptions:
     meta: Callable[[ToolRuntime], Mapping[str, Any]] | None = None
     result: ResultMapping | None = None
     approval: bool | None = None
+    per_user: bool = False
 
 
 ApprovalPolicy: TypeAlias = Literal["destructive"] | Collection[str] | bool | None

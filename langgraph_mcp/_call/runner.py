@@ -47,6 +47,7 @@ from langgraph_mcp._elicitation.tasks import retry_memo
 from langgraph_mcp._elicitation.url_required import retry_after_url_elicitation
 from langgraph_mcp._oauth.calls import user_session
 from langgraph_mcp._oauth.options import per_user_oauth
+from langgraph_mcp._pool.credentials import credential_session
 from langgraph_mcp._pool.resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._stream.progress import CallObserver
@@ -354,11 +355,17 @@ def _session_for(call: Call) -> AbstractAsyncContextManager[ServerConnection]:
     pool, connection, runtime = call.pool, call.connection, call.runtime
     if pool is not None and per_user_oauth(connection.config) is not None:
         return user_session(pool, connection, runtime, call.name, None)
-    if pool is None or connection.config.session_scope != "thread":
-        return nullcontext(connection)
     configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
     thread_id = configurable.get("thread_id")
-    return pool.using(call.server, None if thread_id is None else str(thread_id))
+    thread = None if thread_id is None else str(thread_id)
+    if pool is not None and pool.per_user(call.server):
+        # The run's credentials (per_user headers): their own session; none, and the call fails.
+        options = call.options
+        given = options.headers(runtime) if options.per_user and options.headers and runtime else None
+        return credential_session(pool, call.server, thread, given)
+    if pool is None or connection.config.session_scope != "thread":
+        return nullcontext(connection)
+    return pool.using(call.server, thread)
 
 
 async def choose_session(call: Call, next_step: Next) -> Any:

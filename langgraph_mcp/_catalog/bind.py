@@ -34,6 +34,7 @@ from langgraph_mcp._catalog.refs import ToolRef, exposed_names, may_also_mean, p
 from langgraph_mcp._compat.langgraph import injected_args
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._support.pace import Pace
+from langgraph_mcp.config import HTTPServerConfig
 from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
 
@@ -52,10 +53,12 @@ def merge_options(base: ToolOptions | None, own: ToolOptions | None) -> ToolOpti
         return base
     return ToolOptions(
         hidden={**base.hidden, **own.hidden},
-        headers=own.headers or base.headers,
+        # A per-user server's headers are its runs' credentials: a tool's own never replace them.
+        headers=base.headers if base.per_user else own.headers or base.headers,
         meta=own.meta or base.meta,
         result=own.result if own.result is not None else base.result,
         approval=own.approval if own.approval is not None else base.approval,
+        per_user=base.per_user,
     )
 
 
@@ -143,6 +146,17 @@ class ToolSet:
                 None,
                 f"server_options names no configured MCP server: {unknown}; configured: {list(pool.servers)}",
             )
+        for key, options in self.tool_options.items():
+            if options.per_user:
+                raise MCPConfigError(
+                    None,
+                    None,
+                    f"tool_options[{key!r}]: per_user belongs in server_options (it is the server's)",
+                )
+        for server, options in self.server_options.items():
+            if options.per_user:
+                _check_per_user(server, options, pool)
+                pool.acts_per_user(server)
         self.approval_mode: ApprovalMode = approval_mode
         self.approval = approval
         configs = pool.servers
@@ -451,3 +465,22 @@ def _means(ref: ToolRef, tool: MCPTool, forms: frozenset[str]) -> bool:
     if ref.server is not None:
         return ref.server == tool.server and ref.tool == tool.mcp_name
     return ref.key in forms
+
+
+def _check_per_user(server: str, options: ToolOptions, pool: MCPPool) -> None:
+    """``server_options[server]`` with ``per_user``: it needs ``headers`` (the credentials), an
+    HTTP server, and no ``oauth`` (which already makes the server per user).
+
+    Raises:
+        MCPConfigError: one of those does not hold.
+    """
+    config = pool.servers[server]
+    why = None
+    if options.headers is None:
+        why = "per_user needs headers: the function that gives the run's credentials"
+    elif not isinstance(config, HTTPServerConfig):
+        why = "per_user is for streamable HTTP servers (credentials travel in HTTP headers)"
+    elif getattr(config, "oauth", None) is not None:
+        why = "the server has 'oauth': per_user headers and OAuth are two ways to act for a user; use one"
+    if why is not None:
+        raise MCPConfigError(server, None, f"server_options[{server!r}]: {why}")

@@ -89,7 +89,9 @@ class ToolSearcher:
         await self.toolset.tools()
         if self.users is None or not self.users.active or runtime is None:
             return None
-        return await self.users.for_run(config=runtime.config, context=runtime.context, store=runtime.store)
+        return await self.users.for_run(
+            config=runtime.config, context=runtime.context, store=runtime.store, state=runtime.state
+        )
 
     async def _indexed(self, source: Bound) -> tuple[BM25Index, list[MCPTool]]:
         """The index of ``source``'s tools (built once per tool set)."""

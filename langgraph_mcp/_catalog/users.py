@@ -40,10 +40,12 @@ from langgraph_mcp._call.adapter import build_tool
 from langgraph_mcp._catalog.bind import Bound, ToolSet
 from langgraph_mcp._catalog.naming import build_catalog, safe_tool_name
 from langgraph_mcp._oauth.calls import UserListing, connect_user, user_listing
+from langgraph_mcp._oauth.options import per_user_oauth
+from langgraph_mcp._pool.credentials import credential_key, credential_session
 from langgraph_mcp._pool.resources import with_read_tool
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._support.sync import run_sync
-from langgraph_mcp.errors import MCPConnectionError
+from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 
 __all__ = ["RunTools", "UserCatalogs", "is_signin", "signin_tool"]
 
@@ -53,6 +55,12 @@ _MAX_COMPOSED = 1024
 """Distinct tool sets kept (a set per distinct combination of users' listings): the least
 recently used beyond this are dropped (and built again when a user needs one)."""
 _MAX_DIGESTS = 4096
+_NONE = "none"
+"""The digest standing for no listing: the server offers the run nothing."""
+
+
+def _no_stream(_: Any) -> None:
+    """The stream writer of a ``ToolRuntime`` made outside a tool call (nothing is streamed)."""
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -76,14 +84,19 @@ class UserCatalogs:
     def __init__(self, toolset: ToolSet) -> None:
         self.toolset = toolset
         self.pool = toolset.pool
-        self.servers = [name for name in self.pool.servers if self.pool.per_user(name)]
-        """The per-user servers, in configuration order."""
         self._composed: OrderedDict[tuple[Any, ...], tuple[Bound, RunTools]] = OrderedDict()
         self._digests: OrderedDict[int, tuple[list[types.Tool], str]] = OrderedDict()
         self._signin: dict[tuple[str, str], BaseTool] = {}
         self._serves: dict[str, BaseTool] = {}
         for name in self.servers:
-            self._signin_tool(name, set())
+            if per_user_oauth(self.pool.servers[name]) is not None:
+                self._signin_tool(name, set())
+
+    @property
+    def servers(self) -> list[str]:
+        """The per-user servers, in configuration order (per-user OAuth, or credentials in
+        headers: a face may mark a shared pool's server so after this one was made)."""
+        return [name for name in self.pool.servers if self.pool.per_user(name)]
 
     @property
     def active(self) -> bool:
@@ -94,25 +107,34 @@ class UserCatalogs:
         """The shared tools, for a run whose user is not looked at (no I/O)."""
         return RunTools(self.toolset.bound, serves=self._serves)
 
-    async def for_run(self, *, config: Mapping[str, Any] | None, context: Any, store: Any) -> RunTools:
+    async def for_run(
+        self, *, config: Mapping[str, Any] | None, context: Any, store: Any, state: Any = None
+    ) -> RunTools:
         """The tools the run's user is offered (the shared ones when no server is per user).
-        Lists each per-user server for the user (on their session, with their token); a server
-        that cannot be reached now offers them what it offered them last in this process, or
-        nothing."""
+        Lists each per-user server for the user (on their session, with their token or
+        credentials); a server that cannot be reached now offers them nothing until it answers.
+        ``state``: the run's graph state (the ``ToolRuntime`` a ``headers`` function is given)."""
         shared = self.toolset.bound
-        if not self.servers:
+        servers = self.servers
+        if not servers:
             return RunTools(shared, serves=self._serves)
         listings = await asyncio.gather(
-            *(self._listing(name, config, context, store) for name in self.servers)
+            *(self._listing(name, config, context, store, state) for name in servers)
         )
         own: dict[str, tuple[list[types.Tool], str]] = {}
         signin: list[str] = []
         public = {t.server for t in shared.tools}
-        for name, listing in zip(self.servers, listings, strict=True):
+        for name, listing in zip(servers, listings, strict=True):
             if listing.tools is not None:
                 own[name] = (listing.tools, self._digest(listing.tools))
-            elif listing.user is not None and listing.reason != "no_store" and name not in public:
+            elif (
+                listing.user is not None
+                and listing.reason in ("connect", "expired", "step_up")
+                and name not in public
+            ):
                 signin.append(name)
+            elif name in public and self._credentialed(name):
+                own[name] = ([], _NONE)  # credentials or none: never the listing made without them
         if not own and not signin:
             return RunTools(shared, serves=self._serves)
         key = (id(shared), tuple((name, digest) for name, (_, digest) in own.items()), tuple(signin))
@@ -126,9 +148,14 @@ class UserCatalogs:
             self._composed.popitem(last=False)
         return tools
 
-    async def _listing(self, server: str, config: Any, context: Any, store: Any) -> UserListing:
+    def _credentialed(self, server: str) -> bool:
+        return per_user_oauth(self.pool.servers[server]) is None
+
+    async def _listing(self, server: str, config: Any, context: Any, store: Any, state: Any) -> UserListing:
         shared = self.pool.connection(server)
         try:
+            if self._credentialed(server):
+                return await self._credential_listing(server, config, context, store, state)
             return await user_listing(
                 self.pool, shared, config=config, context=context, store=store, list_tools=_user_tools
             )
@@ -142,6 +169,54 @@ class UserCatalogs:
                 key=f"user listing {server} {type(exc).__name__}",
             )
             return UserListing(None, None, "unreachable")
+
+    async def _credential_listing(
+        self, server: str, config: Any, context: Any, store: Any, state: Any
+    ) -> UserListing:
+        """The listing made with the run's credentials (``per_user`` headers of this face's
+        ``server_options``); none without them, or when the server refuses them."""
+        options = self.toolset.server_options.get(server)
+        if options is None or not options.per_user or options.headers is None:
+            return UserListing(None, None, "no_credentials")  # another face's server: not this face's
+        runtime = ToolRuntime(
+            state=state,
+            context=context,
+            config=dict(config or {}),  # type: ignore[arg-type]
+            stream_writer=_no_stream,
+            tool_call_id=None,
+            store=store,
+        )
+        try:
+            headers = options.headers(runtime)
+        except Exception as exc:  # the user's function: its run gets no tools, others are not touched
+            self.pool.warn_once(
+                logger,
+                "MCP server %r: the per_user headers function failed (%s); that run is offered none of "
+                "its tools",
+                server,
+                type(exc).__name__,
+                key=f"credentials failed {server} {type(exc).__name__}",
+            )
+            return UserListing(None, None, "no_credentials")
+        if not headers or not any(headers.values()):
+            return UserListing(None, None, "no_credentials")
+        configurable = (config or {}).get("configurable") or {}
+        thread = configurable.get("thread_id")
+        try:
+            async with credential_session(
+                self.pool, server, None if thread is None else str(thread), headers
+            ) as connection:
+                tools = await _user_tools(connection)
+        except MCPAuthenticationError:
+            self.pool.warn_once(
+                logger,
+                "MCP server %r refused a run's credentials (per_user headers); that run is offered "
+                "none of its tools",
+                server,
+                key=f"credentials refused {server}",
+            )
+            return UserListing(None, None, "refused")
+        return UserListing(credential_key(headers), tools)
 
     def _digest(self, tools: list[types.Tool]) -> str:
         """A digest of a listing's content (the same tools give the same digest, whoever listed
@@ -165,8 +240,8 @@ class UserCatalogs:
         self, shared: Bound, own: Mapping[str, list[types.Tool]], signin: list[str]
     ) -> RunTools:
         """The shared tools with the servers in ``own`` replaced by those listings (named after
-        the shared tools, which keep theirs), bound to the face's options; and a sign-in tool for
-        each server in ``signin``."""
+        the shared tools, which keep theirs; an empty listing: the server offers nothing), bound to
+        the face's options; and a sign-in tool for each server in ``signin``."""
         kept = [t for t in shared.tools if t.server not in own]
         taken = set(self.toolset.reserved) | {t.name for t in kept} | set(shared.withheld)
         previous = {(t.server, t.mcp_name): t.name for t in shared.tools if t.server in own}

@@ -221,7 +221,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         per-user server, those of the run's user (read from the run's config when called in a
         graph node)."""
         await self.toolset.tools()
-        run = await self._run(graph_config(), context, graph_store())
+        run = await self._run(graph_config(), context, graph_store(), None)
         return ToolView(self.toolset, context=context, run=run).allowed
 
     async def start(self) -> None:
@@ -233,11 +233,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     async def _current(self) -> list[MCPTool]:
         return await self.toolset.current()  # on a failed listing, the last known tools
 
-    async def _run(self, config: Any, context: Any, store: Any) -> RunTools | None:
+    async def _run(self, config: Any, context: Any, store: Any, state: Any) -> RunTools | None:
         """The tools of the run's user, when some server is per user (else ``None``)."""
         if not self.users.active:
             return None
-        return await self.users.for_run(config=config, context=context, store=store)
+        return await self.users.for_run(config=config, context=context, store=store, state=state)
 
     def _view(self, context: Any, revealed: frozenset[str] | None, run: RunTools | None = None) -> ToolView:
         """A tool view for one model call, tool call or turn."""
@@ -300,7 +300,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     ) -> ModelResponse | AIMessage:
         """Offers the MCP tools this run may use to the model."""
         await self._current()
-        run = await self._run(graph_config(), request.runtime.context, request.runtime.store)
+        run = await self._run(graph_config(), request.runtime.context, request.runtime.store, request.state)
         if self._goes_native(request):
             return await self._native.awrap_model_call(self._deferred(request, run), handler)
         return await handler(self._with_tools(request, run))
@@ -313,7 +313,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
 
         async def tools() -> RunTools | None:
             await self._current()
-            return await self._run(config, request.runtime.context, request.runtime.store)
+            return await self._run(config, request.runtime.context, request.runtime.store, request.state)
 
         run = run_sync(tools, pool=self.pool)
         if self._goes_native(request):
@@ -343,9 +343,9 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             return routed
         return request.override(tool=routed)
 
-    def _run_of_call(self, request: ToolCallRequest) -> tuple[Any, Any, Any]:
+    def _run_of_call(self, request: ToolCallRequest) -> tuple[Any, Any, Any, Any]:
         runtime = request.runtime
-        return runtime.config, runtime.context, runtime.store
+        return runtime.config, runtime.context, runtime.store, request.state
 
     async def awrap_tool_call(
         self,
@@ -472,7 +472,7 @@ class _BatchedApprovals(MCPMiddleware):
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
         await self._current()
-        run = await self._run(get_config(), runtime.context, runtime.store)
+        run = await self._run(get_config(), runtime.context, runtime.store, state)
         requests = await self._calls_view(runtime.context, state, run).approvals(calls)
         return self._decided(state, requests)
 
@@ -486,7 +486,7 @@ class _BatchedApprovals(MCPMiddleware):
 
         async def requests() -> list[ApprovalRequest]:
             await self._current()
-            run = await self._run(config, runtime.context, runtime.store)
+            run = await self._run(config, runtime.context, runtime.store, state)
             return await self._calls_view(runtime.context, state, run).approvals(calls)
 
         return self._decided(state, run_sync(requests, pool=self.pool))

@@ -261,7 +261,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
         await self._sync_tools()
-        run = await self._run_tools(graph_config(), context, graph_store())
+        run = await self._run_tools(graph_config(), context, graph_store(), state)
         view = self._new_view(context, state, run)
         return [*self._local_tools.values(), *view.signin, *view.offered]
 
@@ -286,11 +286,11 @@ class MCPToolNode(PoolHolder, ToolNode):
     def _injected_args(self, value: dict[str, Any]) -> None:
         self.__dict__["_injected_base"] = value
 
-    async def _run_tools(self, config: Any, context: Any, store: Any) -> RunTools | None:
+    async def _run_tools(self, config: Any, context: Any, store: Any, state: Any) -> RunTools | None:
         """The tools of the run's user, when some server is per user (else ``None``)."""
         if not self.users.active:
             return None
-        return await self.users.for_run(config=config, context=context, store=store)
+        return await self.users.for_run(config=config, context=context, store=store, state=state)
 
     def _tables(self, run: RunTools | None) -> tuple[Any, dict[str, BaseTool], dict[str, Any]] | None:
         """The run's tool table and injected arguments, when its user sees tools of their own."""
@@ -358,7 +358,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         runtime: Runtime,
     ) -> Any:
         await self._sync_tools(lenient=True)
-        run = await self._run_tools(config, runtime.context, runtime.store)
+        run = await self._run_tools(config, runtime.context, runtime.store, input)
         batch = None
         tool_calls = self._parse_input(input)[0]
         # One view for the run: its calls ask it (the tool_filter is asked once per tool).
@@ -445,7 +445,7 @@ class MCPToolNode(PoolHolder, ToolNode):
 
         async def tools() -> RunTools | None:
             await self._sync_tools(lenient=True)
-            return await self._run_tools(config, runtime.context, runtime.store)
+            return await self._run_tools(config, runtime.context, runtime.store, input)
 
         run = run_sync(tools, pool=self.pool)
         view = self._new_view(runtime.context, input, run)

@@ -125,6 +125,7 @@ class MCPPool:
         LangChain tools built for it here). Kept on the pool, not in a weak map keyed by the pool:
         those tools refer to the pool, which would then never go."""
         self._threads = ThreadSessions(self.connections, CodeSink)
+        self._per_user: set[str] = set()
         self.signin_only: set[str] = set()
         """Per-user servers that refused to list their tools without a user's token: they offer
         no shared tools, only each user's own."""
@@ -160,17 +161,25 @@ class MCPPool:
         return self._threads.connection_for(self.connection(server), thread_id)
 
     def using(
-        self, server: str, thread_id: str | None, *, user: str | None = None, auth: Any = None
+        self,
+        server: str,
+        thread_id: str | None,
+        *,
+        user: str | None = None,
+        auth: Any = None,
+        headers: Mapping[str, str] | None = None,
     ) -> AbstractAsyncContextManager[ServerConnection]:
         """:meth:`connection_for`, held in use for the whole ``async with`` block: a thread's
         connection is not evicted or expired while the block runs. Wrap a tool call in it, from
         before it connects until its result. For a per-user OAuth server, ``user`` names the
-        user whose own connection it is, made with ``auth`` (see ``_oauth``).
+        user whose own connection it is, made with ``auth`` (see ``_oauth``). With ``headers``
+        (a run's credentials, see :mod:`~langgraph_mcp._pool.credentials`), ``user`` names them:
+        the connection is theirs, and every request of it carries them.
 
         Raises:
             KeyError: no server is called ``server``.
         """
-        return self._threads.using(self.connection(server), thread_id, user=user, auth=auth)
+        return self._threads.using(self.connection(server), thread_id, user=user, auth=auth, headers=headers)
 
     def thread_sessions(self, server: str) -> list[str]:
         """The threads that have a connection of their own to ``server``, least recently used
@@ -206,11 +215,12 @@ class MCPPool:
             MCPConnectionError: ``server`` has per-user OAuth.
         """
         connection = self.connection(server)
-        if per_user_oauth(connection.config) is not None:
+        if self.per_user(server):
             raise MCPConnectionError(
                 connection.name,
-                "the server acts for each user (per-user OAuth): its resources, prompts and "
-                "completions are not read without a user; use them through a tool call in a run",
+                "the server acts for each user (per-user OAuth or credentials): its resources, "
+                "prompts and completions are not read without a user; use them through a tool call "
+                "in a run",
             )
         return connection
 
@@ -408,9 +418,15 @@ class MCPPool:
         return listings
 
     def per_user(self, server: str) -> bool:
-        """Does ``server`` act for each user (per-user OAuth): its sessions, listings and calls
-        are each user's own?"""
-        return per_user_oauth(self.connection(server).config) is not None
+        """Does ``server`` act for each user (per-user OAuth, or credentials its runs carry in
+        headers: :meth:`acts_per_user`): its sessions, listings and calls are each user's own?"""
+        return server in self._per_user or per_user_oauth(self.connection(server).config) is not None
+
+    def acts_per_user(self, server: str) -> None:
+        """Mark ``server`` as acting for each user by the credentials its runs carry in headers
+        (a face's ``ToolOptions(per_user=True)``): it is never spoken to without them."""
+        self.connection(server)
+        self._per_user.add(server)
 
     async def _listing(self, connection: ServerConnection) -> list[types.Tool]:
         """A server's tools as offered: its listing, plus the read tool if configured; for a

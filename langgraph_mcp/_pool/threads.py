@@ -38,7 +38,8 @@ from langgraph_mcp.config import ServerConfig
 __all__ = ["ThreadSessions"]
 
 _Key = tuple[str, ...]
-"""A session's key: ``("thread", thread_id)``, or ``("user", user, thread_id or "")``."""
+"""A session's key: ``("thread", thread_id)``, ``("user", user, thread_id or "")``, or
+``("key", credentials key, thread_id or "")``."""
 
 logger = logging.getLogger("langgraph_mcp.pool")
 
@@ -82,13 +83,35 @@ class ThreadSessions:
 
     @asynccontextmanager
     async def using(
-        self, shared: ServerConnection, thread_id: str | None, *, user: str | None = None, auth: Any = None
+        self,
+        shared: ServerConnection,
+        thread_id: str | None,
+        *,
+        user: str | None = None,
+        auth: Any = None,
+        headers: Mapping[str, str] | None = None,
     ) -> AsyncIterator[ServerConnection]:
         """:meth:`connection_for`, held in use for the whole block.
 
         For a per-user OAuth server (``oauth`` set) ``user`` is required: the connection is that
         user's own (per user and thread with ``session_scope: thread``), made with ``auth`` (the
-        user's ``httpx2.Auth``) in place of the configured one."""
+        user's ``httpx2.Auth``) in place of the configured one. With ``headers`` (a run's
+        credentials, see :mod:`~langgraph_mcp._pool.credentials`), ``user`` names those
+        credentials: the connection is theirs, and every request of it carries them."""
+        if headers is not None:
+            if user is None:
+                raise ValueError(f"MCP server {shared.name!r}: credentials need a key")
+            own = self._sessions_of(shared)
+            scoped = thread_id if shared.config.session_scope == "thread" else None
+            keyed = own.get(("key", user, scoped or ""), hold=True, headers=headers)
+            if keyed is None:  # closed
+                yield shared
+                return
+            try:
+                yield keyed
+            finally:
+                own.release(keyed)
+            return
         sessions = self._servers.get(shared.name)
         if sessions is not None and _per_user(shared.config):
             if user is None:
@@ -107,6 +130,15 @@ class ThreadSessions:
             yield connection
         finally:
             sessions.release(connection)
+
+    def _sessions_of(self, shared: ServerConnection) -> _ServerThreads:
+        """The sessions of ``shared``'s server (made on first use: a server becomes per user by a
+        face's options, after the pool was made)."""
+        with self._lock:
+            sessions = self._servers.get(shared.name)
+            if sessions is None:
+                sessions = self._servers[shared.name] = _ServerThreads(self, shared)
+            return sessions
 
     def thread_ids(self, server: str) -> list[str]:
         """The threads with a connection of their own to ``server``, least recently used first."""
@@ -196,7 +228,9 @@ class _ServerThreads:
         self._over = False
         """Every session was busy when one more was needed: said once, until back in bounds."""
 
-    def get(self, key: _Key, *, hold: bool, auth: Any = None) -> _ThreadConnection | None:
+    def get(
+        self, key: _Key, *, hold: bool, auth: Any = None, headers: Mapping[str, str] | None = None
+    ) -> _ThreadConnection | None:
         """The connection of ``key`` (made if needed), marked as just used (and, with ``hold``,
         in use until :meth:`release`); ``None`` once the pool is closed."""
         loop = _running_loop()
@@ -208,6 +242,9 @@ class _ServerThreads:
             created = connection is None
             if connection is None:
                 cfg = self.config if auth is None else self.config.model_copy(update={"auth": auth})
+                if headers is not None:
+                    merged = {**getattr(cfg, "headers", {}), **headers}
+                    cfg = cfg.model_copy(update={"headers": merged})
                 connection = self.open[key] = _ThreadConnection(
                     self.name,
                     cfg,
@@ -358,7 +395,7 @@ class _ThreadConnection(ServerConnection):
     ) -> None:
         # Public listings, and change notices, are shared with the server's other sessions; a
         # user's session (per-user OAuth) shares none: what it lists may be that user's alone.
-        own = key[0] == "user"
+        own = key[0] in ("user", "key")
         super().__init__(
             name,
             config,

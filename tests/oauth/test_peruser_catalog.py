@@ -37,7 +37,9 @@ from starlette.routing import Mount
 from langgraph_mcp import MCPPool, MCPToolNode, create_mcp_agent
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import load_connections
+from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.oauth import oauth_callback_app, revoke
+from langgraph_mcp.options import ToolOptions
 from tests.chat import ScriptModel
 from tests.conftest_servers import serve_in_loop
 from tests.servers import other, peruser
@@ -71,12 +73,17 @@ class Deployment:
     sync: bool = False
     """Run the graph with ``invoke`` (in a thread: the servers run on this loop)."""
 
+    context: Any = None
+    """The runs' context (``None``: none)."""
+
     async def _run(self, user: str, thread: str, given: Any) -> dict[str, Any]:
         config = {"configurable": {"thread_id": thread, "langgraph_auth_user": {"identity": user}}}
         if self.sync:
-            done: dict[str, Any] = await asyncio.to_thread(self.agent.invoke, given, config)
+            done: dict[str, Any] = await asyncio.to_thread(
+                self.agent.invoke, given, config, context=self.context
+            )
             return done
-        out: dict[str, Any] = await self.agent.ainvoke(given, config)
+        out: dict[str, Any] = await self.agent.ainvoke(given, config, context=self.context)
         return out
 
     def offered(self) -> set[str]:
@@ -143,7 +150,7 @@ def own_graph(pool: MCPPool, model: ScriptModel, store: InMemoryStore, **options
 
 @asynccontextmanager
 async def deployment(
-    protocol: str, *, only_protected: bool = False, face: str = "agent", **agent: Any
+    protocol: str, *, only_protected: bool = False, face: str = "agent", oauth: bool = True, **agent: Any
 ) -> AsyncIterator[Deployment]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
@@ -168,6 +175,8 @@ async def deployment(
                 "oauth": {"redirect_uri": f"{base}/oauth/callback", "encryption_key": KEY},
             }
         }
+        if not oauth:  # the credentials come from the run (per_user headers)
+            del spec["api"]["oauth"]
         if not only_protected:
             spec["other"] = {"url": other_url, "protocol": protocol}
         servers = load_connections(spec)
@@ -340,3 +349,57 @@ async def test_batched_approvals_ask_about_a_users_calls_together() -> None:
         done = await d._run("alice", "a1", Command(resume=decisions))
         results = [str(m.content) for m in done["messages"] if isinstance(m, ToolMessage)][-2:]
         assert results == ["user=alice", "alice_reports for alice"]
+
+
+def api_key(runtime: Any) -> dict[str, str]:
+    """The run's user's credentials, from its context (as a deployment reads a user's API key)."""
+    token = (runtime.context or {}).get("token")
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_credentials_from_the_run_make_a_server_per_user(
+    protocol: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    options = {"api": ToolOptions(headers=api_key, per_user=True)}
+    async with deployment(protocol, oauth=False, server_options=options) as d:
+        tokens = {u: d.provider._issue("app", ["read"], None, u).access_token for u in ("alice", "bob")}
+        d.context = {"token": tokens["alice"]}
+        await d.say("alice", "a1", HELLO)
+        assert {"whoami", "alice_reports", "echo"} <= d.offered() and "bob_admin" not in d.offered()
+        assert "connect_api" not in d.offered()  # no sign-in: the credentials come with the run
+        assert last_tool(await d.say("alice", "a1", "alice_reports")) == "alice_reports for alice"
+
+        d.context = {"token": tokens["bob"]}
+        await d.say("bob", "b1", HELLO)
+        assert {"whoami", "bob_admin"} <= d.offered() and "alice_reports" not in d.offered()
+        assert last_tool(await d.say("bob", "b1", "whoami")) == "user=bob"
+
+        # No credentials, or refused ones: none of the server's tools, the other server's still.
+        for context in ({}, {"token": "not-a-token"}):
+            d.context = context
+            await d.say("carol", "c1", HELLO)
+            assert "echo" in d.offered() and not d.offered() & {"whoami", "alice_reports", "bob_admin"}
+        d.model.unbound = "call"
+        d.context = {}
+        out = await d.say("carol", "c1", "alice_reports")
+        refused = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+        assert refused.status == "error"
+
+        assert set(d.catalog.listed) == {"alice", "bob"}
+        assert set(d.catalog.called) == {("alice", "alice_reports"), ("bob", "whoami")}
+        ours = [r.getMessage() for r in caplog.records if r.name.startswith("langgraph_mcp")]
+        assert not any(t in line for line in ours for t in tokens.values())
+        # The shared pool never listed the server with anyone's credentials.
+        assert d.pool.remembered.get("api", ()) == ()
+
+
+def test_per_user_headers_are_checked() -> None:
+    servers = {"api": {"url": "http://127.0.0.1:1/mcp"}, "local": {"command": "python", "args": ["-V"]}}
+    with pytest.raises(MCPConfigError, match="per_user needs headers"):
+        MCPToolNode(servers, server_options={"api": ToolOptions(per_user=True)})
+    with pytest.raises(MCPConfigError, match="streamable HTTP"):
+        MCPToolNode(servers, server_options={"local": ToolOptions(headers=api_key, per_user=True)})
+    with pytest.raises(MCPConfigError, match="belongs in server_options"):
+        MCPToolNode(servers, tool_options={"api/x": ToolOptions(headers=api_key, per_user=True)})
