@@ -168,7 +168,8 @@ class MCPAuthenticationError(MCPConnectionError):
         else:
             message = (
                 f"the server refused the credentials (HTTP {phrase}); "
-                "check the 'headers' and 'auth' of its configuration"
+                "check the 'headers' and 'auth' of its configuration (a server that lists only for "
+                "a signed-in user needs per-user 'oauth', or per_user headers from the run)"
             )
         super().__init__(server, message)
 

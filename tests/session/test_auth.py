@@ -27,7 +27,8 @@ PHRASES = {401: "401 Unauthorized", 403: "403 Forbidden"}
 def refused(status: int) -> str:
     return (
         f"MCP server 'api': the server refused the credentials (HTTP {PHRASES[status]}); "
-        "check the 'headers' and 'auth' of its configuration"
+        "check the 'headers' and 'auth' of its configuration (a server that lists only for a "
+        "signed-in user needs per-user 'oauth', or per_user headers from the run)"
     )
 
 
