@@ -88,6 +88,7 @@ class UserCatalogs:
         self._digests: OrderedDict[int, tuple[list[types.Tool], str]] = OrderedDict()
         self._signin: dict[tuple[str, str], BaseTool] = {}
         self._serves: dict[str, BaseTool] = {}
+        self._plain: RunTools | None = None
         for name in self.servers:
             if per_user_oauth(self.pool.servers[name]) is not None:
                 self._signin_tool(name, set())
@@ -104,8 +105,13 @@ class UserCatalogs:
         return bool(self.servers)
 
     def shared(self) -> RunTools:
-        """The shared tools, for a run whose user is not looked at (no I/O)."""
-        return RunTools(self.toolset.bound, serves=self._serves)
+        """The shared tools (no I/O): what a run is offered when it has no tools of its own. The
+        same object while the shared tools and sign-in tools stay the same (a face keeps what it
+        derives from it)."""
+        plain = self._plain
+        if plain is None or plain.bound is not self.toolset.bound or plain.serves is not self._serves:
+            plain = self._plain = RunTools(self.toolset.bound, serves=self._serves)
+        return plain
 
     async def for_run(
         self, *, config: Mapping[str, Any] | None, context: Any, store: Any, state: Any = None
@@ -117,7 +123,7 @@ class UserCatalogs:
         shared = self.toolset.bound
         servers = self.servers
         if not servers:
-            return RunTools(shared, serves=self._serves)
+            return self.shared()
         listings = await asyncio.gather(
             *(self._listing(name, config, context, store, state) for name in servers)
         )
@@ -136,7 +142,7 @@ class UserCatalogs:
             elif name in public and self._credentialed(name):
                 own[name] = ([], _NONE)  # credentials or none: never the listing made without them
         if not own and not signin:
-            return RunTools(shared, serves=self._serves)
+            return self.shared()
         key = (id(shared), tuple((name, digest) for name, (_, digest) in own.items()), tuple(signin))
         found = self._composed.get(key)
         if found is not None and found[0] is shared:
@@ -243,7 +249,8 @@ class UserCatalogs:
         the shared tools, which keep theirs; an empty listing: the server offers nothing), bound to
         the face's options; and a sign-in tool for each server in ``signin``."""
         kept = [t for t in shared.tools if t.server not in own]
-        taken = set(self.toolset.reserved) | {t.name for t in kept} | set(shared.withheld)
+        # A user's tool never takes a shared tool's name, a withheld one's, or a sign-in tool's.
+        taken = set(self.toolset.reserved) | {t.name for t in kept} | set(shared.withheld) | set(self._serves)
         previous = {(t.server, t.mcp_name): t.name for t in shared.tools if t.server in own}
         entries = build_catalog(
             own,
@@ -257,7 +264,7 @@ class UserCatalogs:
         order = {name: i for i, name in enumerate(self.pool.servers)}
         tools = sorted([*kept, *bound], key=lambda t: order[t.server])  # stable: listing order kept
         merged = Bound(tools, {**shared.withheld, **withheld})
-        taken |= {t.name for t in bound}
+        taken = {t.name for t in tools} | set(self.toolset.reserved) | set(merged.withheld)
         return RunTools(merged, tuple(self._signin_tool(name, taken) for name in signin), serves=self._serves)
 
     def _private_warning(self, msg: str, *args: Any) -> None:

@@ -197,7 +197,9 @@ class ToolView:
         server down, not allowed, not revealed: ``ToolNode``'s invalid-tool message, fail closed);
         or ``None``: not an MCP tool of this view, left to the face (a local tool, or an unknown
         tool given ``ToolNode``'s own message)."""
-        if (self._lists == "node" and name in self.local) or name in self.serves:
+        if (self._lists == "node" and name in self.local) or (
+            name in self.serves and name not in self.bound.by_name  # an MCP tool's name wins
+        ):
             return None
         tool = self.bound.by_name.get(name)
         if tool is None:

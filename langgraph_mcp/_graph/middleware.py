@@ -326,7 +326,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         """The request to run with the MCP tool (or a sign-in tool), a refusal, or ``None`` (not
         an MCP tool)."""
         name = request.tool_call["name"]
-        if request.tool is None and run is not None:
+        if request.tool is None and run is not None and name not in run.bound.by_name:
             signin = run.serves.get(name)
             if signin is not None:
                 return request.override(tool=signin)
