@@ -45,6 +45,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from langgraph_mcp._call.view import VIEW_CALL_PREFIX, view_uri
+from langgraph_mcp._catalog.naming import safe_tool_name
 from langgraph_mcp._catalog.view import ToolView
 from langgraph_mcp._compat.langgraph_api import caller_identity
 from langgraph_mcp._graph.node import MCPToolNode
@@ -276,13 +277,21 @@ class AppRoutes:
             raise _Refused(400, "tools/call needs params.name, a tool name")
         if not isinstance(arguments, dict):
             raise _Refused(400, "tools/call params.arguments must be an object")
-        await self.views.toolset.tools()
-        view = ToolView(self.views.toolset, audience="app")  # no run yet: its tool_filter is the run's
-        tool = view.find(server, name)
-        if tool is None or not view.visible(tool):
-            raise _Refused(
-                403, f"a view of {server!r} may not call {name!r}: not one of its server's tools for views"
-            )
+        pool = self.views.pool
+        if pool.per_user(server):
+            # Its tools are each user's own, known only in the user's run: there the view-calls
+            # node refuses a call to a tool that is not the view's server's, or not for views.
+            exposed = safe_tool_name((pool.servers[server].prefix or "") + name)
+        else:
+            await self.views.toolset.tools()
+            view = ToolView(self.views.toolset, audience="app")  # no run yet: its tool_filter is the run's
+            tool = view.find(server, name)
+            if tool is None or not view.visible(tool):
+                raise _Refused(
+                    403,
+                    f"a view of {server!r} may not call {name!r}: not one of its server's tools for views",
+                )
+            exposed = tool.name
         if assistant is None:
             metadata = thread.get("metadata") or {}
             assistant = metadata.get("assistant_id") or metadata.get("graph_id")
@@ -290,7 +299,7 @@ class AppRoutes:
                 raise _Refused(409, "the thread has not run a graph yet: name its assistant_id")
         if not isinstance(assistant, str) or not assistant or len(assistant) > _MAX_NAME:
             raise _Refused(400, "'assistant_id' must be an assistant id or graph id")
-        payload = self.make_input(server, tool.name, arguments)
+        payload = self.make_input(server, exposed, arguments)
         call_id = payload[self.key][-1].tool_calls[0]["id"]
         request = {
             "assistant_id": assistant,

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import pytest
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -330,14 +329,6 @@ def _call(tool: str) -> dict[str, Any]:
     return {"server": "api", "method": "tools/call", "params": {"name": tool, "arguments": {"q": "now"}}}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "AppRoutes._call (langgraph_mcp/_graph/approute.py) checks the tool against the shared "
-        "tools (ToolView(self.views.toolset, audience='app') with no run), which hold none of a "
-        "per-user server's tools: every call from a per-user view is refused 403 before any run"
-    ),
-)
 async def test_a_call_from_a_users_view_through_the_route_runs_as_them() -> None:
     async with deployment("auto") as d:
         await d.connect("alice", A1)
