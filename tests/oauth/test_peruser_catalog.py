@@ -150,7 +150,13 @@ def own_graph(pool: MCPPool, model: ScriptModel, store: InMemoryStore, **options
 
 @asynccontextmanager
 async def deployment(
-    protocol: str, *, only_protected: bool = False, face: str = "agent", oauth: bool = True, **agent: Any
+    protocol: str,
+    *,
+    only_protected: bool = False,
+    face: str = "agent",
+    oauth: bool = True,
+    tool_catalog: Any = None,
+    **agent: Any,
 ) -> AsyncIterator[Deployment]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
@@ -194,7 +200,7 @@ async def deployment(
         serving = asyncio.ensure_future(authorization.serve([sock]))
         try:
             await asyncio.wait_for(authorization.ready.wait(), 10)
-            async with MCPPool(servers) as pool:
+            async with MCPPool(servers, tool_catalog=tool_catalog) as pool:
                 model = ScriptModel()
                 if face == "agent":
                     graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
@@ -403,3 +409,18 @@ def test_per_user_headers_are_checked() -> None:
         MCPToolNode(servers, server_options={"local": ToolOptions(headers=api_key, per_user=True)})
     with pytest.raises(MCPConfigError, match="belongs in server_options"):
         MCPToolNode(servers, tool_options={"api/x": ToolOptions(headers=api_key, per_user=True)})
+
+
+@pytest.mark.parametrize("oauth", [True, False], ids=["oauth", "per_user-headers"])
+async def test_a_users_listing_is_never_written_to_the_persisted_catalog(oauth: bool, tmp_path: Any) -> None:
+    kept = tmp_path / "catalog.json"
+    options = {} if oauth else {"server_options": {"api": ToolOptions(headers=api_key, per_user=True)}}
+    async with deployment("auto", oauth=oauth, tool_catalog=str(kept), **options) as d:
+        if oauth:
+            await d.connect("alice", "a1")
+        else:
+            d.context = {"token": d.provider._issue("app", ["read"], None, "alice").access_token}
+        assert last_tool(await d.say("alice", "a1", "alice_reports")) == "alice_reports for alice"
+        written = kept.read_text()
+        assert "echo" in written  # the other server's tools are kept, as for any server
+        assert "alice_reports" not in written and "whoami" not in written
