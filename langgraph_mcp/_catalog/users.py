@@ -54,7 +54,6 @@ logger = logging.getLogger("langgraph_mcp.tools")
 _MAX_COMPOSED = 1024
 """Distinct tool sets kept (a set per distinct combination of users' listings): the least
 recently used beyond this are dropped (and built again when a user needs one)."""
-_MAX_DIGESTS = 4096
 _NONE = "none"
 """The digest standing for no listing: the server offers the run nothing."""
 
@@ -85,7 +84,6 @@ class UserCatalogs:
         self.toolset = toolset
         self.pool = toolset.pool
         self._composed: OrderedDict[tuple[Any, ...], tuple[Bound, RunTools]] = OrderedDict()
-        self._digests: OrderedDict[int, tuple[list[types.Tool], str]] = OrderedDict()
         self._signin: dict[tuple[str, str], BaseTool] = {}
         self._serves: dict[str, BaseTool] = {}
         self._plain: RunTools | None = None
@@ -132,7 +130,8 @@ class UserCatalogs:
         public = {t.server for t in shared.tools}
         for name, listing in zip(servers, listings, strict=True):
             if listing.tools is not None:
-                own[name] = (listing.tools, self._digest(listing.tools))
+                listed: _Listed = listing.tools
+                own[name] = (listed.tools, listed.digest)
             elif (
                 listing.user is not None
                 and listing.reason in ("connect", "expired", "step_up")
@@ -163,7 +162,7 @@ class UserCatalogs:
             if self._credentialed(server):
                 return await self._credential_listing(server, config, context, store, state)
             return await user_listing(
-                self.pool, shared, config=config, context=context, store=store, list_tools=_user_tools
+                self.pool, shared, config=config, context=context, store=store, list_tools=_listed
             )
         except MCPConnectionError as exc:
             self.pool.warn_once(
@@ -212,7 +211,7 @@ class UserCatalogs:
             async with credential_session(
                 self.pool, server, None if thread is None else str(thread), headers
             ) as connection:
-                tools = await _user_tools(connection)
+                tools = await _listed(connection)
         except MCPAuthenticationError:
             self.pool.warn_once(
                 logger,
@@ -223,24 +222,6 @@ class UserCatalogs:
             )
             return UserListing(None, None, "refused")
         return UserListing(credential_key(headers), tools)
-
-    def _digest(self, tools: list[types.Tool]) -> str:
-        """A digest of a listing's content (the same tools give the same digest, whoever listed
-        them); remembered per listing object."""
-        known = self._digests.get(id(tools))
-        if known is not None and known[0] is tools:
-            self._digests.move_to_end(id(tools))
-            return known[1]
-        body = json.dumps(
-            [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
-            sort_keys=True,
-            separators=(",", ":"),
-        )
-        digest = hashlib.sha256(body.encode()).hexdigest()
-        self._digests[id(tools)] = (tools, digest)
-        while len(self._digests) > _MAX_DIGESTS:
-            self._digests.popitem(last=False)
-        return digest
 
     async def _compose(
         self, shared: Bound, own: Mapping[str, list[types.Tool]], signin: list[str]
@@ -292,8 +273,36 @@ class UserCatalogs:
         return tool
 
 
-async def _user_tools(connection: ServerConnection) -> list[types.Tool]:
-    return await with_read_tool(connection, await connection.list_tools())
+class _Listed:
+    """A user's listing and a digest of its content (the same tools give the same digest, whoever
+    listed them)."""
+
+    __slots__ = ("digest", "tools")
+
+    def __init__(self, tools: list[types.Tool], digest: str) -> None:
+        self.tools = tools
+        self.digest = digest
+
+
+_DIGEST = "catalog: listing digest"
+
+
+async def _listed(connection: ServerConnection) -> _Listed:
+    """The listing of ``connection`` (a user's), with its digest: worked out once per listing, and
+    kept on the connection, so it goes with the user's session."""
+    listing = await connection.list_tools()
+    memo = connection.attached.get(_DIGEST)
+    if isinstance(memo, tuple) and memo[0] is listing:
+        return memo[1]  # type: ignore[no-any-return]
+    tools = await with_read_tool(connection, listing)
+    body = json.dumps(
+        [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    listed = _Listed(tools, hashlib.sha256(body.encode()).hexdigest())
+    connection.attached[_DIGEST] = (listing, listed)
+    return listed
 
 
 def _kind(exc: MCPConnectionError) -> str:

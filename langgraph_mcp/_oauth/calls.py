@@ -436,20 +436,21 @@ async def user_session(
 class UserListing:
     """What a per-user OAuth server lists for the run's user, without asking anyone.
 
-    ``tools`` is the user's own listing, or ``None`` when there is none: ``reason`` then says why
+    ``tools`` is the user's own listing (what ``list_tools`` gave), or ``None`` when there is
+    none: ``reason`` then says why
     (``"connect"``: the user has not connected; ``"expired"``: their token is gone or was
     refused; ``"step_up"``: it lacks scopes the server wants; ``"no_user"`` / ``"no_store"``:
     the run has no user, or the graph no store). ``user`` is the run's user, if any."""
 
     __slots__ = ("reason", "tools", "user")
 
-    def __init__(self, user: str | None, tools: list[Any] | None, reason: str | None = None) -> None:
+    def __init__(self, user: str | None, tools: Any, reason: str | None = None) -> None:
         self.user = user
         self.tools = tools
         self.reason = reason
 
     def __repr__(self) -> str:
-        listed = "None" if self.tools is None else f"<{len(self.tools)} tools>"
+        listed = "None" if self.tools is None else "<listed>"
         return f"UserListing(user=<hidden>, tools={listed}, reason={self.reason!r})"
 
 
@@ -460,7 +461,7 @@ async def user_listing(
     config: Mapping[str, Any] | None,
     context: Any,
     store: Any,
-    list_tools: Callable[[Any], Awaitable[list[Any]]],
+    list_tools: Callable[[Any], Awaitable[Any]],
 ) -> UserListing:
     """The run's user's own listing of per-user OAuth server ``shared``: ``list_tools(connection)``
     on the user's session, with their token (refreshed if it expires soon). Never interrupts: a

@@ -99,6 +99,9 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
         self._owns_http_pool = http_pool is None and isinstance(config, HTTPServerConfig)
         self.http_pool = HTTPPool() if self._owns_http_pool else http_pool
         """The HTTP connections this connection's sessions borrow (``None``: not over HTTP)."""
+        self.attached: dict[str, Any] = {}
+        """What the layers above keep for this connection's lifetime, opaque to it (the catalog
+        keeps a digest of the last listing here: it goes when a user's connection is closed)."""
 
     def scope(self) -> LoopScope:
         scope = super().scope()
