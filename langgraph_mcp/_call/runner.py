@@ -51,7 +51,7 @@ from langgraph_mcp._pool.credentials import credential_session
 from langgraph_mcp._pool.resources import is_read_tool, read_as_tool_result
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._stream.progress import CallObserver
-from langgraph_mcp.errors import MCPProtocolError
+from langgraph_mcp.errors import MCPConnectionError, MCPProtocolError
 
 __all__ = ["Mode", "choose_session", "run_call", "send"]
 
@@ -360,12 +360,29 @@ def _session_for(call: Call) -> AbstractAsyncContextManager[ServerConnection]:
     thread = None if thread_id is None else str(thread_id)
     if pool is not None and pool.per_user(call.server):
         # The run's credentials (per_user headers): their own session; none, and the call fails.
-        options = call.options
-        given = options.headers(runtime) if options.per_user and options.headers and runtime else None
-        return credential_session(pool, call.server, thread, given)
+        return credential_session(pool, call.server, thread, _credentials(call))
     if pool is None or connection.config.session_scope != "thread":
         return nullcontext(connection)
     return pool.using(call.server, thread)
+
+
+def _credentials(call: Call) -> dict[str, str] | None:
+    """The run's credentials for a per-user server (its ``per_user`` headers), computed once for
+    the call: its session carries them, so they are not sent again as per-call headers.
+
+    Raises:
+        MCPConnectionError: the headers function failed (its type is said, never its message,
+            which may hold a secret).
+    """
+    options, runtime = call.options, call.runtime
+    if not (options.per_user and options.headers is not None and runtime is not None):
+        return None
+    try:
+        return dict(options.headers(runtime))
+    except Exception as exc:
+        raise MCPConnectionError(
+            call.server, f"the per_user headers function failed ({type(exc).__name__}); the call was not sent"
+        ) from None
 
 
 async def choose_session(call: Call, next_step: Next) -> Any:
@@ -397,7 +414,12 @@ async def send(call: Call) -> types.CallToolResult:
         runtime=runtime,
         tool_call_id=call.tool_call_id,
         meta=options.meta(runtime) if options.meta is not None and runtime is not None else None,
-        headers=options.headers(runtime) if options.headers is not None and runtime is not None else None,
+        # A per-user server's headers are its session's (sent with every request already).
+        headers=(
+            options.headers(runtime)
+            if options.headers is not None and runtime is not None and not options.per_user
+            else None
+        ),
     )
     await show_view(session, call.mcp_tool, call.name, call.arguments, result, runtime, call.tool_call_id)
     return result

@@ -34,6 +34,7 @@ from typing import Any
 
 import mcp_types as types
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt import ToolRuntime
 
 from langgraph_mcp._call.adapter import build_tool
@@ -44,6 +45,7 @@ from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp._pool.credentials import credential_key, credential_session
 from langgraph_mcp._pool.resources import with_read_tool
 from langgraph_mcp._session import ServerConnection
+from langgraph_mcp._support.pace import Pace
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConnectionError
 
@@ -54,6 +56,9 @@ logger = logging.getLogger("langgraph_mcp.tools")
 _MAX_COMPOSED = 1024
 """Distinct tool sets kept (a set per distinct combination of users' listings): the least
 recently used beyond this are dropped (and built again when a user needs one)."""
+_MAX_COMPOSED_TOOLS = 20_000
+"""The tools of the kept sets, together: large listings keep fewer sets (a bound tool is a few
+kilobytes)."""
 _NONE = "none"
 """The digest standing for no listing: the server offers the run nothing."""
 
@@ -87,6 +92,8 @@ class UserCatalogs:
         self._signin: dict[tuple[str, str], BaseTool] = {}
         self._serves: dict[str, BaseTool] = {}
         self._plain: RunTools | None = None
+        self._kept = 0
+        """The tools of the sets in ``_composed``, together."""
         for name in self.servers:
             if per_user_oauth(self.pool.servers[name]) is not None:
                 self._signin_tool(name, set())
@@ -149,8 +156,12 @@ class UserCatalogs:
             return found[1]
         tools = await self._compose(shared, {name: tools for name, (tools, _) in own.items()}, signin)
         self._composed[key] = (shared, tools)
-        while len(self._composed) > _MAX_COMPOSED:
-            self._composed.popitem(last=False)
+        self._kept += len(tools.bound.tools)
+        while len(self._composed) > 1 and (
+            len(self._composed) > _MAX_COMPOSED or self._kept > _MAX_COMPOSED_TOOLS
+        ):
+            _, (_, dropped) = self._composed.popitem(last=False)
+            self._kept -= len(dropped.bound.tools)
         return tools
 
     def _credentialed(self, server: str) -> bool:
@@ -164,7 +175,9 @@ class UserCatalogs:
             return await user_listing(
                 self.pool, shared, config=config, context=context, store=store, list_tools=_listed
             )
-        except MCPConnectionError as exc:
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:  # a server down, a store failing: that server only, that run only
             self.pool.warn_once(
                 logger,
                 "MCP server %r could not list a user's tools (%s); its tools are left out of that "
@@ -240,7 +253,11 @@ class UserCatalogs:
             previous=previous,
             warn=self._private_warning,
         )
-        built = [build_tool(e, self.pool.connection(e.server), self.pool) for e in entries]
+        built = []
+        pace = Pace()  # a user's listing may hold thousands of tools: let other runs go on
+        for entry in entries:
+            await pace()
+            built.append(build_tool(entry, self.pool.connection(entry.server), self.pool))
         _, bound, withheld, _ = await self.toolset.bind(built, {}, private=True)
         order = {name: i for i, name in enumerate(self.pool.servers)}
         tools = sorted([*kept, *bound], key=lambda t: order[t.server])  # stable: listing order kept
@@ -295,17 +312,19 @@ async def _listed(connection: ServerConnection) -> _Listed:
     if isinstance(memo, tuple) and memo[0] is listing:
         return memo[1]  # type: ignore[no-any-return]
     tools = await with_read_tool(connection, listing)
-    body = json.dumps(
-        [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    listed = _Listed(tools, hashlib.sha256(body.encode()).hexdigest())
+    digest = hashlib.sha256()
+    pace = Pace()  # a listing of thousands of tools takes a while: let other runs go on
+    for tool in tools:
+        await pace()
+        body = json.dumps(tool.model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=True)
+        digest.update(body.encode())
+        digest.update(b"\0")
+    listed = _Listed(tools, digest.hexdigest())
     connection.attached[_DIGEST] = (listing, listed)
     return listed
 
 
-def _kind(exc: MCPConnectionError) -> str:
+def _kind(exc: Exception) -> str:
     return type(exc).__name__
 
 

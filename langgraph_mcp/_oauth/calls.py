@@ -96,7 +96,11 @@ class UserBearer(httpx2.Auth):
                 seen.append(refusal)
 
 
-_BEARERS: weakref.WeakKeyDictionary[Any, dict[str, UserBearer]] = weakref.WeakKeyDictionary()
+_BEARERS: weakref.WeakKeyDictionary[Any, weakref.WeakValueDictionary[str, UserBearer]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each user's bearer, per server, while a session of theirs holds it (its HTTP client's auth):
+a user whose sessions are all closed leaves no token here."""
 _POOLS: weakref.WeakSet[Any] = weakref.WeakSet()
 """The pools that opened a user's session (for :func:`evict`)."""
 
@@ -368,7 +372,7 @@ async def _current_token(call: _Call, *, forget: bool = True) -> tuple[TokenReco
 
 
 def _bearer(shared: Any, user: str) -> UserBearer:
-    users = _BEARERS.setdefault(shared, {})
+    users = _BEARERS.setdefault(shared, weakref.WeakValueDictionary())
     bearer = users.get(user)
     if bearer is None:
         bearer = users[user] = UserBearer()

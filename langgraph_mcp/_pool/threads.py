@@ -34,6 +34,7 @@ from langgraph_mcp._session.connection import ServerConnection
 from langgraph_mcp._session.freshness import ListingShare
 from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp.config import ServerConfig
+from langgraph_mcp.errors import MCPConnectionError
 
 __all__ = ["ThreadSessions"]
 
@@ -104,9 +105,8 @@ class ThreadSessions:
             own = self._sessions_of(shared)
             scoped = thread_id if shared.config.session_scope == "thread" else None
             keyed = own.get(("key", user, scoped or ""), hold=True, headers=headers)
-            if keyed is None:  # closed
-                yield shared
-                return
+            if keyed is None:  # closed: never the shared session, which lacks the credentials
+                raise MCPConnectionError(shared.name, "the pool is closed")
             try:
                 yield keyed
             finally:
@@ -118,6 +118,8 @@ class ThreadSessions:
                 raise ValueError(f"MCP server {shared.name!r} has per-user OAuth: a call needs a user")
             scoped = thread_id if shared.config.session_scope == "thread" else None
             connection = sessions.get(("user", user, scoped or ""), hold=True, auth=auth)
+            if connection is None:  # closed: never the shared session, which lacks the token
+                raise MCPConnectionError(shared.name, "the pool is closed")
         elif sessions is None or thread_id is None:
             yield shared
             return
@@ -404,6 +406,7 @@ class _ThreadConnection(ServerConnection):
             share=ListingShare(config.listing_ttl) if own else sessions.shared.listing_share,
             http_pool=sessions.shared.http_pool,  # the server's connections, not a pool of its own
         )
+        self.private = own
         self.key = key
         self.thread_id = key[-1]
         """The thread (``""`` for a user's session shared by their threads)."""

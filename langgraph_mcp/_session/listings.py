@@ -226,7 +226,12 @@ class Listings(Requests):
         return [
             tool
             for i, raw in enumerate(listed)
-            if (tool := vet_tool(self.name, raw, position=first + i, modern=modern, tasks=tasks)) is not None
+            if (
+                tool := vet_tool(
+                    self.name, raw, position=first + i, modern=modern, tasks=tasks, private=self.private
+                )
+            )
+            is not None
         ]
 
     def _tools_page(self, answer: Any) -> tuple[list[Any], str | None]:

@@ -86,6 +86,9 @@ class ConnectionBase:
         """Where the server's log notifications go (its stderr: ``<this>.stderr``)."""
         self._tools_version = 0
         self.listing_share = share if share is not None else ListingShare(config.listing_ttl)
+        self.private = False
+        """The session is one user's (per-user OAuth, or a run's credentials): what it lists is
+        theirs, so its warnings never name a tool."""
         """Listing lifetimes, and the listings the server's sessions in this pool share."""
         self.protocol_version: str | None = None
         self.redact = config.redactor()

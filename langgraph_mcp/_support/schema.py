@@ -448,17 +448,27 @@ def _vetted(raw: object, modern: bool, tasks: bool) -> types.Tool:
 
 
 def vet_tool(
-    server: str, raw: object, *, position: int, modern: bool = False, tasks: bool = False
+    server: str,
+    raw: object,
+    *,
+    position: int,
+    modern: bool = False,
+    tasks: bool = False,
+    private: bool = False,
 ) -> types.Tool | None:
     """The tool ``raw`` defines (one entry of a ``tools/list`` result, as the server sent it), or
     ``None`` with a warning naming ``server``, the tool (by name, else by its 0-based
     ``position`` in the listing) and why, when it cannot be offered to a model or called (see
     the module docstring). ``modern``: the session speaks 2026-07-28, where a tool with an
     invalid ``x-mcp-header`` annotation must be left out too. ``tasks``: calls may come back as
-    tasks, which the client follows, so a tool that requires them is kept."""
+    tasks, which the client follows, so a tool that requires them is kept. ``private``: the listing
+    is one user's: the warning names neither the tool nor what is wrong with it (both are theirs)."""
     try:
         return _vetted(raw, modern, tasks)
     except _LeftOut as exc:
+        if private:
+            logger.warning("MCP server %r: a tool it listed for a user is left out: it is not valid", server)
+            return None
         name = raw.get("name") if isinstance(raw, dict) else None
         which = (
             f"tool {_short(name)}"

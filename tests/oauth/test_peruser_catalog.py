@@ -11,6 +11,7 @@ Each user's model calls are offered their own tools only; a user who has not con
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -424,3 +425,88 @@ async def test_a_users_listing_is_never_written_to_the_persisted_catalog(oauth: 
         written = kept.read_text()
         assert "echo" in written  # the other server's tools are kept, as for any server
         assert "alice_reports" not in written and "whoami" not in written
+
+
+async def test_a_failing_store_takes_only_that_servers_tools_out_of_a_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The token store failing (a database down) leaves the per-user server out of the run; the
+    run goes on with the other servers' tools instead of failing."""
+    async with deployment("auto") as d:
+        await d.connect("alice", "a1")
+        real = InMemoryStore.aget
+
+        async def failing(self: InMemoryStore, namespace: tuple[str, ...], *args: Any, **kwargs: Any) -> Any:
+            if "oauth" in namespace:
+                raise ConnectionError("store down")
+            return await real(self, namespace, *args, **kwargs)
+
+        monkeypatch.setattr(InMemoryStore, "aget", failing)
+        out = await d.say("alice", "a1", 'echo {"text": "hi"}')
+        assert "hi" in last_tool(out)
+        assert "echo" in d.offered() and "alice_reports" not in d.offered()
+
+
+async def test_a_failing_credentials_function_fails_its_call_only_and_shows_no_secret(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[str | None] = []
+
+    def vault(runtime: Any) -> dict[str, str]:
+        calls.append(runtime.tool_call_id)
+        token = (runtime.context or {}).get("token")
+        if runtime.tool_call_id is not None and (runtime.context or {}).get("vault_down"):
+            raise RuntimeError(f"the vault refused key {token}")
+        return {"authorization": f"Bearer {token}"}
+
+    options = {"api": ToolOptions(headers=vault, per_user=True)}
+    async with deployment("auto", oauth=False, server_options=options) as d:
+        token = d.provider._issue("app", ["read"], None, "alice").access_token
+        d.context = {"token": token}
+        await d.say("alice", "a1", HELLO)
+        calls.clear()
+        assert last_tool(await d.say("alice", "a1", "whoami")) == "user=alice"
+        # The call computes them once (its session carries them: they are not sent again as
+        # per-call headers); the run's tools are listed with them for each model call and as
+        # the call is routed.
+        assert sum(c is not None for c in calls) == 1 and len(calls) == 4
+
+        d.context = {"token": token, "vault_down": True}
+        out = await d.say("alice", "a1", "whoami")
+        failed = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+        assert failed.status == "error" and "per_user headers function failed (RuntimeError)" in str(
+            failed.content
+        )
+        assert token not in str(failed.content)
+        assert not any(token in r.getMessage() for r in caplog.records if r.name.startswith("langgraph_mcp"))
+
+
+async def test_a_users_invalid_tool_is_left_out_without_its_name_in_the_log(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        peruser, "INPUT_SCHEMA", {"type": "object", "properties": {"q": {"type": "string", "minLength": "x"}}}
+    )
+    async with deployment("auto") as d:
+        await d.connect("alice", "a1")
+        assert not d.offered() & {"whoami", "alice_reports"}
+        warned = [r.getMessage() for r in caplog.records if r.name.startswith("langgraph_mcp")]
+        assert any("a tool it listed for a user is left out" in line for line in warned)
+        assert not any("alice_reports" in line or "whoami" in line for line in warned)
+
+
+async def test_a_user_whose_sessions_closed_leaves_no_token_in_memory() -> None:
+    from langgraph_mcp._oauth import calls
+
+    async with deployment("auto") as d:
+        await d.connect("alice", "a1")
+        shared = d.pool.connection("api")
+        assert "alice" in calls._BEARERS.get(shared, {})
+        assert d.pool._threads.evict_user("api", "alice") >= 1
+        await d.pool._threads.settled()
+        for _ in range(50):  # the closed session's last references go as its tasks end
+            gc.collect()
+            if "alice" not in calls._BEARERS.get(shared, {}):
+                break
+            await asyncio.sleep(0.02)
+        assert "alice" not in calls._BEARERS.get(shared, {})
