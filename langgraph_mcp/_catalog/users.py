@@ -195,7 +195,15 @@ class UserCatalogs:
         ``server_options``); none without them, or when the server refuses them."""
         options = self.toolset.server_options.get(server)
         if options is None or not options.per_user or options.headers is None:
-            return UserListing(None, None, "no_credentials")  # another face's server: not this face's
+            self.pool.warn_once(
+                logger,
+                "MCP server %r acts for each user by the credentials another node or middleware on "
+                "this pool gives (per_user headers); this one gives none, so it offers none of its "
+                "tools: give it the same server_options",
+                server,
+                key=f"per_user elsewhere {server}",
+            )
+            return UserListing(None, None, "no_credentials")
         runtime = ToolRuntime(
             state=state,
             context=context,

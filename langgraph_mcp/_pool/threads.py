@@ -78,7 +78,12 @@ class ThreadSessions:
         requests only :meth:`using` holds it. Marks the thread as just used. Once closed,
         ``shared`` (closed too) is returned."""
         sessions = self._servers.get(shared.name)
-        if sessions is None or thread_id is None or _per_user(shared.config):
+        if (
+            sessions is None
+            or thread_id is None
+            or _per_user(shared.config)
+            or shared.config.session_scope != "thread"  # a server per user by its runs' credentials
+        ):
             return shared
         return sessions.get(("thread", thread_id), hold=False) or shared
 
@@ -120,7 +125,7 @@ class ThreadSessions:
             connection = sessions.get(("user", user, scoped or ""), hold=True, auth=auth)
             if connection is None:  # closed: never the shared session, which lacks the token
                 raise MCPConnectionError(shared.name, "the pool is closed")
-        elif sessions is None or thread_id is None:
+        elif sessions is None or thread_id is None or shared.config.session_scope != "thread":
             yield shared
             return
         else:
