@@ -157,6 +157,7 @@ async def deployment(
     face: str = "agent",
     oauth: bool = True,
     tool_catalog: Any = None,
+    lazy_other: bool = False,
     **agent: Any,
 ) -> AsyncIterator[Deployment]:
     provider = Provider(token_ttl=600)
@@ -185,7 +186,7 @@ async def deployment(
         if not oauth:  # the credentials come from the run (per_user headers)
             del spec["api"]["oauth"]
         if not only_protected:
-            spec["other"] = {"url": other_url, "protocol": protocol}
+            spec["other"] = {"url": other_url, "protocol": protocol, "lazy": lazy_other}
         servers = load_connections(spec)
         store = InMemoryStore()
         routes = create_auth_routes(
@@ -510,3 +511,18 @@ async def test_a_user_whose_sessions_closed_leaves_no_token_in_memory() -> None:
                 break
             await asyncio.sleep(0.02)
         assert "alice" not in calls._BEARERS.get(shared, {})
+
+
+async def test_a_lazy_server_waits_while_a_users_catalog_is_listed(tmp_path: Any) -> None:
+    """With a kept catalog, a lazy server is not started by a run that only uses the per-user
+    server's tools; it starts at its first call."""
+    kept = tmp_path / "catalog.json"
+    async with deployment("auto", tool_catalog=str(kept), lazy_other=True) as d:
+        async with MCPPool(d.servers, tool_catalog=str(kept)) as earlier:  # an earlier process
+            await earlier.start()
+        await d.connect("alice", "a1")
+        assert {"whoami", "alice_reports", "echo"} <= d.offered()  # echo: from the kept catalog
+        assert last_tool(await d.say("alice", "a1", "alice_reports")) == "alice_reports for alice"
+        assert d.pool.waiting("other") and not d.pool.waiting("api")
+        assert "hi" in last_tool(await d.say("alice", "a1", 'echo {"text": "hi"}'))
+        assert not d.pool.waiting("other")
