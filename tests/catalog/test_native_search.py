@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -91,6 +89,8 @@ async def test_an_anthropic_model_gets_deferred_tools_and_calls_a_lazy_one(
         message([{"type": "text", "text": "Deleted."}], "end_turn"),
     ]
     async with messages_api(replies, pids) as (url, seen):
+        from langchain_anthropic import ChatAnthropic  # (here: the provider SDKs take seconds to import)
+
         model = ChatAnthropic(model="claude-sonnet-4-5", api_key="test-key", base_url=url, max_retries=0)
         agent = create_mcp_agent(
             model, servers, tool_search=ToolSearch(native=True, catalog=catalog), checkpointer=InMemorySaver()
@@ -134,6 +134,7 @@ async def test_an_openai_request_carries_deferred_tools_and_the_tool_search_tool
     tmp_path: Path, mode: str
 ) -> None:
     from langchain.agents.middleware import ModelRequest
+    from langchain_openai import ChatOpenAI  # (here: the provider SDKs take seconds to import)
     from langgraph.runtime import Runtime
 
     model = ChatOpenAI(model="gpt-5", api_key="test-key")  # the Responses API: chosen for tool_search

@@ -242,6 +242,7 @@ def test_server_config_tables_list_every_field() -> None:
     assert all(not line.endswith("|  |") for line in rows), "a field has no meaning: give it a docstring"
 
 
+@pytest.mark.slow  # the full suite builds the site; after a docs edit, run this file
 @pytest.mark.timeout(300)  # about 15 s; minutes on a loaded machine
 def test_site_builds_strict(tmp_path: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
