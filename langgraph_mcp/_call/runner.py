@@ -116,6 +116,7 @@ async def run_call(
         tool_name=tool_name,
         tool_call_id=observer.tool_call_id,
         on_log=observer.on_log,
+        scope=answers.scope,
     )
 
     async with traced(
@@ -353,13 +354,16 @@ async def _cancel_on_drain(call: Awaitable[_T], runtime: Runtime[Any] | None) ->
 
 def _session_for(call: Call) -> AbstractAsyncContextManager[ServerConnection]:
     pool, connection, runtime = call.pool, call.connection, call.runtime
-    if pool is not None and per_user_oauth(connection.config) is not None:
+    per_user = pool is not None and call.server in pool.per_user_servers
+    if per_user and per_user_oauth(connection.config) is not None:
+        assert pool is not None
         return user_session(pool, connection, runtime, call.name, None)
     configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
     thread_id = configurable.get("thread_id")
     thread = None if thread_id is None else str(thread_id)
-    if pool is not None and pool.per_user(call.server):
+    if per_user:
         # The run's credentials (per_user headers): their own session; none, and the call fails.
+        assert pool is not None
         return credential_session(pool, call.server, thread, _credentials(call))
     if pool is None or connection.config.session_scope != "thread":
         return nullcontext(connection)

@@ -102,12 +102,12 @@ class UserCatalogs:
     def servers(self) -> list[str]:
         """The per-user servers, in configuration order (per-user OAuth, or credentials in
         headers: a face may mark a shared pool's server so after this one was made)."""
-        return [name for name in self.pool.servers if self.pool.per_user(name)]
+        return [name for name in self.pool.servers if name in self.pool.per_user_servers]
 
     @property
     def active(self) -> bool:
         """Are some servers per user (else every run sees the shared tools)?"""
-        return bool(self.servers)
+        return bool(self.pool.per_user_servers)
 
     def shared(self) -> RunTools:
         """The shared tools (no I/O): what a run is offered when it has no tools of its own. The

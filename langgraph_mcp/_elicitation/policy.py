@@ -319,11 +319,13 @@ class CodeSink(CallSink):
         tool_name: str | None = None,
         tool_call_id: str | None = None,
         on_log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
+        scope: str | None = None,
     ) -> None:
         self.server = server
         self.config = config
         self.info: MCPCallInfo = {"server": server, "tool_name": tool_name, "tool_call_id": tool_call_id}
-        self.scope = call_scope(server, tool_name, tool_call_id)
+        self.scope = scope if scope is not None else call_scope(server, tool_name, tool_call_id)
+        """The call's scope (given: its :class:`Answerer`'s, worked out once for both)."""
         self._on_log = on_log
 
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:

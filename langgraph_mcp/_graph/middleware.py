@@ -235,7 +235,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
 
     async def _run(self, config: Any, context: Any, store: Any, state: Any) -> RunTools | None:
         """The tools of the run's user, when some server is per user (else ``None``)."""
-        if not self.users.active:
+        if not self.pool.per_user_servers:
             return None
         return await self.users.for_run(config=config, context=context, store=store, state=state)
 

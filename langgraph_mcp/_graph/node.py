@@ -288,7 +288,7 @@ class MCPToolNode(PoolHolder, ToolNode):
 
     async def _run_tools(self, config: Any, context: Any, store: Any, state: Any) -> RunTools | None:
         """The tools of the run's user, when some server is per user (else ``None``)."""
-        if not self.users.active:
+        if not self.pool.per_user_servers:
             return None
         return await self.users.for_run(config=config, context=context, store=store, state=state)
 

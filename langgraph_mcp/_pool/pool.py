@@ -125,7 +125,11 @@ class MCPPool:
         LangChain tools built for it here). Kept on the pool, not in a weak map keyed by the pool:
         those tools refer to the pool, which would then never go."""
         self._threads = ThreadSessions(self.connections, CodeSink)
-        self._per_user: set[str] = set()
+        self.per_user_servers: frozenset[str] = frozenset(
+            name for name, config in self.servers.items() if per_user_oauth(config) is not None
+        )
+        """The servers that act for each user (:meth:`per_user`), as a set to test membership in
+        without a call."""
         self.signin_only: set[str] = set()
         """Per-user servers that refused to list their tools without a user's token: they offer
         no shared tools, only each user's own."""
@@ -420,13 +424,14 @@ class MCPPool:
     def per_user(self, server: str) -> bool:
         """Does ``server`` act for each user (per-user OAuth, or credentials its runs carry in
         headers: :meth:`acts_per_user`): its sessions, listings and calls are each user's own?"""
-        return server in self._per_user or per_user_oauth(self.connection(server).config) is not None
+        self.connection(server)
+        return server in self.per_user_servers
 
     def acts_per_user(self, server: str) -> None:
         """Mark ``server`` as acting for each user by the credentials its runs carry in headers
         (a face's ``ToolOptions(per_user=True)``): it is never spoken to without them."""
         self.connection(server)
-        self._per_user.add(server)
+        self.per_user_servers = self.per_user_servers | {server}
 
     async def _listing(self, connection: ServerConnection) -> list[types.Tool]:
         """A server's tools as offered: its listing, plus the read tool if configured; for a

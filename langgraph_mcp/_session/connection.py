@@ -98,15 +98,9 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
         super().__init__(name, config, fallback=fallback, default_timeout=default_timeout, share=share)
         self._owns_http_pool = http_pool is None and isinstance(config, HTTPServerConfig)
         self.http_pool = HTTPPool() if self._owns_http_pool else http_pool
-        """The HTTP connections this connection's sessions borrow (``None``: not over HTTP)."""
         self.attached: dict[str, Any] = {}
         """What the layers above keep for this connection's lifetime, opaque to it (the catalog
         keeps a digest of the last listing here: it goes when a user's connection is closed)."""
-
-    def scope(self) -> LoopScope:
-        scope = super().scope()
-        scope.owner.http_pool = self.http_pool  # (the loop's session owner is made without it)
-        return scope
 
     def __repr__(self) -> str:
         where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"

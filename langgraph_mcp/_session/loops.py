@@ -31,7 +31,7 @@ from langgraph_mcp._session.limits import FairLimiter, Slot, queue_key
 from langgraph_mcp._session.owner import Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
-from langgraph_mcp._session.transports import TransportKind
+from langgraph_mcp._session.transports import HTTPPool, TransportKind
 from langgraph_mcp._session.views import ViewCache
 from langgraph_mcp._session.watch import ResourceWatch
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
@@ -87,6 +87,9 @@ class ConnectionBase:
         self._tools_version = 0
         self.listing_share = share if share is not None else ListingShare(config.listing_ttl)
         self.private = False
+        self.http_pool: HTTPPool | None = None
+        """The HTTP connections this connection's sessions borrow (``None``: not over HTTP, or
+        their own)."""
         """The session is one user's (per-user OAuth, or a run's credentials): what it lists is
         theirs, so its warnings never name a tool."""
         """Listing lifetimes, and the listings the server's sessions in this pool share."""
@@ -325,6 +328,7 @@ class LoopScope:
             on_connected=connection._connected,
             alongside=connection._alongside,
         )
+        self.owner.http_pool = connection.http_pool
         self.router = Router(connection.name, connection._fallback)
         self.tools_lock = asyncio.Lock()
         self.watch = ResourceWatch()
