@@ -24,7 +24,11 @@ order (:data:`STEPS`), each step in the module of its concern:
    its result.
 
 The steps are chained once (each given the rest as its ``next_step``), so a call goes from one
-step straight into the next and back, never through this module in between.
+step straight into the next and back, never through this module in between. A step with nothing to
+do for a call is left out of its chain: :func:`lazy_start` for a server that is not ``lazy`` (or a
+pool without a tool catalog), :func:`~langgraph_mcp._call.arguments.hidden_values` and
+:func:`~langgraph_mcp._call.secrets.hold_secrets` for a tool without hidden arguments (four chains,
+made once).
 """
 
 from __future__ import annotations
@@ -77,10 +81,22 @@ def _chain(steps: tuple[Step, ...], last: Next) -> Next:
     return chained
 
 
-_PIPELINE = _chain(STEPS, send)
+def _without(*left_out: Step) -> Next:
+    return _chain(tuple(s for s in STEPS if s not in left_out), send)
+
+
+_PIPELINES: dict[tuple[bool, bool], Next] = {
+    (True, True): _without(),
+    (True, False): _without(hidden_values, hold_secrets),
+    (False, True): _without(lazy_start),
+    (False, False): _without(lazy_start, hidden_values, hold_secrets),
+}
+"""The chains, by (may the server be waiting to start, has the tool hidden arguments)."""
 
 
 async def run_pipeline(call: Call) -> Any:
     """Run ``call`` down :data:`STEPS` to :func:`~langgraph_mcp._call.runner.send` and back: its
     outcome, a ``(content, artifact)`` pair (or a message or ``Command`` as content)."""
-    return await _PIPELINE(call)
+    pool = call.pool
+    lazy = pool is not None and pool.catalog is not None and call.connection.config.lazy
+    return await _PIPELINES[lazy, bool(call.options.hidden)](call)
