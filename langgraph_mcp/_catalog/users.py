@@ -15,6 +15,11 @@ one run, the tools its user is offered (:class:`RunTools`):
   server now offers; the next model call is offered the user's own tools;
 * the run has no user: the public tools only.
 
+A server whose runs carry their user's credentials (``ToolOptions(headers=..., per_user=True)``)
+is per user the same way, with those credentials in place of a token: each distinct set of them
+lists on sessions of its own; a run without them is offered none of the server's tools (there is
+no sign-in tool: the credentials come with the run).
+
 Users whose listings are the same share one built and bound tool set (memory grows with distinct
 listings, not with users): a listing is known by a digest of its content. A user's listing is
 never written anywhere another user reads: not to the persisted tool catalog, not to logs (a
