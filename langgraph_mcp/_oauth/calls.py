@@ -405,24 +405,12 @@ async def user_session(
             )
     # No await between the check in _current_token and here: a revocation from now on finds
     # this bearer (and blanks its token).
-    bearer = _bearer(shared, call.user)
-    bearer.token, bearer.refused = record.access_token, None
-    _POOLS.add(pool)
-    seen: list[tuple[int, str]] = []
-    reset = _challenges.set(seen)
-    holding = shared.redact.holding((record.access_token,))  # a server that echoes it
-    holding.__enter__()
+    bearing = _Bearing(pool, shared, call, record)
     try:
-        async with pool.using(call.name, call.thread, user=call.user, auth=bearer) as connection:
-            try:
-                # The user's own connection builds the call's messages: it masks the token too.
-                with connection.redact.holding((record.access_token,)):
-                    yield connection
-            except MCPAuthenticationError:
-                connection.retry()  # a new token is tried at once, without the refusal's back-off
-                raise
+        async with bearing.session() as connection:
+            yield connection
     except MCPAuthenticationError as exc:
-        status, challenge = seen[-1] if seen else (bearer.refused or (exc.status, ""))
+        status, challenge = bearing.refusal(exc)
         if asked:
             raise
         if status == 403 and "insufficient_scope" in challenge:
@@ -432,9 +420,43 @@ async def user_session(
             await delete_tokens(call.store, call.sealer, call.user, call.name)
             await call.ask("expired", challenge)
         raise
-    finally:
-        _challenges.reset(reset)
-        holding.__exit__(None, None, None)
+
+
+class _Bearing:
+    """A call's user's own session to a per-user OAuth server, every request bearing the user's
+    token (masked in what the server's connections log or raise while it is used), and the
+    refusal a request met (HTTP 401/403 with its challenge)."""
+
+    def __init__(self, pool: Any, shared: Any, call: _Call, record: TokenRecord) -> None:
+        self.pool, self.shared, self.call, self.record = pool, shared, call, record
+        self.seen: list[tuple[int, str]] = []
+        self.bearer = _bearer(shared, call.user)
+        self.bearer.token, self.bearer.refused = record.access_token, None
+
+    def refusal(self, exc: MCPAuthenticationError) -> tuple[int, str]:
+        """The status and challenge of the refusal behind ``exc``: the last one a request of
+        this call met, else the session's own (its connect), else ``exc``'s status."""
+        return self.seen[-1] if self.seen else (self.bearer.refused or (exc.status, ""))
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[Any]:
+        call, token = self.call, (self.record.access_token,)
+        _POOLS.add(self.pool)
+        reset = _challenges.set(self.seen)
+        try:
+            with self.shared.redact.holding(token):  # a server that echoes it
+                async with self.pool.using(
+                    call.name, call.thread, user=call.user, auth=self.bearer
+                ) as connection:
+                    try:
+                        # The user's own connection builds the call's messages: it masks the token too.
+                        with connection.redact.holding(token):
+                            yield connection
+                    except MCPAuthenticationError:
+                        connection.retry()  # a new token is tried at once, without the refusal's back-off
+                        raise
+        finally:
+            _challenges.reset(reset)
 
 
 class UserListing:
@@ -485,22 +507,12 @@ async def user_listing(
     record, had = await _current_token(call, forget=False)  # the call that asks forgets them
     if record is None:
         return UserListing(user, None, "expired" if had else "connect")
-    bearer = _bearer(shared, user)
-    bearer.token, bearer.refused = record.access_token, None
-    _POOLS.add(pool)
-    seen: list[tuple[int, str]] = []
-    reset = _challenges.set(seen)
+    bearing = _Bearing(pool, shared, call, record)
     try:
-        with shared.redact.holding((record.access_token,)):
-            async with pool.using(call.name, call.thread, user=user, auth=bearer) as connection:
-                try:
-                    with connection.redact.holding((record.access_token,)):
-                        tools = await list_tools(connection)
-                except MCPAuthenticationError:
-                    connection.retry()  # a new token is tried at once, without the refusal's back-off
-                    raise
+        async with bearing.session() as connection:
+            tools = await list_tools(connection)
     except MCPAuthenticationError as exc:
-        status, challenge = seen[-1] if seen else (bearer.refused or (exc.status, ""))
+        status, challenge = bearing.refusal(exc)
         if status == 403 and "insufficient_scope" in challenge:
             return UserListing(user, None, "step_up")
         if status == 401:
@@ -508,8 +520,6 @@ async def user_listing(
             # asks the user again, saying why.
             return UserListing(user, None, "expired")
         raise
-    finally:
-        _challenges.reset(reset)
     return UserListing(user, tools, None)
 
 
