@@ -44,17 +44,14 @@ from mcp.shared.exceptions import MCPError as SDKError
 from langgraph_mcp._compat.mcp import complete_by_default
 from langgraph_mcp._session.callbacks import Callbacks
 from langgraph_mcp._session.era import MODERN, client_info, is_handshake_version
-from langgraph_mcp._session.freshness import ListingShare
 from langgraph_mcp._session.listen import Listen
 from langgraph_mcp._session.loops import CLOSE_GRACE, LISTINGS, LoopScope
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session
 from langgraph_mcp._session.process import ServerProcess
-from langgraph_mcp._session.routing import CallSink
 from langgraph_mcp._session.tasks import TaskRequests
 from langgraph_mcp._session.taskwire import TASKS_EXTENSION
-from langgraph_mcp._session.transports import HTTPPool, describe
+from langgraph_mcp._session.transports import describe
 from langgraph_mcp._session.views import APP_MIME_TYPE, APPS_EXTENSION, View, parse_view
-from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, HTTPServerConfig, ServerConfig
 from langgraph_mcp.errors import MCPProtocolError
 
 __all__ = ["ServerConnection"]
@@ -78,29 +75,7 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
     Sessions are bound to an event loop, so a connection keeps one session per event loop that
     uses it (see :class:`~langgraph_mcp._session.loops.LoopScope`). A loop's session is stopped
     once that loop is closed, and :meth:`aclose` stops them all.
-
-    A streamable-HTTP server's sessions send over ``http_pool``
-    (:class:`~langgraph_mcp._session.transports.HTTPPool`): a connection made without one (the
-    server's shared connection) makes it and closes it in :meth:`aclose`; the server's thread
-    and per-user connections are given it, and leave it open when they close.
     """
-
-    def __init__(
-        self,
-        name: str,
-        config: ServerConfig,
-        *,
-        fallback: CallSink,
-        default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
-        share: ListingShare | None = None,
-        http_pool: HTTPPool | None = None,
-    ) -> None:
-        super().__init__(name, config, fallback=fallback, default_timeout=default_timeout, share=share)
-        self._owns_http_pool = http_pool is None and isinstance(config, HTTPServerConfig)
-        self.http_pool = HTTPPool() if self._owns_http_pool else http_pool
-        self.attached: dict[str, Any] = {}
-        """What the layers above keep for this connection's lifetime, opaque to it (the catalog
-        keeps a digest of the last listing here: it goes when a user's connection is closed)."""
 
     def __repr__(self) -> str:
         where = f"transport={self.transport!r}, protocol={self.protocol_version!r}"

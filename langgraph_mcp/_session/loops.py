@@ -34,7 +34,7 @@ from langgraph_mcp._session.routing import CallSink, Router
 from langgraph_mcp._session.transports import HTTPPool, TransportKind
 from langgraph_mcp._session.views import ViewCache
 from langgraph_mcp._session.watch import ResourceWatch
-from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig
+from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, HTTPServerConfig, ServerConfig
 from langgraph_mcp.errors import MCPConnectionError
 
 __all__ = ["CLOSE_GRACE", "LISTINGS", "ConnectionBase", "Listing", "LoopScope"]
@@ -67,7 +67,10 @@ class ConnectionBase:
     ``default_timeout`` bounds a call when neither the tool nor the configuration sets a limit.
     ``share`` is what the server's connections in one pool share (see
     :class:`~langgraph_mcp._session.freshness.ListingShare`): the
-    shared connection makes it, its thread connections are given it.
+    shared connection makes it, its thread connections are given it. So is ``http_pool``
+    (:class:`~langgraph_mcp._session.transports.HTTPPool`, streamable HTTP): a connection made
+    without one (the server's shared connection) makes it and closes it as it closes; the server's
+    thread and per-user connections are given it, and leave it open when they close.
     """
 
     def __init__(
@@ -78,6 +81,7 @@ class ConnectionBase:
         fallback: CallSink,
         default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
         share: ListingShare | None = None,
+        http_pool: HTTPPool | None = None,
     ) -> None:
         self.name = name
         self.config = config
@@ -86,13 +90,16 @@ class ConnectionBase:
         """Where the server's log notifications go (its stderr: ``<this>.stderr``)."""
         self._tools_version = 0
         self.listing_share = share if share is not None else ListingShare(config.listing_ttl)
+        """Listing lifetimes, and the listings the server's sessions in this pool share."""
+        self._owns_http_pool = http_pool is None and isinstance(config, HTTPServerConfig)
+        self.http_pool = HTTPPool() if self._owns_http_pool else http_pool
+        """The HTTP connections this connection's sessions borrow (``None``: not over HTTP)."""
         self.private = False
-        self.http_pool: HTTPPool | None = None
-        """The HTTP connections this connection's sessions borrow (``None``: not over HTTP, or
-        their own)."""
         """The session is one user's (per-user OAuth, or a run's credentials): what it lists is
         theirs, so its warnings never name a tool."""
-        """Listing lifetimes, and the listings the server's sessions in this pool share."""
+        self.attached: dict[str, Any] = {}
+        """What the layers above keep for this connection's lifetime, opaque to it (the catalog
+        keeps a digest of the last listing here: it goes when a user's connection is closed)."""
         self.protocol_version: str | None = None
         self.redact = config.redactor()
         """Removes this server's secrets from a text (every message built here passes it)."""
