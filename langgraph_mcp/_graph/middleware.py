@@ -343,9 +343,15 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             return routed
         return request.override(tool=routed)
 
-    def _run_of_call(self, request: ToolCallRequest) -> tuple[Any, Any, Any, Any]:
+    async def _run_of_call(self, request: ToolCallRequest) -> RunTools | None:
+        """The run's tools for routing one call: not looked up (no listing, no token read) for a
+        call to a shared tool of a server that is not per user, whose route they cannot change."""
+        per_user = self.pool.per_user_servers
+        shared = self.toolset.get(request.tool_call["name"])
+        if not per_user or (shared is not None and shared.server not in per_user):
+            return None
         runtime = request.runtime
-        return runtime.config, runtime.context, runtime.store, request.state
+        return await self._run(runtime.config, runtime.context, runtime.store, request.state)
 
     async def awrap_tool_call(
         self,
@@ -356,7 +362,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if request.tool is None and self.toolset.get(request.tool_call["name"]) is None:
             # E.g. a run resumed in a new process: the tools were listed by the old one.
             await self._current()
-        run = await self._run(*self._run_of_call(request))
+        run = await self._run_of_call(request)
         routed = self._route(request, run)
         if routed is None:
             return await handler(request)
@@ -381,9 +387,9 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         async def tools() -> RunTools | None:
             if unknown:
                 await self._current()
-            return await self._run(*self._run_of_call(request))
+            return await self._run_of_call(request)
 
-        run = run_sync(tools, pool=self.pool) if unknown or self.users.active else None
+        run = run_sync(tools, pool=self.pool) if unknown or self.pool.per_user_servers else None
         routed = self._route(request, run)
         if routed is None:
             return handler(request)
