@@ -15,7 +15,6 @@ runs the agent as the caller. What crossed is counted at the server.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -28,24 +27,20 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
-from mcp.server.auth.routes import create_auth_routes
-from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
-from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 
 from langgraph_mcp import MCPPool, create_mcp_agent
 from langgraph_mcp.apps import VIEW_CALL_CONFIG, VIEW_CALLS_KEY, app_routes, view_call_config, view_call_input
 from langgraph_mcp.config import load_connections
-from langgraph_mcp.oauth import oauth_callback_app
 from tests.chat import ScriptModel
 from tests.conftest_servers import serve_in_loop
-from tests.oauth.test_peruser_catalog import HELLO, KEY, Deployment, last_tool, signed_in
+from tests.oauth.test_peruser_catalog import HELLO, KEY, Deployment, GuardEverything, last_tool, signin_site
 from tests.servers import peruser_apps
-from tests.servers._runner import bind_socket, make_uvicorn_server
-from tests.servers.authorization import Gate, Provider
+from tests.servers._runner import bind_socket
+from tests.servers.authorization import Provider
 
 BOARD = peruser_apps.BOARD
 A1, A2, B1 = (str(uuid.uuid4()) for _ in range(3))
@@ -111,44 +106,19 @@ async def deployment(protocol: str) -> AsyncIterator[Views]:
     provider = Provider(token_ttl=600)
     sock = bind_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    gates: list[Gate] = []
-
-    def wrap(app: Any) -> Gate:
-        gates.append(Gate(app, provider, base))
-        gates[-1].everything = True
-        return gates[-1]
-
+    guard = GuardEverything(provider, base)
     seen = peruser_apps.Seen()
-    async with serve_in_loop(peruser_apps.build_server(seen), "http", wrap=wrap) as url:
+    async with serve_in_loop(peruser_apps.build_server(seen), "http", wrap=guard.wrap) as url:
         oauth = {"redirect_uri": f"{base}/oauth/callback", "encryption_key": KEY}
         servers = load_connections(
             {"api": {"url": url, "protocol": protocol, "timeout": 20, "apps": True, "oauth": oauth}}
         )
         store = InMemoryStore()
-        routes = create_auth_routes(
-            provider,  # type: ignore[arg-type,unused-ignore]
-            AnyHttpUrl(base),
-            client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["read"]),
-            revocation_options=RevocationOptions(enabled=True),
-        )
-        app = Starlette(
-            routes=[*routes, Mount("/oauth", oauth_callback_app(servers, store=store, user_of=signed_in))]
-        )
-        authorization = make_uvicorn_server(app)
-        serving = asyncio.ensure_future(authorization.serve([sock]))
-        try:
-            await asyncio.wait_for(authorization.ready.wait(), 10)
-            async with MCPPool(servers) as pool:
-                model = ScriptModel()
-                agent = create_mcp_agent(
-                    model, pool, checkpointer=InMemorySaver(), store=store, view_calls=True
-                )
-                catalog: Any = None  # the server keeps what it saw in ``seen``
-                yield Views(provider, gates[0], catalog, store, servers, pool, model, agent, seen=seen)
-        finally:
-            authorization.should_exit = True
-            await asyncio.wait_for(serving, 10)
-            sock.close()
+        async with signin_site(provider, sock, base, servers, store), MCPPool(servers) as pool:
+            model = ScriptModel()
+            agent = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, view_calls=True)
+            catalog: Any = None  # the server keeps what it saw in ``seen``
+            yield Views(provider, guard.gate, catalog, store, servers, pool, model, agent, seen=seen)
 
 
 def one_user_per_session(seen: peruser_apps.Seen) -> None:

@@ -126,6 +126,50 @@ def signed_in(request: Any) -> str | None:
     return user if isinstance(user, str) else None
 
 
+class GuardEverything:
+    """Wraps an MCP server's app in a :class:`Gate` that guards every request (``wrap``), and
+    keeps the gate (``gate``)."""
+
+    def __init__(self, provider: Provider, issuer: str) -> None:
+        self.provider, self.issuer = provider, issuer
+        self.gates: list[Gate] = []
+
+    def wrap(self, app: Any) -> Gate:
+        self.gates.append(Gate(app, self.provider, self.issuer))
+        self.gates[-1].everything = True
+        return self.gates[-1]
+
+    @property
+    def gate(self) -> Gate:
+        return self.gates[0]
+
+
+@asynccontextmanager
+async def signin_site(
+    provider: Provider, sock: Any, base: str, servers: dict[str, Any], store: InMemoryStore
+) -> AsyncIterator[None]:
+    """The SDK's authorization server over ``provider`` and the deployment's callback route for
+    ``servers`` (tokens into ``store``), served at ``base`` on ``sock`` until the block ends."""
+    routes = create_auth_routes(
+        provider,  # type: ignore[arg-type,unused-ignore]
+        AnyHttpUrl(base),
+        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["read"]),
+        revocation_options=RevocationOptions(enabled=True),
+    )
+    app = Starlette(
+        routes=[*routes, Mount("/oauth", oauth_callback_app(servers, store=store, user_of=signed_in))]
+    )
+    authorization = make_uvicorn_server(app)
+    serving = asyncio.ensure_future(authorization.serve([sock]))
+    try:
+        await asyncio.wait_for(authorization.ready.wait(), 10)
+        yield
+    finally:
+        authorization.should_exit = True
+        await asyncio.wait_for(serving, 10)
+        sock.close()
+
+
 def own_graph(pool: MCPPool, model: ScriptModel, store: InMemoryStore, **options: Any) -> Any:
     """A graph of one's own: a model node that binds ``node.get_tools(...)``, and ``MCPToolNode``."""
     node = MCPToolNode(pool, **options)
@@ -163,16 +207,10 @@ async def deployment(
     provider = Provider(token_ttl=600)
     sock = bind_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    gates: list[Gate] = []
-
-    def wrap(app: Any) -> Gate:
-        gates.append(Gate(app, provider, base))
-        gates[-1].everything = True
-        return gates[-1]
-
+    guard = GuardEverything(provider, base)
     catalog = peruser.PerUserCatalog()
     async with (
-        serve_in_loop(peruser.build_server(catalog), "http", wrap=wrap) as url,
+        serve_in_loop(peruser.build_server(catalog), "http", wrap=guard.wrap) as url,
         serve_in_loop(other.build_server(), "http") as other_url,
     ):
         spec: dict[str, Any] = {
@@ -189,30 +227,16 @@ async def deployment(
             spec["other"] = {"url": other_url, "protocol": protocol, "lazy": lazy_other}
         servers = load_connections(spec)
         store = InMemoryStore()
-        routes = create_auth_routes(
-            provider,  # type: ignore[arg-type]
-            AnyHttpUrl(base),
-            client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=["read"]),
-            revocation_options=RevocationOptions(enabled=True),
-        )
-        app = Starlette(
-            routes=[*routes, Mount("/oauth", oauth_callback_app(servers, store=store, user_of=signed_in))]
-        )
-        authorization = make_uvicorn_server(app)
-        serving = asyncio.ensure_future(authorization.serve([sock]))
-        try:
-            await asyncio.wait_for(authorization.ready.wait(), 10)
-            async with MCPPool(servers, tool_catalog=tool_catalog) as pool:
-                model = ScriptModel()
-                if face == "agent":
-                    graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
-                else:
-                    graph = own_graph(pool, model, store, **agent)
-                yield Deployment(provider, gates[0], catalog, store, servers, pool, model, graph)
-        finally:
-            authorization.should_exit = True
-            await asyncio.wait_for(serving, 10)
-            sock.close()
+        async with (
+            signin_site(provider, sock, base, servers, store),
+            MCPPool(servers, tool_catalog=tool_catalog) as pool,
+        ):
+            model = ScriptModel()
+            if face == "agent":
+                graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
+            else:
+                graph = own_graph(pool, model, store, **agent)
+            yield Deployment(provider, guard.gate, catalog, store, servers, pool, model, graph)
 
 
 @pytest.mark.parametrize("protocol", ERAS)
