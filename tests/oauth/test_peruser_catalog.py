@@ -14,7 +14,7 @@ import asyncio
 import gc
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,10 @@ class Deployment:
     async def resume(self, user: str, thread: str) -> dict[str, Any]:
         return await self._run(user, thread, Command(resume=True))
 
+    guard: Any = None
+    """The guard the protected server's gates come from (a server started again uses it too)."""
+    stop_api: Any = None
+    """Stops the protected server (the deployment goes on without it)."""
     sync: bool = False
     """Run the graph with ``invoke`` (in a thread: the servers run on this loop)."""
 
@@ -209,10 +213,19 @@ async def deployment(
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     guard = GuardEverything(provider, base)
     catalog = peruser.PerUserCatalog()
-    async with (
-        serve_in_loop(peruser.build_server(catalog), "http", wrap=guard.wrap) as url,
-        serve_in_loop(other.build_server(), "http") as other_url,
-    ):
+    api = serve_in_loop(peruser.build_server(catalog), "http", wrap=guard.wrap)
+    url = await api.__aenter__()
+    stopped = False
+
+    async def stop() -> None:
+        nonlocal stopped
+        if not stopped:
+            stopped = True
+            await api.__aexit__(None, None, None)
+
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(stop)
+        other_url = await stack.enter_async_context(serve_in_loop(other.build_server(), "http"))
         spec: dict[str, Any] = {
             "api": {
                 "url": url,
@@ -236,7 +249,9 @@ async def deployment(
                 graph = create_mcp_agent(model, pool, checkpointer=InMemorySaver(), store=store, **agent)
             else:
                 graph = own_graph(pool, model, store, **agent)
-            yield Deployment(provider, guard.gate, catalog, store, servers, pool, model, graph)
+            deployed = Deployment(provider, guard.gate, catalog, store, servers, pool, model, graph)
+            deployed.guard, deployed.stop_api = guard, stop
+            yield deployed
 
 
 @pytest.mark.parametrize("protocol", ERAS)
@@ -550,3 +565,56 @@ async def test_a_lazy_server_waits_while_a_users_catalog_is_listed(tmp_path: Any
         assert d.pool.waiting("other") and not d.pool.waiting("api")
         assert "hi" in last_tool(await d.say("alice", "a1", 'echo {"text": "hi"}'))
         assert not d.pool.waiting("other")
+
+
+async def test_users_running_at_once_each_get_their_own_tools_and_answers() -> None:
+    """Three users' runs at once, three each: a model call offered anyone else's tools would fail
+    the run (the scripted call of a tool it was not given raises), and each answer is the
+    caller's."""
+    async with deployment("auto") as d:
+        d.catalog.tools["carol"] = ["whoami", "carol_notes"]
+        for user in ("alice", "bob", "carol"):
+            await d.connect(user, f"{user}-0")
+        own = {"alice": "alice_reports", "bob": "bob_admin", "carol": "carol_notes"}
+        before = len(d.catalog.called)
+
+        async def run(user: str, n: int) -> tuple[str, str, str]:
+            out = await d.say(user, f"{user}-{n}", f"{own[user]}\nwhoami")
+            answers = [str(m.content) for m in out["messages"] if isinstance(m, ToolMessage)][-2:]
+            return user, answers[0], answers[1]
+
+        results = await asyncio.gather(*(run(u, n) for n in (1, 2, 3) for u in own))
+        for user, tool_answer, whoami in results:
+            assert (tool_answer, whoami) == (f"{own[user]} for {user}", f"user={user}")
+        called = d.catalog.called[before:]
+        assert sorted(called) == sorted([(u, t) for u in own for t in (own[u], "whoami")] * 3)
+
+
+@pytest.mark.slow  # waits for the user's session to be tried again after its back-off (1 s)
+async def test_a_per_user_server_down_fails_its_calls_only_and_comes_back() -> None:
+    async with deployment("auto") as d:
+        await d.connect("alice", "a1")
+        assert "alice_reports" in d.offered()
+        port = int(str(d.servers["api"].url).rsplit(":", 1)[1].split("/")[0])
+        await d.stop_api()  # the server goes away
+        out = await d.say("alice", "a1", 'echo {"text": "still here"}')
+        assert "still here" in last_tool(out)  # the run goes on with the other server
+        # Her tools, as last listed, stay offered (as a shared server's do): a call says why it
+        # failed, and the run goes on.
+        out = await d.say("alice", "a1", "alice_reports")
+        failed = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+        assert failed.status == "error" and "api" in str(failed.content)
+        assert "connect_api" not in d.offered()  # she is not asked to sign in again
+
+        back = serve_in_loop(peruser.build_server(d.catalog), "http", port=port, wrap=d.guard.wrap)
+        await back.__aenter__()
+        try:
+            for _ in range(60):  # until her session is tried again (its back-off, 1 s)
+                out = await d.say("alice", "a1", "alice_reports")
+                answer = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+                if answer.status == "success":
+                    break
+                await asyncio.sleep(0.1)
+            assert str(answer.content) == "alice_reports for alice"
+        finally:
+            await back.__aexit__(None, None, None)
