@@ -173,7 +173,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         self.pool, self._owns_pool = options.hold_pool(connections)
         self.toolset = options.toolset(self.pool, messages_key="messages")
         self.users = UserCatalogs(self.toolset)
-        """The per-user part of each run's tools (per-user OAuth servers)."""
+        """The per-user part of each run's tools (per-user OAuth, or per_user headers)."""
         self.search = options.searcher(self.toolset, self.users)
         self.tools = [*options.readers(self.pool), *([self.search.tool] if self.search is not None else [])]
         self.raise_errors = frozenset(options.raise_errors)

@@ -231,7 +231,7 @@ class MCPToolNode(PoolHolder, ToolNode):
                 f"tool_search: a local tool is named {settings.name!r}; give ToolSearch another name",
             )
         self.users = UserCatalogs(self.toolset)
-        """The per-user part of each run's tools (per-user OAuth servers)."""
+        """The per-user part of each run's tools (per-user OAuth, or per_user headers)."""
         self._run_tables: weakref.WeakKeyDictionary[RunTools, tuple[dict[str, BaseTool], dict[str, Any]]] = (
             weakref.WeakKeyDictionary()
         )
@@ -254,9 +254,10 @@ class MCPToolNode(PoolHolder, ToolNode):
                 tools = await node.get_tools(runtime.context, state=state)
                 return {"messages": [await model.bind_tools(tools).ainvoke(state["messages"])]}
 
-        For a per-user server (per-user OAuth), the tools are those of the run's user (read from the
-        run's config when called in a graph node): their own listing once they connected, else
-        one ``connect_<server>`` tool standing for the server's tools, which asks them to connect.
+        For a per-user server (per-user OAuth, per_user headers), the tools are those of the run's
+        user (read from the run's config when called in a graph node): their own listing once they
+        connected, else (OAuth) one ``connect_<server>`` tool standing for the server's tools,
+        which asks them to connect.
 
         Connects the servers on first use. Raises per ``on_connection_error``.
         """
