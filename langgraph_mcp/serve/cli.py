@@ -119,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--tasks", choices=["auto", "always", "never"], default="auto")
     p.add_argument("--task-after", type=float, default=5.0, metavar="SECONDS")
+    p.add_argument("--poll-interval-ms", type=int, default=500, help="the poll interval suggested for tasks")
     p.add_argument("--thread-argument", default="thread", help="the conversation argument ('' for none)")
     p.add_argument(
         "--state-key-env",
@@ -131,12 +132,16 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and serve the graphs."""
     args = _parser().parse_args(argv)
-    checkpointer = None
+    checkpointer: Any = None
     if args.sqlite:
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        checkpointer = AsyncSqliteSaver(aiosqlite.connect(args.sqlite))
+        path = args.sqlite
+
+        def checkpointer() -> AsyncSqliteSaver:  # made in the server's event loop
+            return AsyncSqliteSaver(aiosqlite.connect(path))
+
     security = None
     if args.state_key_env:
         from mcp.server.mcpserver import RequestStateSecurity
@@ -146,7 +151,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise SystemExit(f"{args.state_key_env} is not set.")
         security = RequestStateSecurity(keys=[hashlib.sha256(secret.encode()).hexdigest()], ttl=3600)
     options = ServeOptions(
-        thread_argument=args.thread_argument or None, tasks=args.tasks, task_after=args.task_after
+        thread_argument=args.thread_argument or None,
+        tasks=args.tasks,
+        task_after=args.task_after,
+        poll_interval_ms=args.poll_interval_ms,
     )
     server = GraphServer(
         [load_graph(target) for target in args.graphs],

@@ -71,7 +71,7 @@ class ServeOptions:
 
 
 def _meta_thread(meta: Any) -> str | None:
-    extra = getattr(meta, "model_extra", None) or {}
+    extra = meta if isinstance(meta, Mapping) else (getattr(meta, "model_extra", None) or {})
     value = extra.get(THREAD_META_KEY) if isinstance(extra, Mapping) else None
     return value if isinstance(value, str) and value else None
 
@@ -102,7 +102,9 @@ class GraphServer(MCPServer[Any]):
         graphs: The graphs to serve: compiled graphs or :class:`GraphTool`s.
         name: The server's name (also the audience its ``requestState`` is sealed for).
         checkpointer: Where runs are kept for graphs compiled without one (default: in memory);
-            a durable one (SQLite, Postgres) lets questions and tasks outlive the process.
+            a durable one (SQLite, Postgres) lets questions and tasks outlive the process. A
+            function of no arguments is called on the first request, in the server's event loop
+            (for savers made in a loop, e.g. ``AsyncSqliteSaver``).
         options: :class:`ServeOptions`.
         token_verifier: Verifies bearer tokens on HTTP (with ``auth``); each user's threads are
             their own.
@@ -137,18 +139,15 @@ class GraphServer(MCPServer[Any]):
 
         self.options = options or ServeOptions()
         items = list(graphs) if isinstance(graphs, Sequence) else [graphs]
-        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        self._checkpointer = checkpointer
+        self._saver: Any = None
         self._tools: dict[str, GraphTool] = {}
         self._graphs: dict[str, Any] = {}
         for item in items:
             tool = item if isinstance(item, GraphTool) else GraphTool(item)
             if tool.tool_name in self._tools:
                 raise ValueError(f"Two graphs are served as the tool {tool.tool_name!r}: give one a name.")
-            graph = tool.graph
-            if getattr(graph, "checkpointer", None) in (None, False):
-                graph = graph.copy({"checkpointer": self.checkpointer})
             self._tools[tool.tool_name] = tool
-            self._graphs[tool.tool_name] = graph
         self.runs = Runs(self)
         super().__init__(
             name,
@@ -174,7 +173,25 @@ class GraphServer(MCPServer[Any]):
     def served(self, name: str) -> tuple[GraphTool, Any] | None:
         """The tool ``name`` and its graph (bound to the server's checkpointer)."""
         tool = self._tools.get(name)
-        return (tool, self._graphs[name]) if tool is not None else None
+        if tool is None:
+            return None
+        graph = self._graphs.get(name)
+        if graph is None:
+            graph = tool.graph
+            if getattr(graph, "checkpointer", None) in (None, False):
+                graph = graph.copy({"checkpointer": self._bound_saver()})
+            self._graphs[name] = graph
+        return tool, graph
+
+    def _bound_saver(self) -> Any:
+        if self._saver is None:
+            made = self._checkpointer
+            if made is None:
+                made = InMemorySaver()
+            elif callable(made) and not hasattr(made, "aget_tuple"):
+                made = made()
+            self._saver = made
+        return self._saver
 
     # -- one call -------------------------------------------------------------------------------
 
