@@ -45,6 +45,7 @@ __all__ = [
     "MCPError",
     "MCPProtocolError",
     "MCPServerError",
+    "MCPSkillError",
     "MCPTimeoutError",
     "MCPToolCallError",
     "MCPUnknownServerError",
@@ -207,6 +208,23 @@ class MCPServerError(MCPError, RuntimeError):
 
 class MCPProtocolError(_ServerProblem):
     """A server's answer broke the protocol, or a tool's declared ``outputSchema``."""
+
+
+class MCPSkillError(MCPError, ValueError):
+    """A skill, or one of its files, is not given to the model (``langgraph_mcp.skills``):
+    ``reason`` says why, in words the model (and a person reading the trace) can act on; ``kind``
+    names the check that refused it: ``unknown`` or ``ambiguous`` (the name), ``rejected`` (a
+    person), ``unlisted`` or ``outside`` (a file the skill does not list, or not within it),
+    ``dynamic`` (its files cannot be checked), ``too_large``, ``size``, ``digest`` or
+    ``frontmatter`` (the file does not match the server's listing), ``unreachable``."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        self.reason = reason
+        super().__init__(reason)
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.kind, self.reason)
 
 
 class MCPToolCallError(MCPError, ToolException):

@@ -58,6 +58,7 @@ from langgraph_mcp.types import (
     MCPElicitationReviewConfig,
     MCPElicitationUrlRequest,
     MCPInterrupt,
+    MCPLoadedSkill,
     MCPLogEvent,
     MCPProgressEvent,
     MCPProgressUIProps,
@@ -66,6 +67,8 @@ from langgraph_mcp.types import (
     MCPSamplingResponses,
     MCPSamplingResume,
     MCPSamplingResumeValue,
+    MCPSkillApprovalInterrupt,
+    MCPSkillLoadResult,
     MCPStreamEvent,
     MCPTaskInterrupt,
     MCPToolArtifact,
@@ -134,6 +137,29 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP authorization interrupt",
         'The interrupt value ("type": "mcp_authorization") raised when a call to a per-user OAuth '
         "server needs the user to connect (open url); any resume value retries the call.",
+    ),
+    "skill-approval-interrupt": (
+        MCPSkillApprovalInterrupt,
+        "MCP skill approval interrupt",
+        'The interrupt value ("type": "skill_approval") that asks a person to approve loading an MCP '
+        "skill into the model's context, bound to the files and digests it shows.",
+    ),
+    "skill-approval-resume": (
+        MCPApprovalResume,
+        "MCP skill approval resume value",
+        "The resume value that answers a skill_approval interrupt: an approve or reject decision, "
+        '{"decisions": [<decision>]} or {"responses": {<key>: <decision>}}.',
+    ),
+    "skill-load-result": (
+        MCPSkillLoadResult,
+        "MCP skill load result",
+        "The artifact of the load_skill tool's ToolMessage: which skill file was given to the model, "
+        "checked against which digest.",
+    ),
+    "loaded-skills-state": (
+        dict[str, MCPLoadedSkill],
+        "MCP loaded skills state",
+        "The mcp_skills graph state key: the skills loaded in a thread, by skill id.",
     ),
     "interrupt": (
         MCPInterrupt,

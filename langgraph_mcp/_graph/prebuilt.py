@@ -31,8 +31,10 @@ from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS
 from langgraph_mcp._graph.middleware import MCPMiddleware
 from langgraph_mcp._graph.spec import MCPOptions
 from langgraph_mcp._pool.pool import OnConnectionError
+from langgraph_mcp._skills.middleware import MCPSkillsMiddleware
+from langgraph_mcp._skills.skills import MCPSkills
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
-from langgraph_mcp.errors import FailureKind
+from langgraph_mcp.errors import FailureKind, MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
 
 __all__ = ["create_mcp_agent", "route_tool_calls"]
@@ -56,6 +58,7 @@ def create_mcp_agent(
     on_connection_error: OnConnectionError = "raise",
     default_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     view_calls: bool = False,
+    skills: bool | MCPSkills = False,
     **agent_kwargs: Any,
 ) -> Any:
     """An agent (``create_agent``'s compiled graph) whose tools are the MCP servers' tools, plus
@@ -85,6 +88,10 @@ def create_mcp_agent(
         on_connection_error: As for :class:`~langgraph_mcp.MCPToolNode`.
         default_timeout: As for :class:`~langgraph_mcp.MCPToolNode`.
         view_calls: As for :class:`~langgraph_mcp.MCPMiddleware`.
+        skills: Offer the servers' skills (``io.modelcontextprotocol/skills``) with progressive
+            disclosure: ``True``, or an :class:`~langgraph_mcp.skills.MCPSkills` for its options
+            (approval, granting tools, ...). An :class:`~langgraph_mcp.skills.MCPSkillsMiddleware`
+            then follows the MCP middleware, on the same pool (``agent.skills``; ``None`` without).
         **agent_kwargs: Go to ``create_agent`` (``checkpointer``, ``store``, ``context_schema``,
             ``state_schema``, ``response_format``, ``name``, ...).
     """
@@ -102,19 +109,27 @@ def create_mcp_agent(
         view_calls=view_calls,
     )
     mcp = MCPMiddleware._from_options(connections, options)
+    skilled: list[AgentMiddleware] = []
+    if skills is True:
+        skilled = [MCPSkillsMiddleware(mcp.pool, server_options=server_options)]
+    elif isinstance(skills, MCPSkills):
+        skilled = [MCPSkillsMiddleware(skills)]
+    elif skills is not False:
+        raise MCPConfigError(None, "skills", f"must be True, False or an MCPSkills, not {skills!r}"[:200])
     agent = create_agent(
         model,
         tools=list(tools),
         system_prompt=system_prompt,
-        middleware=[mcp, *middleware],
+        middleware=[mcp, *skilled, *middleware],
         **agent_kwargs,
     )
     # The agent's own tools, known here once: a batch of approvals never asks about their calls,
     # even in a process whose first step is a resume (no model call yet to list them from).
-    own = [*tools, *(t for m in middleware for t in getattr(m, "tools", ()))]
+    own = [*tools, *(t for m in [*skilled, *middleware] for t in getattr(m, "tools", ()))]
     names = (getattr(tool, "name", getattr(tool, "__name__", None)) for tool in own)
     mcp.agent_tools = frozenset(name for name in names if isinstance(name, str))
     agent.mcp = mcp  # type: ignore[attr-defined]
+    agent.skills = skilled[0] if skilled else None  # type: ignore[attr-defined]
     return agent
 
 

@@ -48,6 +48,7 @@ from langgraph_mcp._session.listen import Listen
 from langgraph_mcp._session.loops import CLOSE_GRACE, LISTINGS, LoopScope
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session
 from langgraph_mcp._session.process import ServerProcess
+from langgraph_mcp._session.skillwire import SKILLS_EXTENSION
 from langgraph_mcp._session.tasks import TaskRequests
 from langgraph_mcp._session.taskwire import TASKS_EXTENSION
 from langgraph_mcp._session.transports import describe
@@ -62,6 +63,9 @@ _APPS = advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})
 """What a client hosting MCP Apps views advertises (servers with ``apps: true``)."""
 _TASKS = advertise(TASKS_EXTENSION)
 """The tasks extension (servers with ``tasks: true``, the default): calls may come back as tasks."""
+_SKILLS = advertise(SKILLS_EXTENSION)
+"""The skills extension (servers with ``skills: true``, the default): the extension defines no
+client settings, but servers may refuse ``skills/list`` to a client that does not declare it."""
 _SAMPLING_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
 """``sampling.tools``: declared when the server's ``sampling_model`` can be given tools."""
 
@@ -99,6 +103,7 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
             extensions=[
                 *([_APPS] if self.config.apps else []),
                 *([_TASKS] if self.config.tasks else []),
+                *([_SKILLS] if self.config.skills else []),
             ]
             or None,
         )
@@ -108,7 +113,8 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
         assert client is not None
         self.protocol_version = client.protocol_version
         extensions = client.server_capabilities.extensions
-        self.offers_tasks = isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+        self.server_extensions = dict(extensions) if isinstance(extensions, dict) else {}
+        self.offers_tasks = TASKS_EXTENSION in self.server_extensions
         legacy = client.server_capabilities.tasks
         self.legacy_tasks = bool(
             legacy is not None

@@ -248,6 +248,11 @@ class Listings(Requests):
         """The tool called ``name`` in the last listing, if any."""
         return self._by_name.get(name)
 
+    def forget_listing(self, kind: Listing) -> None:
+        """Drop the cached ``kind`` listing: what it says was found stale (a skill file that does
+        not match its entry); the next use lists again."""
+        self._lists_changed(kind)
+
     async def listing(self, kind: Listing) -> list[Any]:
         """The server's resources, resource templates or prompts (every page), cached until the
         server says that list changed, a reconnect, or the end of the listing's lifetime
@@ -308,6 +313,11 @@ class Listings(Requests):
             self._lists[kind], self._list_stamps[kind] = items, stamp
             share.offer(kind, items, stamp)
         return items
+
+    def forget_read(self, uri: str) -> None:
+        """Reuse no kept read of ``uri`` (what it gave was found stale); the next read asks."""
+        self.reads.updated(uri)
+        self.listing_share.reads.updated(uri)
 
     async def read(
         self, uri: str, *, timeout: float | Literal["default"] | None = "default", limited: bool = False

@@ -31,6 +31,7 @@ from langgraph_mcp._session.limits import FairLimiter, Slot, queue_key
 from langgraph_mcp._session.owner import Session, SessionOwner
 from langgraph_mcp._session.process import ServerProcess
 from langgraph_mcp._session.routing import CallSink, Router
+from langgraph_mcp._session.skillwire import SkillEntry
 from langgraph_mcp._session.transports import HTTPPool, TransportKind
 from langgraph_mcp._session.views import ViewCache
 from langgraph_mcp._session.watch import ResourceWatch
@@ -47,13 +48,14 @@ logger = logging.getLogger("langgraph_mcp.pool")
 CLOSE_GRACE = 2.0
 """Seconds cancelled requests get to tell the server so before their session ends."""
 
-Listing = Literal["resources", "resource_templates", "prompts"]
+Listing = Literal["resources", "resource_templates", "prompts", "skills"]
 """A listing other than tools."""
 
 LISTINGS: dict[Listing, tuple[str, str, type[Any]]] = {
     "resources": ("resources/list", "resources", types.Resource),
     "resource_templates": ("resources/templates/list", "resourceTemplates", types.ResourceTemplate),
     "prompts": ("prompts/list", "prompts", types.Prompt),
+    "skills": ("skills/list", "skills", SkillEntry),
 }
 """What each listing is called on the wire: its method, its answer's key, one entry's model."""
 
@@ -97,6 +99,8 @@ class ConnectionBase:
         self.private = False
         """The session is one user's (per-user OAuth, or a run's credentials): what it lists is
         theirs, so its warnings never name a tool."""
+        self.server_extensions: dict[str, Any] = {}
+        """The extensions the server declared on its last session (identifier -> settings)."""
         self.attached: dict[str, Any] = {}
         """What the layers above keep for this connection's lifetime, opaque to it (the catalog
         keeps a digest of the last listing here: it goes when a user's connection is closed)."""
@@ -206,6 +210,8 @@ class ConnectionBase:
             self.listing_share.changed("tools")
 
     def _lists_changed(self, *kinds: Listing, notice: bool = False) -> None:
+        if "resources" in kinds and "skills" not in kinds:
+            kinds = (*kinds, "skills")  # a skill's files are resources: its entry may be stale too
         for kind in kinds:
             self._lists.pop(kind, None)
             self._list_stamps.pop(kind, None)

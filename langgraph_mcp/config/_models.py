@@ -197,6 +197,10 @@ class _ServerBase(BaseModel):
     interval; its handle is kept in the checkpoint, its questions are asked like any others, and
     cancelling the run or its timeout cancels it on the server. Off: the extension is not
     advertised (a server that needs it then refuses such calls)."""
+    skills: bool = True
+    """Use this server's skills (``io.modelcontextprotocol/skills``) where it declares the
+    extension: advertise it, and list its skills (``skills/list``, no file is read until a skill
+    is loaded) for :class:`~langgraph_mcp.skills.MCPSkillsMiddleware`. Off: never listed."""
     task_detach_after: float | None = Field(default=None, ge=0)
     """Seconds a call follows its task before the run parks with an ``mcp_task`` interrupt
     instead of holding a worker (``None``: never; ``0``: as soon as the task is created); a

@@ -63,6 +63,14 @@ from langgraph_mcp.types._apps import (
 )
 from langgraph_mcp.types._catalog import MCPToolCatalog, MCPToolCatalogServer
 from langgraph_mcp.types._oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
+from langgraph_mcp.types._skills import (
+    SKILL_APPROVAL_INTERRUPT_TYPE,
+    MCPLoadedSkill,
+    MCPLoadedSkillFile,
+    MCPSkillApprovalInterrupt,
+    MCPSkillFileInfo,
+    MCPSkillLoadResult,
+)
 from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = [
@@ -73,6 +81,7 @@ __all__ = [
     "ELICITATION_INTERRUPT_TYPE",
     "PROGRESS_UI_NAME",
     "SAMPLING_INTERRUPT_TYPE",
+    "SKILL_APPROVAL_INTERRUPT_TYPE",
     "TASK_INTERRUPT_TYPE",
     "ElicitationHandler",
     "MCPAppCallRequest",
@@ -110,6 +119,8 @@ __all__ = [
     "MCPElicitationReviewConfig",
     "MCPElicitationUrlRequest",
     "MCPInterrupt",
+    "MCPLoadedSkill",
+    "MCPLoadedSkillFile",
     "MCPLogEvent",
     "MCPProgressEvent",
     "MCPProgressUIProps",
@@ -118,6 +129,9 @@ __all__ = [
     "MCPSamplingResponses",
     "MCPSamplingResume",
     "MCPSamplingResumeValue",
+    "MCPSkillApprovalInterrupt",
+    "MCPSkillFileInfo",
+    "MCPSkillLoadResult",
     "MCPStreamEvent",
     "MCPTaskInterrupt",
     "MCPToolArtifact",
@@ -421,6 +435,7 @@ MCPInterrupt: TypeAlias = (
     | MCPSamplingInterrupt
     | MCPTaskInterrupt
     | MCPAuthorizationInterrupt
+    | MCPSkillApprovalInterrupt
 )
 """Any ``interrupt()`` value this package raises; ``type`` tells which."""
 
