@@ -23,6 +23,7 @@ import anyio
 import yaml
 
 from langgraph_mcp._skills.entries import MCPSkillFile
+from langgraph_mcp.errors import MCPError
 
 __all__ = ["MAX_FRONTMATTER", "Mismatch", "body_of", "check_bytes", "check_frontmatter", "frontmatter_of"]
 
@@ -32,7 +33,7 @@ MAX_FRONTMATTER = 64 * 1024
 _BLOCK = re.compile(r"^---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
 
 
-class Mismatch(Exception):
+class Mismatch(MCPError):
     """A file does not match its listing entry: ``kind`` is ``size``, ``digest`` or
     ``frontmatter``; the message says how (never the file's content)."""
 
