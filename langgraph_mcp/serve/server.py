@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,7 +29,8 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 
 from langgraph_mcp.serve.questions import Question, Unanswered, questions_for, resume_value
-from langgraph_mcp.serve.runs import Outcome, Report, Reporter, drive, outcome_of
+from langgraph_mcp.serve.reports import LogLevels, reporter
+from langgraph_mcp.serve.runs import Outcome, Reporter, drive, outcome_of
 from langgraph_mcp.serve.threads import (
     THREAD_ARGUMENT,
     THREAD_META_KEY,
@@ -157,6 +157,11 @@ class GraphServer(MCPServer[Any]):
             request_state_security=request_state_security,
             extensions=[ServedTasks(self)] if self.options.tasks != "never" else None,
         )
+        self._levels = LogLevels()
+        # MCPServer has no public way to serve logging/setLevel (2025-11-25 clients send it)
+        self._lowlevel_server.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._levels.set_level
+        )
 
     # -- listing ------------------------------------------------------------------------------
 
@@ -232,7 +237,7 @@ class GraphServer(MCPServer[Any]):
             raise ValueError("A served graph is called through an MCP request.")
         rctx = context.request_context
         modern = context.protocol_version == MODERN
-        report = _reporter(context)
+        report = reporter(context, self._levels)
         if modern and context.request_state:
             resumed = await self._resume_round(name, context, report)
             if isinstance(resumed, types.CallToolResult | types.InputRequiredResult):
@@ -375,29 +380,6 @@ async def _ask_live(context: Context[Any, Any], question: Question) -> types.Eli
     return await session.elicit_form(
         params.message, params.requested_schema, related_request_id=context.request_id
     )
-
-
-def _reporter(context: Context[Any, Any]) -> Reporter:
-    session = context.request_context.session
-    request_id = context.request_context.request_id
-
-    async def report(said: Report) -> None:
-        try:
-            if said.kind == "progress":
-                await session.report_progress(said.step, None, said.message)
-            else:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    await session.send_log_message(
-                        level=said.level,  # type: ignore[arg-type]
-                        data=said.data if said.data is not None else said.message,
-                        logger=said.logger,
-                        related_request_id=request_id,
-                    )
-        except Exception:  # a report that cannot be sent never fails the run
-            logger.debug("A report was not sent", exc_info=True)
-
-    return report
 
 
 def create_mcp_server(graphs: Sequence[Any] | Any, **kwargs: Any) -> GraphServer:
