@@ -40,7 +40,7 @@ from langgraph_mcp._compat.langgraph import (
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp._support.coerce import coerce_edited
 from langgraph_mcp.errors import MCPToolCallError
-from langgraph_mcp.types import MCPApprovalInterrupt, MCPApprovalsInterrupt
+from langgraph_mcp.types import SKILL_GRANTS_KEY, MCPApprovalInterrupt, MCPApprovalsInterrupt
 
 __all__ = [
     "APPROVAL_MODES",
@@ -573,6 +573,8 @@ async def approve(call: Call, next_step: Next) -> Any:
     edited arguments and, back, its result says what ran (:func:`with_edit_notice`). Without
     approval, an answer asked before this process's policy stopped asking still holds."""
     outcome: Approved | ToolMessage | None
+    if call.approval and _granted(call):
+        return await next_step(call)  # a skill a person approved may call it without asking
     if call.approval:
         try:
             outcome = ask_approval(call.question(call.arguments, call.approval))
@@ -589,6 +591,23 @@ async def approve(call: Call, next_step: Next) -> Any:
     hidden = call.options.hidden
     call.arguments = {k: v for k, v in outcome.arguments.items() if k not in hidden}
     return with_edit_notice(await next_step(call), call.arguments, call.messages_key)
+
+
+def _granted(call: Call) -> bool:
+    return skill_granted(call.runtime.state if call.runtime is not None else None, call.server, call.mcp_name)
+
+
+def skill_granted(state: Any, server: str, tool: str) -> bool:
+    """Did a person approve a skill whose ``allowed-tools`` names MCP tool ``tool`` of ``server``
+    (graph state ``mcp_skill_grants``, kept only while the skill is listed as approved)? Its
+    calls then run without their own approval question."""
+    grants = state.get(SKILL_GRANTS_KEY) if isinstance(state, Mapping) else None
+    if not isinstance(grants, Mapping):
+        return False
+    return any(
+        isinstance(grant, Mapping) and grant.get("server") == server and tool in (grant.get("tools") or ())
+        for grant in grants.values()
+    )
 
 
 def with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str) -> Any:

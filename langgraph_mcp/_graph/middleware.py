@@ -39,7 +39,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_mcp._call.adapter import MCPTool
-from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest
+from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest, skill_granted
 from langgraph_mcp._call.results import RAISE_KINDS
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
@@ -62,6 +62,7 @@ from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FailureKind
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
+from langgraph_mcp.types import SKILL_GRANTS_KEY
 
 __all__ = ["MCPMiddleware"]
 
@@ -462,9 +463,19 @@ class _BatchedApprovals(MCPMiddleware):
     arguments changed since finds none and asks on its own)."""
 
     def _turn(self, state: Mapping[str, Any]) -> list[Any]:
+        """The MCP calls of the model's last turn, but those a skill's grant lets run unasked."""
         messages = state.get("messages") or []
         last = messages[-1] if messages else None
-        return list(last.tool_calls) if isinstance(last, AIMessage) else []
+        calls = list(last.tool_calls) if isinstance(last, AIMessage) else []
+        if not state.get(SKILL_GRANTS_KEY):
+            return calls
+        get = self.toolset.get
+        return [
+            c
+            for c in calls
+            if (tool := get(c.get("name", ""))) is None
+            or not skill_granted(state, tool.server, tool.mcp_name)
+        ]
 
     def _decided(self, state: Mapping[str, Any], requests: list[ApprovalRequest]) -> dict[str, Any] | None:
         given = decided_together(requests)

@@ -1,6 +1,6 @@
 """The skills a run may load: each server's listing entries, checked, named per server.
 
-A listing entry (:class:`~langgraph_mcp._session.skills.SkillEntry`) becomes a :class:`MCPSkill` only
+A listing entry (:class:`~langgraph_mcp._session.skills.SkillEntry`) becomes an :class:`MCPSkill` only
 when it could be loaded as the extension says: its ``uri`` names a ``SKILL.md`` whose folder's last
 segment is the frontmatter's ``name`` (a valid skill name), every file it lists lies within that
 folder, is listed once and includes the ``SKILL.md``, and the listing stays within the limits
@@ -121,7 +121,7 @@ def skill_id(server: str, path: str) -> str:
 
 
 def check_entry(server: str, entry: SkillEntry) -> MCPSkill | str:
-    """``entry`` as a :class:`MCPSkill`, or why it cannot be loaded."""
+    """``entry`` as an :class:`MCPSkill`, or why it cannot be loaded."""
     uri = entry.uri
     if "://" not in uri or not uri.endswith("/" + _SKILL_MD):
         return f"its uri {uri!r} does not name a SKILL.md"

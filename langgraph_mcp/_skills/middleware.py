@@ -17,11 +17,14 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.config import get_config
+from langgraph.runtime import Runtime
 
 from langgraph_mcp._skills.approval import SkillApproval
+from langgraph_mcp._skills.catalog import Run
+from langgraph_mcp._skills.entries import SkillSet
 from langgraph_mcp._skills.loader import DEFAULT_MAX_FILE_BYTES, LOADER_NAME
 from langgraph_mcp._skills.skills import MCPSkills
-from langgraph_mcp._skills.state import MCPSkillsState
+from langgraph_mcp._skills.state import GRANTS_KEY, MCPSkillsState
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.options import ToolOptions
 
@@ -86,10 +89,7 @@ class MCPSkillsMiddleware(AgentMiddleware):
 
     async def _section(self, request: ModelRequest) -> str | None:
         runtime = request.runtime
-        try:
-            config = get_config()
-        except RuntimeError:  # outside a graph run
-            config = None
+        config = _config()
         state = request.state if isinstance(request.state, Mapping) else {}
         metadata: Any = state.get("skills_metadata") or ()
         local = [m.get("name") for m in metadata if isinstance(m, Mapping)]
@@ -100,6 +100,26 @@ class MCPSkillsMiddleware(AgentMiddleware):
             state=state,
             local=[n for n in local if isinstance(n, str)],
         )
+
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Revokes the grants of skills their server no longer lists with the files approved."""
+        grants = state.get(GRANTS_KEY) if isinstance(state, Mapping) else None
+        if not grants:
+            return None
+        listed = await self.skills.catalog.for_run(Run(_config(), runtime.context, runtime.store, state))
+        return _revoked(grants, listed)
+
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Synchronous agents: as :meth:`abefore_model`, listed on the package's own event loop."""
+        grants = state.get(GRANTS_KEY) if isinstance(state, Mapping) else None
+        if not grants:
+            return None
+        config = _config()
+
+        async def listed() -> SkillSet:
+            return await self.skills.catalog.for_run(Run(config, runtime.context, runtime.store, state))
+
+        return _revoked(grants, run_sync(listed, pool=self.skills.pool))
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
@@ -113,6 +133,25 @@ class MCPSkillsMiddleware(AgentMiddleware):
         """Synchronous agents: the skills are listed on the package's own event loop."""
         section = run_sync(lambda: self._section(request), pool=self.skills.pool)
         return handler(_with_section(request, section))
+
+
+def _config() -> Any:
+    try:
+        return get_config()
+    except RuntimeError:  # outside a graph run
+        return None
+
+
+def _revoked(grants: Mapping[str, Any], listed: SkillSet) -> dict[str, Any] | None:
+    """The update revoking each grant whose skill is not listed with the fingerprint approved."""
+    stale = {
+        skill: None
+        for skill, grant in grants.items()
+        if not isinstance(grant, Mapping)
+        or (found := listed.by_id.get(skill)) is None
+        or found.fingerprint != grant.get("fingerprint")
+    }
+    return {GRANTS_KEY: stale} if stale else None
 
 
 def _with_section(request: ModelRequest, section: str | None) -> ModelRequest:

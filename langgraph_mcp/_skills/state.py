@@ -12,12 +12,21 @@ from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from langgraph_mcp.types import MCPLoadedSkill
+from langgraph_mcp.types import SKILL_GRANTS_KEY, MCPLoadedSkill, MCPSkillGrant
 
-__all__ = ["APPROVALS_KEY", "LOADED_KEY", "MCPSkillsState", "merge_approvals", "merge_loaded"]
+__all__ = [
+    "APPROVALS_KEY",
+    "GRANTS_KEY",
+    "LOADED_KEY",
+    "MCPSkillsState",
+    "merge_approvals",
+    "merge_grants",
+    "merge_loaded",
+]
 
 LOADED_KEY = "mcp_skills"
 APPROVALS_KEY = "mcp_skill_approvals"
+GRANTS_KEY = SKILL_GRANTS_KEY
 
 
 def merge_loaded(
@@ -40,6 +49,19 @@ def merge_approvals(current: Mapping[str, Any] | None, update: Mapping[str, Any]
     return {**(current or {}), **(update or {})}
 
 
+def merge_grants(
+    current: Mapping[str, MCPSkillGrant] | None, update: Mapping[str, MCPSkillGrant | None] | None
+) -> dict[str, MCPSkillGrant]:
+    """The grants with ``update`` over them (``None`` revokes a skill's grant)."""
+    merged = dict(current or {})
+    for skill, grant in (update or {}).items():
+        if grant is None:
+            merged.pop(skill, None)
+        else:
+            merged[skill] = grant
+    return merged
+
+
 class MCPSkillsState(TypedDict):
     """The state keys MCP skills need, for a graph of your own: mix it into the state schema of
     the graph whose tool node runs the ``load_skill`` tool (``MCPSkillsMiddleware`` adds them to
@@ -48,4 +70,7 @@ class MCPSkillsState(TypedDict):
     mcp_skills: NotRequired[Annotated[dict[str, MCPLoadedSkill], merge_loaded]]
     """The skills loaded in this thread, by skill id (``<server>:<skill path>``)."""
     mcp_skill_approvals: NotRequired[Annotated[dict[str, str], merge_approvals]]
-    """MCPSkill id -> the fingerprint a person approved it for."""
+    """Skill id -> the fingerprint a person approved it for."""
+    mcp_skill_grants: NotRequired[Annotated[dict[str, MCPSkillGrant], merge_grants]]
+    """Skill id -> the tools a person let it call without asking (``allowed_tools=True``); revoked
+    when the skill's server lists it with other files."""

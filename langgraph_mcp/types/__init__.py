@@ -65,10 +65,12 @@ from langgraph_mcp.types._catalog import MCPToolCatalog, MCPToolCatalogServer
 from langgraph_mcp.types._oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
 from langgraph_mcp.types._skills import (
     SKILL_APPROVAL_INTERRUPT_TYPE,
+    SKILL_GRANTS_KEY,
     MCPLoadedSkill,
     MCPLoadedSkillFile,
     MCPSkillApprovalInterrupt,
     MCPSkillFileInfo,
+    MCPSkillGrant,
     MCPSkillLoadResult,
 )
 from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
@@ -82,6 +84,7 @@ __all__ = [
     "PROGRESS_UI_NAME",
     "SAMPLING_INTERRUPT_TYPE",
     "SKILL_APPROVAL_INTERRUPT_TYPE",
+    "SKILL_GRANTS_KEY",
     "TASK_INTERRUPT_TYPE",
     "ElicitationHandler",
     "MCPAppCallRequest",
@@ -131,6 +134,7 @@ __all__ = [
     "MCPSamplingResumeValue",
     "MCPSkillApprovalInterrupt",
     "MCPSkillFileInfo",
+    "MCPSkillGrant",
     "MCPSkillLoadResult",
     "MCPStreamEvent",
     "MCPTaskInterrupt",

@@ -14,10 +14,15 @@ __all__ = [
     "MCPLoadedSkillFile",
     "MCPSkillApprovalInterrupt",
     "MCPSkillFileInfo",
+    "MCPSkillGrant",
     "MCPSkillLoadResult",
+    "SKILL_GRANTS_KEY",
 ]
 
 SKILL_APPROVAL_INTERRUPT_TYPE = "skill_approval"
+SKILL_GRANTS_KEY = "mcp_skill_grants"
+"""The graph state key of the tools approved skills may call without asking
+(:class:`MCPSkillGrant`, by skill id)."""
 
 
 class MCPSkillFileInfo(TypedDict):
@@ -71,6 +76,18 @@ class MCPSkillApprovalInterrupt(TypedDict):
     """``approve`` and ``reject``."""
     action_requests: list[MCPApprovalActionRequest]
     review_configs: list[MCPApprovalReviewConfig]
+
+
+class MCPSkillGrant(TypedDict):
+    """Tools of one server that calls may make without their own approval question, because a
+    person approved a skill that names them in ``allowed-tools`` (graph state
+    ``mcp_skill_grants``, by skill id). It holds while the server lists the skill with the same
+    ``fingerprint``: the skills middleware revokes it before the next model call otherwise."""
+
+    server: str
+    tools: list[str]
+    """The MCP tool names (as the server names them)."""
+    fingerprint: str
 
 
 class MCPLoadedSkillFile(TypedDict):

@@ -208,6 +208,7 @@ PUBLIC: dict[str, list[str]] = {
         "MCPSamplingResumeValue",
         "MCPSkillApprovalInterrupt",
         "MCPSkillFileInfo",
+        "MCPSkillGrant",
         "MCPSkillLoadResult",
         "MCPStreamEvent",
         "MCPTaskInterrupt",
@@ -217,6 +218,7 @@ PUBLIC: dict[str, list[str]] = {
         "PROGRESS_UI_NAME",
         "SAMPLING_INTERRUPT_TYPE",
         "SKILL_APPROVAL_INTERRUPT_TYPE",
+        "SKILL_GRANTS_KEY",
         "TASK_INTERRUPT_TYPE",
     ],
 }

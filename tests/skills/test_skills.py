@@ -300,3 +300,48 @@ async def test_create_mcp_agent_offers_skills_and_tools_together(docs: Server) -
         assert agent.skills.skills.pool is agent.mcp.pool
     finally:
         await agent.mcp.aclose()
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+async def test_allowed_tools_grant_only_through_an_approval_and_only_while_unchanged(
+    docs: Server, mode: str
+) -> None:
+    echo = [("echo", {"text": "hi"}, "e1")]
+    turns = [[("load_skill", {"skill": "docs:pdf-processing"}, "c1")], echo, "done", echo, "done"]
+    async with MCPPool({"docs": {"url": docs.url, "listing_ttl": 0}}) as pool:
+        # Without allowed_tools the field grants nothing: the echo call asks as approval=True says.
+        plain = create_mcp_agent(
+            ScriptModel(turns),
+            pool,
+            approval=True,
+            approval_mode=mode,
+            skills=True,
+            checkpointer=InMemorySaver(),
+        )
+        out = await plain.ainvoke({"messages": [HumanMessage("pdf")]}, thread("plain"))
+        assert out["__interrupt__"][0].value["type"] in ("tool_approval", "tool_approvals")
+        assert "mcp_skill_grants" not in out or not out["mcp_skill_grants"]
+
+        agent = create_mcp_agent(
+            ScriptModel(turns),
+            pool,
+            approval=True,
+            approval_mode=mode,
+            skills=MCPSkills(pool, allowed_tools=True),
+            checkpointer=InMemorySaver(),
+        )
+        config = thread("granted")
+        out = await agent.ainvoke({"messages": [HumanMessage("pdf")]}, config)
+        (question,) = out["__interrupt__"]
+        assert question.value["type"] == "skill_approval" and question.value["allowed_tools"] == ["echo"]
+        assert "letting it call echo without asking" in question.value["action_requests"][0]["description"]
+        out = await agent.ainvoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+
+        assert "__interrupt__" not in out  # echo ran without its own question
+        assert [str(m.content) for m in _tool_messages(out)][-1] == "hi"
+        assert out["mcp_skill_grants"]["docs:pdf-processing"]["tools"] == ["echo"]
+        # The skill changes on its server: the grant is revoked before the next model call.
+        docs.write("pdf-processing/SKILL.md", (docs.root / "pdf-processing/SKILL.md").read_text() + "More.\n")
+        out = await agent.ainvoke({"messages": [HumanMessage("again")]}, config)
+        assert out["__interrupt__"][0].value["type"] in ("tool_approval", "tool_approvals")
+        assert not out.get("mcp_skill_grants")
