@@ -33,7 +33,8 @@ from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider, TokenStorage
@@ -48,6 +49,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from langgraph_mcp import MCPPool, MCPTool, MCPToolNode, load_mcp_tools
 from langgraph_mcp.auth import DPoPAuth, JWTBearerOAuthProvider
 from langgraph_mcp.elicitation import accept, resume_elicitations
+from langgraph_mcp.skills import MCPSkills, MCPSkillsMiddleware
+from langgraph_mcp.testing import ScriptedChatModel
 
 log = logging.getLogger("conformance-client")
 
@@ -354,6 +357,38 @@ async def context_calls(url: str) -> None:
     await list_and_call(url, calls=calls)
 
 
+async def skills(url: str) -> None:
+    """An agent offered the server's skills (``MCPSkillsMiddleware``): for ``no-prefetch`` the model
+    answers without loading any; otherwise it loads the first skill, then asks for each file that
+    skill lists (a file is read only once its SKILL.md checked out against the listing)."""
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    server: dict[str, Any] = {"url": url, "sse_fallback": False, "connect_timeout": CONNECT_TIMEOUT}
+    async with MCPPool({SERVER: server}) as pool:
+        found = await MCPSkills(pool).list()
+        log.info("skills: %s", [s.id for s in found])
+        turns: list[Any] = ["No skill is needed."]
+        if not scenario.endswith("no-prefetch") and found:
+            skill = found[0]
+            files = [f.path for f in skill.files or () if f.path != "SKILL.md"]
+            turns = [
+                [("load_skill", {"skill": skill.id}, "load")],
+                [("load_skill", {"skill": skill.id, "file": path}, f"file-{i}") for i, path in enumerate(files)]
+                or "Loaded.",
+                "Done.",
+            ]
+        agent = create_agent(
+            ScriptedChatModel(turns),
+            middleware=[MCPSkillsMiddleware(pool)],
+            checkpointer=InMemorySaver(),
+        )
+        out = await agent.ainvoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "t"}})
+        answers = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+        for answer in answers:
+            log.info("%s %s: %s", answer.name, answer.status, str(answer.content)[:300])
+        if any(a.status == "error" for a in answers):
+            raise RuntimeError("a skill or one of its files was refused")
+
+
 SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "initialize": lambda url: list_and_call(url),
     "tools_call": lambda url: list_and_call(url, calls={"add_numbers": {"a": 5, "b": 3}}),
@@ -376,6 +411,10 @@ SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "http-invalid-tool-headers": lambda url: list_and_call(url, calls={"valid_tool": {"region": "us-west1"}}),
     "sep-2322-client-request-state": request_state,
     "json-schema-2020-12-preservation": echo_schema,
+    "sep-2640-client-no-prefetch": skills,
+    "sep-2640-client-verify-digest": skills,
+    "sep-2640-client-verify-size": skills,
+    "sep-2640-client-verify-frontmatter": skills,
 }
 """Scenario name -> what the client does; other ``auth/*`` scenarios run the plain
 authorization-code flow."""
