@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import anyio
 
-from langgraph_mcp.serve.server import GraphServer, ServeOptions
+from langgraph_mcp.serve._server import GraphServer, ServeOptions
 
 __all__ = ["load_graph", "main", "serve"]
 

@@ -20,7 +20,7 @@ import mcp_types as types
 from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context
 
-from langgraph_mcp.serve.runs import Report, Reporter
+from langgraph_mcp.serve._runs import Report, Reporter
 
 __all__ = ["LogLevels", "reporter"]
 

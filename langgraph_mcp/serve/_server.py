@@ -8,7 +8,7 @@ questions asked in the client's era.
   resumes the run and the call goes on.
 
 A client that declared no elicitation capability gets an error result naming the question,
-never a call that waits for ever. Long runs become tasks (:mod:`langgraph_mcp.serve.tasks`).
+never a call that waits for ever. Long runs become tasks (:mod:`langgraph_mcp.serve._tasks`).
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 
-from langgraph_mcp.serve.questions import Question, Unanswered, questions_for, resume_value
-from langgraph_mcp.serve.reports import LogLevels, reporter
-from langgraph_mcp.serve.runs import Outcome, Reporter, drive, outcome_of
-from langgraph_mcp.serve.threads import (
+from langgraph_mcp.serve._questions import Question, Unanswered, questions_for, resume_value
+from langgraph_mcp.serve._reports import LogLevels, reporter
+from langgraph_mcp.serve._runs import Outcome, Reporter, drive, outcome_of
+from langgraph_mcp.serve._threads import (
     THREAD_ARGUMENT,
     THREAD_META_KEY,
     conversation_thread,
@@ -39,7 +39,7 @@ from langgraph_mcp.serve.threads import (
     owner_of,
     owns,
 )
-from langgraph_mcp.serve.tools import GraphTool
+from langgraph_mcp.serve._tools import GraphTool
 
 __all__ = ["GraphServer", "ServeOptions", "create_mcp_server"]
 
@@ -135,7 +135,7 @@ class GraphServer(MCPServer[Any]):
         request_state_security: RequestStateSecurity | None = None,
         instructions: str | None = None,
     ) -> None:
-        from langgraph_mcp.serve.tasks import Runs, ServedTasks
+        from langgraph_mcp.serve._tasks import Runs, ServedTasks
 
         self.options = options or ServeOptions()
         items = list(graphs) if isinstance(graphs, Sequence) else [graphs]

@@ -10,7 +10,7 @@ handle (``resultType: "task"``) while the run goes on in the server:
 * ``tasks/update`` with ``inputResponses``: the answers resume the run;
 * ``tasks/cancel``: cancels the run.
 
-The task id is ``<thread id>~<tool>:<run id>`` (:mod:`langgraph_mcp.serve.threads`), and what a
+The task id is ``<thread id>~<tool>:<run id>`` (:mod:`langgraph_mcp.serve._threads`), and what a
 task is comes from its thread's checkpoints: a server restarted on a durable checkpointer answers
 for a task it did not start, and a run its old process left part way goes on from its last
 checkpoint. Only the caller who owns the thread reaches the task.
@@ -29,17 +29,18 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 
-from langgraph_mcp.serve.questions import Unanswered
-from langgraph_mcp.serve.runs import Outcome, Report, drive, outcome_of
-from langgraph_mcp.serve.threads import owner_of, owns, split_task_id, task_id
+from langgraph_mcp.serve._questions import Unanswered
+from langgraph_mcp.serve._runs import Outcome, Report, drive, outcome_of
+from langgraph_mcp.serve._threads import owner_of, owns, split_task_id, task_id
 
 if TYPE_CHECKING:
-    from langgraph_mcp.serve.server import Call, GraphServer
+    from langgraph_mcp.serve._server import Call, GraphServer
 
 __all__ = ["TASKS_EXTENSION", "Runs", "ServedTasks"]
 
 logger = logging.getLogger("langgraph_mcp.serve")
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The tasks extension (2026-07-28) a client declares to have long runs answered as tasks."""
 MISSING_CAPABILITY = -32021
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 _RUNS_MAX = 10_000
@@ -65,7 +66,7 @@ class Run:
 
 
 class Runs:
-    """The runs of a :class:`~langgraph_mcp.serve.server.GraphServer` that are tasks."""
+    """The runs of a :class:`~langgraph_mcp.serve._server.GraphServer` that are tasks."""
 
     def __init__(self, server: GraphServer) -> None:
         self._server = server
@@ -101,7 +102,7 @@ class Runs:
         found = self._server.served(tool_name)
         if found is None:
             raise MCPError(types.INVALID_PARAMS, _NOT_FOUND)
-        from langgraph_mcp.serve.server import Call
+        from langgraph_mcp.serve._server import Call
 
         run = Run(value, Call(found[0], found[1], parts[0], None))
         self._runs[value] = run
@@ -139,7 +140,7 @@ class Runs:
             self.start(run, None)
             return {**base, "status": "working", "statusMessage": "resumed"}
         if outcome.kind == "asked":
-            from langgraph_mcp.serve.server import pending_questions
+            from langgraph_mcp.serve._server import pending_questions
 
             requests = {
                 q.key: q.request().model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -150,7 +151,7 @@ class Runs:
 
     async def update(self, run: Run, responses: dict[str, Any]) -> None:
         """Answers to the run's questions: resume it."""
-        from langgraph_mcp.serve.server import _answers, pending_questions, resume_command
+        from langgraph_mcp.serve._server import _answers, pending_questions, resume_command
 
         if run.cancelled or (run.job is not None and not run.job.done()):
             return
@@ -205,7 +206,7 @@ class TaskParams(types.RequestParams):
 
 
 class ServedTasks(Extension):
-    """The tasks extension of a :class:`~langgraph_mcp.serve.server.GraphServer`."""
+    """The tasks extension of a :class:`~langgraph_mcp.serve._server.GraphServer`."""
 
     identifier = TASKS_EXTENSION
 
@@ -248,7 +249,7 @@ class ServedTasks(Extension):
         begun = server.begin(params.name, params.arguments, ctx.request, params.meta)
         if isinstance(begun, types.CallToolResult):
             return begun
-        from langgraph_mcp.serve.server import new_run_id
+        from langgraph_mcp.serve._server import new_run_id
 
         run = Run(task_id(begun.thread, f"{begun.tool.tool_name}:{new_run_id()}"), begun)
         server.runs.start(run, begun.payload)

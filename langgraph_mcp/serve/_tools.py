@@ -39,8 +39,8 @@ class GraphTool:
         input_schema: A JSON Schema for the arguments, instead of the one derived from the graph.
         to_input: Turns validated arguments into the graph's input (default: as they are, or one
             user message for a messages graph).
-        to_result: Turns the run's final state into a ``CallToolResult`` (default: see
-            :mod:`langgraph_mcp.serve.tools`).
+        to_result: Turns the run's final state into a ``CallToolResult`` (default: the state's
+            JSON as ``structuredContent``; as text, a messages graph's last message, else the JSON).
 
     Example:
         ```python

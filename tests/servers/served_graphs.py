@@ -146,7 +146,7 @@ TARGETS = [f"tests.servers.served_graphs:{name}" for name in GRAPHS]
 
 
 def main(argv: list[str] | None = None) -> None:
-    from langgraph_mcp.serve.cli import main as serve_main
+    from langgraph_mcp.serve._cli import main as serve_main
 
     serve_main([*TARGETS, *(sys.argv[1:] if argv is None else argv)])
 
