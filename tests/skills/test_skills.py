@@ -18,11 +18,11 @@ from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from langgraph_mcp import MCPPool, create_mcp_agent
+from langgraph_mcp import MCPPool, ToolOptions, create_mcp_agent
 from langgraph_mcp.skills import MCPSkillError, MCPSkills, MCPSkillsMiddleware
 from tests.chat import ScriptModel
-from tests.conftest_servers import serve_in_loop
-from tests.helpers import check, thread
+from tests.conftest_servers import BearerGate, serve_in_loop
+from tests.helpers import check, run_script, thread
 from tests.servers import skills as fixture
 
 PDF_MD = "skill://pdf-processing/SKILL.md"
@@ -345,3 +345,71 @@ async def test_allowed_tools_grant_only_through_an_approval_and_only_while_uncha
         out = await agent.ainvoke({"messages": [HumanMessage("again")]}, config)
         assert out["__interrupt__"][0].value["type"] in ("tool_approval", "tool_approvals")
         assert not out.get("mcp_skill_grants")
+
+
+async def test_a_per_user_server_lists_and_reads_skills_with_each_runs_credentials(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    fixture.write_bundled(root)
+    token = "tok-alice-0123456789"
+    model = ScriptModel([[("load_skill", {"skill": "docs:code-review"}, "c1")], "done"])
+
+    def headers(runtime: Any) -> dict[str, str]:
+        given = (runtime.context or {}).get("token")
+        return {"Authorization": f"Bearer {given}"} if given else {}
+
+    async with serve_in_loop(
+        fixture.build_server("docs", root), wrap=lambda app: BearerGate(app, token)
+    ) as url:
+        agent = create_mcp_agent(
+            model,
+            {"docs": {"url": url}},
+            server_options={"docs": ToolOptions(headers=headers, per_user=True)},
+            skills=True,
+            checkpointer=InMemorySaver(),
+        )
+        try:
+            out = await agent.ainvoke(
+                {"messages": [HumanMessage("review")]}, thread("alice"), context={"token": token}
+            )
+            (loaded,) = _tool_messages(out)
+            assert "Read the diff twice" in str(loaded.content)
+            assert "`docs:code-review`" in _system(model, 0)
+            model.calls.clear()
+            for who, context in (("bob", {"token": "tok-bob-wrong"}), ("nobody", {})):
+                out = await agent.ainvoke(
+                    {"messages": [HumanMessage("review")]}, thread(who), context=context
+                )
+                (refused,) = _tool_messages(out)
+                assert refused.status == "error" and "no skill is called 'docs:code-review'" in str(
+                    refused.content
+                )
+                assert "Skills from MCP servers" not in str(model.calls[0].messages[0].content)
+                model.calls.clear()
+            assert fixture.reads(root) == ["skill://code-review/SKILL.md"]  # alice's read only
+            assert token not in json.dumps([str(m.content) for m in out["messages"]])
+        finally:
+            await agent.mcp.aclose()
+
+
+@pytest.mark.slow
+def test_a_resume_in_a_new_process_reads_nothing_again_over_stdio(tmp_path: Path) -> None:
+    """Three OS processes on one SQLite thread, the server over stdio (a process of each): the
+    first is asked to approve (nothing read), the second approves and loads the skill and a file
+    (each read once), the third loads the skill again from the state (nothing read)."""
+    root = tmp_path / "skills"
+    fixture.write_bundled(root)
+    db = str(tmp_path / "state.db")
+    runner = Path(__file__).with_name("skills_runner.py")
+    started = run_script(runner, "start", db, str(root))
+    (asked,) = started["interrupts"]
+    assert asked["type"] == "skill_approval" and fixture.reads(root) == []
+    approved = run_script(runner, "approve", db, str(root))
+    assert approved["interrupts"] == []
+    assert [t[0] for t in approved["tools"]] == ["success", "success"]
+    assert "Fill every field" in approved["tools"][1][1]
+    assert fixture.reads(root) == [PDF_MD, FORMS_MD]
+    again = run_script(runner, "again", db, str(root))
+    assert again["interrupts"] == []  # approved for these files, in the checkpoint
+    last = again["tools"][-1]
+    assert last[0] == "success" and last[2]["from_state"] and "To fill a form" in last[1]
+    assert fixture.reads(root) == [PDF_MD, FORMS_MD]  # nothing read again
