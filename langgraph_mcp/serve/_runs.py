@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END
 
-__all__ = ["Outcome", "Report", "Reporter", "drive", "outcome_of"]
+__all__ = ["Outcome", "Report", "Reporter", "drive", "end_cancelled", "outcome_of"]
 
 _TEXT_MAX = 500
+_ENDED = "served_run"
+"""The checkpoint metadata key that marks a thread whose run was cancelled."""
 _LEVELS = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 
@@ -47,9 +50,10 @@ Reporter = Callable[[Report], Awaitable[None]]
 class Outcome:
     """How a run stopped: ``done`` with the final ``values``, ``asked`` with its pending
     ``interrupts`` (LangGraph ``Interrupt`` objects: ``id`` and ``value``), ``stopped`` part way
-    (its process ended: it goes on from its last checkpoint) or ``missing`` (no such thread)."""
+    (its process ended: it goes on from its last checkpoint), ``cancelled`` (see :func:`end_cancelled`)
+    or ``missing`` (no such thread)."""
 
-    kind: Literal["done", "asked", "stopped", "missing"]
+    kind: Literal["done", "asked", "stopped", "missing", "cancelled"]
     values: Any = None
     interrupts: tuple[Any, ...] = field(default_factory=tuple)
 
@@ -95,6 +99,8 @@ async def outcome_of(graph: Any, config: RunnableConfig) -> Outcome:
         return Outcome("asked", interrupts=interrupts)
     if snapshot.created_at is None:
         return Outcome("missing")
+    if (snapshot.metadata or {}).get(_ENDED) == "cancelled":
+        return Outcome("cancelled", values=snapshot.values)
     if snapshot.next:
         return Outcome("stopped", values=snapshot.values)
     return Outcome("done", values=snapshot.values)
@@ -112,3 +118,10 @@ async def drive(graph: Any, payload: Any, config: RunnableConfig, report: Report
             step += 1
             await report(said)
     return await outcome_of(graph, config)
+
+
+async def end_cancelled(graph: Any, config: RunnableConfig) -> None:
+    """Mark the thread's run as cancelled in its checkpoints (it ends there: nothing resumes it,
+    in this process or after a restart)."""
+    marked: RunnableConfig = {**config, "metadata": {**config.get("metadata", {}), _ENDED: "cancelled"}}
+    await graph.aupdate_state(marked, None, as_node=END)

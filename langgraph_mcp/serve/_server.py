@@ -307,6 +307,8 @@ class GraphServer(MCPServer[Any]):
         outcome = await outcome_of(graph, call.config)
         if outcome.kind == "missing":
             return error_result("This answer is not for a run of yours.")
+        if outcome.kind == "cancelled":
+            return error_result(f"The run of {name} was cancelled.")
         if outcome.kind != "asked":
             return call, outcome  # answered already (a replayed round): its result
         asked = pending_questions(outcome)

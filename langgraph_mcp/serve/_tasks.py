@@ -30,7 +30,7 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp.serve._questions import Unanswered
-from langgraph_mcp.serve._runs import Outcome, Report, drive, outcome_of
+from langgraph_mcp.serve._runs import Outcome, Report, drive, end_cancelled, outcome_of
 from langgraph_mcp.serve._threads import owner_of, owns, split_task_id, task_id
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class Runs:
             return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}
         if run.job is not None and not run.job.done():
             return {**base, "status": "working", **({"statusMessage": run.message} if run.message else {})}
-        if run.job is not None and run.job.exception() is not None:
+        if run.job is not None and not run.job.cancelled() and run.job.exception() is not None:
             logger.error("The run of task %s failed", run.call.tool.tool_name, exc_info=run.job.exception())
             run.failure = f"The run of {run.call.tool.tool_name} failed."
         if run.failure:
@@ -136,6 +136,8 @@ class Runs:
         outcome = await outcome_of(run.call.graph, run.call.config)
         if outcome.kind == "missing":
             raise MCPError(types.INVALID_PARAMS, _NOT_FOUND)
+        if outcome.kind == "cancelled":
+            return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}
         if outcome.kind == "stopped":  # left part way by an earlier process: go on
             self.start(run, None)
             return {**base, "status": "working", "statusMessage": "resumed"}
@@ -169,11 +171,16 @@ class Runs:
             return
         self.start(run, command)
 
-    def cancel(self, run: Run) -> None:
+    async def cancel(self, run: Run) -> None:
+        """Cancel the run, and mark its thread so (a restarted server does not resume it)."""
         run.cancelled = True
         run.updated = time.time()
-        if run.job is not None:
+        if run.job is not None and not run.job.done():
             run.job.cancel()
+            await asyncio.wait({run.job})
+        outcome = await outcome_of(run.call.graph, run.call.config)
+        if outcome.kind not in ("done", "missing", "cancelled"):
+            await end_cancelled(run.call.graph, run.call.config)
 
 
 def _dump(result: types.CallToolResult) -> dict[str, Any]:
@@ -232,7 +239,7 @@ class ServedTasks(Extension):
         return {}
 
     async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        self._server.runs.cancel(self._run(ctx, params))
+        await self._server.runs.cancel(self._run(ctx, params))
         return {}
 
     async def intercept_tool_call(
