@@ -32,9 +32,10 @@ or from a shell: ``python -m langgraph_mcp.serve my_pkg.agent:graph [--transport
   goes on with it.
 """
 
+from langgraph_mcp.serve._calls import ServeOptions
 from langgraph_mcp.serve._cli import load_graph, serve
 from langgraph_mcp.serve._questions import ANSWER_FIELD
-from langgraph_mcp.serve._server import GraphServer, ServeOptions, create_mcp_server
+from langgraph_mcp.serve._server import GraphServer, create_mcp_server
 from langgraph_mcp.serve._tasks import TASKS_EXTENSION
 from langgraph_mcp.serve._threads import THREAD_ARGUMENT, THREAD_META_KEY
 from langgraph_mcp.serve._tools import MESSAGE_ARGUMENT, GraphTool

@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 import anyio
 
-from langgraph_mcp.serve._server import GraphServer, ServeOptions
+from langgraph_mcp.serve._calls import ServeOptions
+from langgraph_mcp.serve._server import GraphServer
 
 __all__ = ["load_graph", "main", "serve"]
 

@@ -15,24 +15,29 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import mcp_types as types
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 
-from langgraph_mcp.serve._questions import Question, Unanswered, questions_for, resume_value
+from langgraph_mcp.serve._calls import (
+    Call,
+    ServeOptions,
+    answers_of,
+    cannot_answer,
+    error_result,
+    pending_questions,
+    resume_command,
+)
+from langgraph_mcp.serve._questions import Question, Unanswered
 from langgraph_mcp.serve._reports import LogLevels, reporter
 from langgraph_mcp.serve._runs import Outcome, Reporter, drive, outcome_of
+from langgraph_mcp.serve._tasks import Runs, ServedTasks
 from langgraph_mcp.serve._threads import (
-    THREAD_ARGUMENT,
     THREAD_META_KEY,
     conversation_thread,
     new_thread,
@@ -41,57 +46,16 @@ from langgraph_mcp.serve._threads import (
 )
 from langgraph_mcp.serve._tools import GraphTool
 
-__all__ = ["GraphServer", "ServeOptions", "create_mcp_server"]
+__all__ = ["GraphServer", "create_mcp_server"]
 
 logger = logging.getLogger("langgraph_mcp.serve")
 MODERN = "2026-07-28"
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    """How graphs are served.
-
-    Args:
-        thread_argument: The optional argument added to every tool that names a conversation
-            kept across calls (``None``: none is added; ``_meta["io.langgraph/thread"]`` still
-            works).
-        tasks: ``"auto"``: a run still going after ``task_after`` seconds becomes a task, for a
-            client that declared the tasks extension; ``"always"``: every such call is a task at
-            once; ``"never"``: calls are always answered inline.
-        task_after: Seconds an ``"auto"`` call may run inline before it becomes a task.
-        poll_interval_ms: The poll interval suggested to clients following a task.
-        task_ttl_ms: How long a task's record is kept after it is created (advertised as ``ttlMs``).
-    """
-
-    thread_argument: str | None = THREAD_ARGUMENT
-    tasks: Literal["auto", "always", "never"] = "auto"
-    task_after: float = 5.0
-    poll_interval_ms: int = 500
-    task_ttl_ms: int = 3_600_000
 
 
 def _meta_thread(meta: Any) -> str | None:
     extra = meta if isinstance(meta, Mapping) else (getattr(meta, "model_extra", None) or {})
     value = extra.get(THREAD_META_KEY) if isinstance(extra, Mapping) else None
     return value if isinstance(value, str) and value else None
-
-
-def error_result(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-@dataclass
-class Call:
-    """One call's run: the tool, its thread and what starts it."""
-
-    tool: GraphTool
-    graph: Any
-    thread: str
-    payload: Any
-
-    @property
-    def config(self) -> RunnableConfig:
-        return {"configurable": {"thread_id": self.thread}}
 
 
 class GraphServer(MCPServer[Any]):
@@ -135,8 +99,6 @@ class GraphServer(MCPServer[Any]):
         request_state_security: RequestStateSecurity | None = None,
         instructions: str | None = None,
     ) -> None:
-        from langgraph_mcp.serve._tasks import Runs, ServedTasks
-
         self.options = options or ServeOptions()
         items = list(graphs) if isinstance(graphs, Sequence) else [graphs]
         self._checkpointer = checkpointer
@@ -149,13 +111,14 @@ class GraphServer(MCPServer[Any]):
                 raise ValueError(f"Two graphs are served as the tool {tool.tool_name!r}: give one a name.")
             self._tools[tool.tool_name] = tool
         self.runs = Runs(self)
+        tasks = ServedTasks(self, self.runs)
         super().__init__(
             name,
             instructions=instructions,
             token_verifier=token_verifier,
             auth=auth,
             request_state_security=request_state_security,
-            extensions=[ServedTasks(self)] if self.options.tasks != "never" else None,
+            extensions=[tasks] if self.options.tasks != "never" else None,
         )
         self._levels = LogLevels()
         # MCPServer has no public way to serve logging/setLevel (2025-11-25 clients send it)
@@ -312,7 +275,7 @@ class GraphServer(MCPServer[Any]):
         if outcome.kind != "asked":
             return call, outcome  # answered already (a replayed round): its result
         asked = pending_questions(outcome)
-        answers = _answers(context.input_responses)
+        answers = answers_of(context.input_responses)
         if any(q.key not in answers for q in asked):
             return await self._finish(call, outcome, context, report)  # the same questions again
         try:
@@ -323,50 +286,6 @@ class GraphServer(MCPServer[Any]):
             return call, await drive(graph, command, call.config, report)
         except Exception:
             return self.failed(call)
-
-
-def pending_questions(outcome: Outcome) -> list[Question]:
-    """The questions of every pending interrupt of a run that asks."""
-    return [q for interrupt in outcome.interrupts for q in questions_for(str(interrupt.id), interrupt.value)]
-
-
-def resume_command(
-    outcome: Outcome, asked: Sequence[Question], answers: Mapping[str, types.ElicitResult]
-) -> Command[Any]:
-    """``Command(resume={interrupt id: value})`` for every pending interrupt."""
-    values: dict[str, Any] = {}
-    for interrupt in outcome.interrupts:
-        mine = [q for q in asked if q.interrupt_id == str(interrupt.id)]
-        values[str(interrupt.id)] = resume_value(interrupt.value, mine, answers)
-    return Command(resume=values)
-
-
-def cannot_answer(
-    call: Call, asked: Sequence[Question], capabilities: types.ClientCapabilities | None
-) -> types.CallToolResult | None:
-    """The error result for a client that cannot answer these questions, else ``None``."""
-    elicitation = capabilities.elicitation if capabilities is not None else None
-    url_needed = any(isinstance(q.params, types.ElicitRequestURLParams) for q in asked)
-    if elicitation is not None and (
-        not url_needed or elicitation.url is not None or elicitation.form is None
-    ):
-        return None
-    first = asked[0].params.message if asked else ""
-    return error_result(
-        f"The run of {call.tool.tool_name} asks a question ({first!r}) but this client cannot answer "
-        "questions: it declared no elicitation capability. The run is paused and was not resumed."
-    )
-
-
-def _answers(responses: Any) -> dict[str, types.ElicitResult]:
-    answers: dict[str, types.ElicitResult] = {}
-    for key, value in dict(responses or {}).items():
-        data = value.model_dump(by_alias=True) if hasattr(value, "model_dump") else value
-        try:
-            answers[str(key)] = types.ElicitResult.model_validate(data)
-        except ValueError:
-            continue
-    return answers
 
 
 async def _ask_live(context: Context[Any, Any], question: Question) -> types.ElicitResult:
@@ -395,7 +314,3 @@ def create_mcp_server(graphs: Sequence[Any] | Any, **kwargs: Any) -> GraphServer
         ```
     """
     return GraphServer(graphs, **kwargs)
-
-
-def new_run_id() -> str:
-    return uuid.uuid4().hex[:16]

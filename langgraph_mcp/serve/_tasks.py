@@ -22,19 +22,24 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 
+from langgraph_mcp.serve._calls import (
+    Call,
+    Host,
+    answers_of,
+    new_run_id,
+    pending_questions,
+    resume_command,
+)
 from langgraph_mcp.serve._questions import Unanswered
 from langgraph_mcp.serve._runs import Outcome, Report, drive, end_cancelled, outcome_of
 from langgraph_mcp.serve._threads import owner_of, owns, split_task_id, task_id
-
-if TYPE_CHECKING:
-    from langgraph_mcp.serve._server import Call, GraphServer
 
 __all__ = ["TASKS_EXTENSION", "Runs", "ServedTasks"]
 
@@ -66,9 +71,9 @@ class Run:
 
 
 class Runs:
-    """The runs of a :class:`~langgraph_mcp.serve._server.GraphServer` that are tasks."""
+    """The runs of a :class:`~langgraph_mcp.serve.GraphServer` that are tasks."""
 
-    def __init__(self, server: GraphServer) -> None:
+    def __init__(self, server: Host) -> None:
         self._server = server
         self._runs: dict[str, Run] = {}
 
@@ -102,8 +107,6 @@ class Runs:
         found = self._server.served(tool_name)
         if found is None:
             raise MCPError(types.INVALID_PARAMS, _NOT_FOUND)
-        from langgraph_mcp.serve._server import Call
-
         run = Run(value, Call(found[0], found[1], parts[0], None))
         self._runs[value] = run
         return run
@@ -142,8 +145,6 @@ class Runs:
             self.start(run, None)
             return {**base, "status": "working", "statusMessage": "resumed"}
         if outcome.kind == "asked":
-            from langgraph_mcp.serve._server import pending_questions
-
             requests = {
                 q.key: q.request().model_dump(by_alias=True, mode="json", exclude_none=True)
                 for q in pending_questions(outcome)
@@ -153,15 +154,13 @@ class Runs:
 
     async def update(self, run: Run, responses: dict[str, Any]) -> None:
         """Answers to the run's questions: resume it."""
-        from langgraph_mcp.serve._server import _answers, pending_questions, resume_command
-
         if run.cancelled or (run.job is not None and not run.job.done()):
             return
         outcome = await outcome_of(run.call.graph, run.call.config)
         if outcome.kind != "asked":
             return
         asked = pending_questions(outcome)
-        answers = _answers(responses)
+        answers = answers_of(responses)
         if any(q.key not in answers for q in asked):
             return  # asked again on the next poll
         try:
@@ -213,12 +212,13 @@ class TaskParams(types.RequestParams):
 
 
 class ServedTasks(Extension):
-    """The tasks extension of a :class:`~langgraph_mcp.serve._server.GraphServer`."""
+    """The tasks extension of a :class:`~langgraph_mcp.serve.GraphServer`."""
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, server: GraphServer) -> None:
+    def __init__(self, server: Host, runs: Runs) -> None:
         self._server = server
+        self._runs = runs
 
     def methods(self) -> list[MethodBinding]:
         return [
@@ -229,17 +229,17 @@ class ServedTasks(Extension):
 
     def _run(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> Run:
         _refuse_undeclared(ctx)
-        return self._server.runs.find(params.task_id, owner_of(ctx.request))
+        return self._runs.find(params.task_id, owner_of(ctx.request))
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        return await self._server.runs.state(self._run(ctx, params))
+        return await self._runs.state(self._run(ctx, params))
 
     async def _update(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        await self._server.runs.update(self._run(ctx, params), params.input_responses or {})
+        await self._runs.update(self._run(ctx, params), params.input_responses or {})
         return {}
 
     async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        await self._server.runs.cancel(self._run(ctx, params))
+        await self._runs.cancel(self._run(ctx, params))
         return {}
 
     async def intercept_tool_call(
@@ -256,16 +256,14 @@ class ServedTasks(Extension):
         begun = server.begin(params.name, params.arguments, ctx.request, params.meta)
         if isinstance(begun, types.CallToolResult):
             return begun
-        from langgraph_mcp.serve._server import new_run_id
-
         run = Run(task_id(begun.thread, f"{begun.tool.tool_name}:{new_run_id()}"), begun)
-        server.runs.start(run, begun.payload)
+        self._runs.start(run, begun.payload)
         if server.options.tasks == "auto" and run.job is not None:
             await asyncio.wait({run.job}, timeout=server.options.task_after)
             if run.job.done() and run.job.exception() is None:
                 outcome = run.job.result()
                 if outcome.kind == "done":
                     return server.result(begun, outcome)
-        state = await server.runs.state(run)
+        state = await self._runs.state(run)
         keep = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs")
         return {"resultType": "task", **{k: v for k, v in state.items() if k in keep}}

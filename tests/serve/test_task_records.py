@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp.serve import GraphServer, ServeOptions
-from langgraph_mcp.serve._server import Call
+from langgraph_mcp.serve._calls import Call
 from langgraph_mcp.serve._tasks import Run
 from langgraph_mcp.serve._threads import ANONYMOUS, task_id
 from tests.helpers import until
