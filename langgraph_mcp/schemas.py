@@ -68,6 +68,7 @@ from langgraph_mcp.types import (
     MCPSamplingResume,
     MCPSamplingResumeValue,
     MCPSkillApprovalInterrupt,
+    MCPSkillApprovalResume,
     MCPSkillLoadResult,
     MCPStreamEvent,
     MCPTaskInterrupt,
@@ -145,7 +146,7 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "skill into the model's context, bound to the files and digests it shows.",
     ),
     "skill-approval-resume": (
-        MCPApprovalResume,
+        MCPSkillApprovalResume,
         "MCP skill approval resume value",
         "The resume value that answers a skill_approval interrupt: an approve or reject decision, "
         '{"decisions": [<decision>]} or {"responses": {<key>: <decision>}}.',

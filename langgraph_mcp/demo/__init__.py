@@ -6,6 +6,8 @@ They need nothing beyond the package's own dependencies, and run from any folder
   ``count_primes`` (slow, reports progress).
 - ``notes``: ``search_notes``, ``read_note``, ``write_note`` on an in-memory note book.
 - ``shop``: ``cancel_order`` and ``book_trip``, which ask the person for input (elicitation).
+- ``skills``: two skills (``io.modelcontextprotocol/skills``: ``release-notes``, with a template
+  file, and ``incident-review``) and the tool ``word_count``.
 
 Start one over stdio from a connection::
 
@@ -28,7 +30,7 @@ from mcp.server.mcpserver import MCPServer
 
 __all__ = ["SERVER_NAMES", "demo_server", "main"]
 
-SERVER_NAMES: Final = ("math", "notes", "shop")
+SERVER_NAMES: Final = ("math", "notes", "shop", "skills")
 """The names of the demo servers, for :func:`demo_server` and ``python -m langgraph_mcp.demo``."""
 
 

@@ -69,9 +69,13 @@ from langgraph_mcp.types._skills import (
     MCPLoadedSkill,
     MCPLoadedSkillFile,
     MCPSkillApprovalInterrupt,
+    MCPSkillApprovalResume,
+    MCPSkillDecision,
+    MCPSkillDecisions,
     MCPSkillFileInfo,
     MCPSkillGrant,
     MCPSkillLoadResult,
+    MCPSkillResponses,
 )
 from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
@@ -133,9 +137,13 @@ __all__ = [
     "MCPSamplingResume",
     "MCPSamplingResumeValue",
     "MCPSkillApprovalInterrupt",
+    "MCPSkillApprovalResume",
+    "MCPSkillDecision",
+    "MCPSkillDecisions",
     "MCPSkillFileInfo",
     "MCPSkillGrant",
     "MCPSkillLoadResult",
+    "MCPSkillResponses",
     "MCPStreamEvent",
     "MCPTaskInterrupt",
     "MCPToolArtifact",

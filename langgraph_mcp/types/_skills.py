@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired
+from typing import Annotated, Literal, NotRequired, TypeAlias
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from langgraph_mcp.types._approval import MCPApprovalActionRequest, MCPApprovalReviewConfig
@@ -13,6 +14,10 @@ __all__ = [
     "MCPLoadedSkill",
     "MCPLoadedSkillFile",
     "MCPSkillApprovalInterrupt",
+    "MCPSkillApprovalResume",
+    "MCPSkillDecision",
+    "MCPSkillDecisions",
+    "MCPSkillResponses",
     "MCPSkillFileInfo",
     "MCPSkillGrant",
     "MCPSkillLoadResult",
@@ -76,6 +81,32 @@ class MCPSkillApprovalInterrupt(TypedDict):
     """``approve`` and ``reject``."""
     action_requests: list[MCPApprovalActionRequest]
     review_configs: list[MCPApprovalReviewConfig]
+
+
+class MCPSkillDecision(TypedDict):
+    """A decision on loading a skill: ``approve``, or ``reject`` (with a ``message`` the model is
+    given)."""
+
+    type: Literal["approve", "reject"]
+    message: NotRequired[str]
+    key: NotRequired[str]
+    """The question's ``key``: given, the decision applies only to that question."""
+
+
+class MCPSkillDecisions(TypedDict):
+    """langchain's ``HITLResponse`` shape (Agent Chat UI's answer), with the one decision."""
+
+    decisions: Annotated[list[MCPSkillDecision], Field(min_length=1, max_length=1)]
+
+
+class MCPSkillResponses(TypedDict):
+    """The decision keyed by the question: ``{"responses": {<key>: <decision>}}``."""
+
+    responses: Annotated[dict[str, MCPSkillDecision], Field(min_length=1, max_length=1)]
+
+
+MCPSkillApprovalResume: TypeAlias = MCPSkillDecision | MCPSkillDecisions | MCPSkillResponses
+"""What resumes an :class:`MCPSkillApprovalInterrupt`."""
 
 
 class MCPSkillGrant(TypedDict):

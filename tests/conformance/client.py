@@ -370,12 +370,8 @@ async def skills(url: str) -> None:
         if not scenario.endswith("no-prefetch") and found:
             skill = found[0]
             files = [f.path for f in skill.files or () if f.path != "SKILL.md"]
-            turns = [
-                [("load_skill", {"skill": skill.id}, "load")],
-                [("load_skill", {"skill": skill.id, "file": path}, f"file-{i}") for i, path in enumerate(files)]
-                or "Loaded.",
-                "Done.",
-            ]
+            reads = [("load_skill", {"skill": skill.id, "file": p}, f"file-{i}") for i, p in enumerate(files)]
+            turns = [[("load_skill", {"skill": skill.id}, "load")], reads or "Loaded.", "Done."]
         agent = create_agent(
             ScriptedChatModel(turns),
             middleware=[MCPSkillsMiddleware(pool)],

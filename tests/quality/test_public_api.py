@@ -220,9 +220,13 @@ PUBLIC: dict[str, list[str]] = {
         "SKILL_APPROVAL_INTERRUPT_TYPE",
         "SKILL_GRANTS_KEY",
         "TASK_INTERRUPT_TYPE",
+        "MCPSkillApprovalResume",
+        "MCPSkillDecision",
+        "MCPSkillDecisions",
     ],
 }
 
+        "MCPSkillResponses",
 
 def all_modules() -> list[ModuleType]:
     found = [langgraph_mcp]
