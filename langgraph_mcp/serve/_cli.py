@@ -1,7 +1,7 @@
 """The command: ``python -m langgraph_mcp.serve <module:graph>... [options]``.
 
-A target is ``package.module:name`` or ``path/to/file.py:name``; ``name`` is a compiled graph, a
-``StateGraph`` (compiled here) or a function of no arguments returning either. Over HTTP the
+A target is ``package.module:name``, or a Python file's path, a colon and a name; ``name`` is a
+compiled graph, a ``StateGraph`` (compiled here) or a function of no arguments returning either. Over HTTP the
 server prints one ``LISTENING <port>`` line to stdout once it accepts connections (``--port 0``
 picks a free port); logs go to stderr.
 """
@@ -28,7 +28,7 @@ __all__ = ["load_graph", "main", "serve"]
 
 
 def load_graph(target: str) -> Any:
-    """The compiled graph named by ``target`` (``module:name`` or ``file.py:name``).
+    """The compiled graph named by ``target``: ``module:name``, or a Python file's path and a name.
 
     Example:
         ```python

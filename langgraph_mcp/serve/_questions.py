@@ -27,6 +27,7 @@ from typing import Any
 
 import mcp_types as types
 
+from langgraph_mcp.errors import MCPError
 from langgraph_mcp.types import ELICITATION_INTERRUPT_TYPE
 from langgraph_mcp.types._approval import APPROVAL_INTERRUPT_TYPE, APPROVALS_INTERRUPT_TYPE
 
@@ -37,8 +38,9 @@ ANSWER_FIELD = "answer"
 _MESSAGE_MAX = 4000
 
 
-class Unanswered(Exception):
-    """The client cancelled a question (or declined one that cannot be declined)."""
+class Unanswered(MCPError):
+    """The client cancelled a question (or declined one that cannot be declined); caught by the
+    server, which ends the call with an error result."""
 
 
 @dataclass(frozen=True)
