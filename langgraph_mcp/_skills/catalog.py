@@ -29,9 +29,9 @@ from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp._pool.credentials import credential_session
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session import ServerConnection
-from langgraph_mcp._session.skills import SkillEntry, declares_skills
+from langgraph_mcp._session.skills import SkillEntry, declares_skills, get_skill
 from langgraph_mcp._skills.entries import MCPSkill, SkillSet, check_entry
-from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
+from langgraph_mcp.errors import MCPConfigError, MCPConnectionError, MCPError, MCPServerError
 
 __all__ = ["Run", "SkillCatalog"]
 
@@ -100,6 +100,38 @@ class SkillCatalog:
         for server in self.servers:
             skills.extend(await self._server_skills(server, run))
         return SkillSet.of(skills)
+
+    async def get(self, ref: str, run: Run, runtime: ToolRuntime | None = None) -> MCPSkill | str:
+        """The skill whose ``SKILL.md`` is at the URI ``ref`` (``<server>:<uri>``, or the URI alone
+        where one server offers skills), as its server answers ``skills/get`` now; or why not."""
+        server, uri = None, ref
+        for name in sorted(self.servers, key=len, reverse=True):
+            if ref.startswith(name + ":") and "://" in ref[len(name) + 1 :]:
+                server, uri = name, ref[len(name) + 1 :]
+                break
+        if server is None:
+            offering = [s for s in self.servers if self._offers(s) and _declared(self.pool.connection(s))]
+            if len(offering) != 1:
+                return f"no listed skill is at {ref!r}: name its server, as '<server>:{ref}'"
+            server = offering[0]
+        if not self._offers(server):
+            return f"MCP server {server!r} offers no skills here"
+        try:
+            async with self.session(server, run, runtime) as connection:
+                await connection.connect()
+                if not declares_skills(connection):
+                    return f"MCP server {server!r} does not offer skills"
+                entry = await get_skill(connection, uri)
+        except GraphBubbleUp:
+            raise
+        except MCPServerError as exc:
+            return f"MCP server {server!r} serves no skill at {uri!r} ({exc.reason})"
+        except MCPError as exc:
+            return f"MCP server {server!r} could not be asked for the skill at {uri!r}: {exc}"
+        checked = check_entry(server, entry)
+        return (
+            checked if isinstance(checked, MCPSkill) else f"the skill at {uri!r} cannot be loaded: {checked}"
+        )
 
     def _offers(self, server: str) -> bool:
         connection = self.pool.connection(server)
@@ -188,6 +220,11 @@ async def _credentialed(
 ) -> AsyncIterator[ServerConnection]:
     async with credential_session(pool, server, thread, headers) as connection:
         yield connection
+
+
+def _declared(connection: ServerConnection) -> bool:
+    """Did the server declare skills (``True`` too while it has not connected yet: it is asked)."""
+    return not connection.server_extensions or declares_skills(connection)
 
 
 async def _checked(connection: ServerConnection) -> tuple[MCPSkill, ...]:

@@ -90,13 +90,17 @@ class SkillLoader:
 
     # -- for code -------------------------------------------------------------------------------
 
-    async def resolve(self, ref: str, run: Run) -> MCPSkill:
-        """The skill ``ref`` names for ``run``.
+    async def resolve(self, ref: str, run: Run, runtime: ToolRuntime | None = None) -> MCPSkill:
+        """The skill ``ref`` names for ``run``: one of its listing, or, given by the URI of its
+        ``SKILL.md`` (``[<server>:]skill://.../SKILL.md``), one its server answers ``skills/get``
+        for (a listing may leave skills out).
 
         Raises:
             MCPSkillError: no such skill, or more than one.
         """
         found = (await self.catalog.for_run(run)).resolve(ref, self.catalog.servers)
+        if isinstance(found, str) and "://" in ref:
+            found = await self.catalog.get(ref.strip(), run, runtime)
         if isinstance(found, str):
             raise MCPSkillError("ambiguous" if "skills are called" in found else "unknown", found)
         if found.dynamic and not self.dynamic:
@@ -215,7 +219,7 @@ class SkillLoader:
         run = Run.of(runtime)
         state = runtime.state if isinstance(runtime.state, Mapping) else {}
         try:
-            skill = await self.resolve(skill_ref, run)
+            skill = await self.resolve(skill_ref, run, runtime)
             update: dict[str, Any] = {}
             grants = self.grants(skill)
             approvals = state.get(APPROVALS_KEY) or {}

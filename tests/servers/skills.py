@@ -18,6 +18,7 @@ Knobs (files in ``$SKILLS_DIR``, read at each request):
 - ``.hidden``: relative file paths (one per line, ``<skill-path>/<file>``) left out of the
   listing's ``resources`` but still served by ``resources/read``.
 - ``.dynamic``: skill paths (one per line) listed with ``resources: "dynamic"``.
+- ``.omit``: skill paths (one per line) left out of ``skills/list`` (``skills/get`` still answers).
 - ``.stray.json``: ``{skill-path: [uri, ...]}`` extra resource entries listed for that skill
   (e.g. a file of another skill, or another scheme), with a made-up digest.
 
@@ -181,7 +182,8 @@ def build_server(name: str = "skills", root: str | Path | None = None) -> MCPSer
 
     async def list_skills(ctx: ServerRequestContext[Any, Any], params: ListParams) -> HandlerResult:
         _log(root, method="skills/list", cursor=params.cursor)
-        paths = _skill_paths(root)
+        omitted = _knob(root, ".omit", set())
+        paths = [p for p in _skill_paths(root) if p not in omitted]
         start = int(params.cursor or 0)
         page = paths[start : start + PAGE]
         result: dict[str, Any] = {

@@ -154,3 +154,24 @@ async def test_hostile_frontmatter_is_refused_not_expanded() -> None:
         await frontmatter_of("---\n- a\n- b\n---\n")
     parsed = await frontmatter_of("\ufeff---\r\nname: demo\r\ndate: 2026-01-01\r\n---\r\nbody")
     assert parsed == {"name": "demo", "date": "2026-01-01"}
+
+
+async def test_a_skill_the_listing_leaves_out_loads_by_its_uri_through_skills_get(
+    served: tuple[str, Path],
+) -> None:
+    url, root = served
+    (root / ".omit").write_text("code-review\n")
+    async with MCPPool({"docs": {"url": url}}) as pool:
+        skills = MCPSkills(pool)
+        assert "docs:code-review" not in [s.id for s in await skills.list()]
+        assert "Read the diff twice" in await skills.read("skill://code-review/SKILL.md")
+        assert "Read the diff twice" in await skills.read("docs:skill://code-review/SKILL.md")
+        with pytest.raises(MCPSkillError, match=r"serves no skill at 'skill://nothing/SKILL\.md'"):
+            await skills.read("skill://nothing/SKILL.md")
+    gets = [e["uri"] for e in fixture.log(root) if e["method"] == "skills/get"]
+    assert gets == [
+        "skill://code-review/SKILL.md",
+        "skill://code-review/SKILL.md",
+        "skill://nothing/SKILL.md",
+    ]
+    assert fixture.reads(root) == ["skill://code-review/SKILL.md", "skill://code-review/SKILL.md"]
