@@ -206,22 +206,26 @@ async def deployment(
     oauth: bool = True,
     tool_catalog: Any = None,
     lazy_other: bool = False,
+    api: Any = None,
     **agent: Any,
 ) -> AsyncIterator[Deployment]:
+    """The deployment; ``api``: the protected server (default ``tests/servers/peruser.py``)."""
     provider = Provider(token_ttl=600)
     sock = bind_socket()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     guard = GuardEverything(provider, base)
     catalog = peruser.PerUserCatalog()
-    api = serve_in_loop(peruser.build_server(catalog), "http", wrap=guard.wrap)
-    url = await api.__aenter__()
+    protected = serve_in_loop(
+        api if api is not None else peruser.build_server(catalog), "http", wrap=guard.wrap
+    )
+    url = await protected.__aenter__()
     stopped = False
 
     async def stop() -> None:
         nonlocal stopped
         if not stopped:
             stopped = True
-            await api.__aexit__(None, None, None)
+            await protected.__aexit__(None, None, None)
 
     async with AsyncExitStack() as stack:
         stack.push_async_callback(stop)
