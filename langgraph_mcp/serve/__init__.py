@@ -29,7 +29,8 @@ or from a shell: ``python -m langgraph_mcp.serve my_pkg.agent:graph [--transport
 * **Tasks.** For a client that declared :data:`TASKS_EXTENSION`, a run still going after
   ``ServeOptions.task_after`` seconds becomes a task (``tasks/get``, ``tasks/update``,
   ``tasks/cancel``); its id names its thread, so a server restarted on a durable checkpointer
-  goes on with it.
+  goes on with it. A 2025-11-25 client that asks for a task (the experimental task API) gets
+  one too (``ServeOptions.legacy_task_support``).
 """
 
 from langgraph_mcp.serve._calls import ServeOptions

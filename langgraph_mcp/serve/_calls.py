@@ -47,6 +47,10 @@ class ServeOptions:
         task_after: Seconds an ``"auto"`` call may run inline before it becomes a task.
         poll_interval_ms: The poll interval suggested to clients following a task.
         task_ttl_ms: How long a task's record is kept after it is created (advertised as ``ttlMs``).
+        legacy_task_support: ``execution.taskSupport`` of every tool for 2025-11-25 clients:
+            ``"optional"`` (a client may ask for a task), ``"required"`` (clients that follow
+            tasks only when a tool requires one, as this package's, then do) or ``None`` (no
+            2025-11-25 tasks).
     """
 
     thread_argument: str | None = THREAD_ARGUMENT
@@ -54,6 +58,7 @@ class ServeOptions:
     task_after: float = 5.0
     poll_interval_ms: int = 500
     task_ttl_ms: int = 3_600_000
+    legacy_task_support: Literal["optional", "required"] | None = "optional"
 
 
 def error_result(text: str) -> types.CallToolResult:

@@ -119,6 +119,12 @@ def _parser() -> argparse.ArgumentParser:
         "--sqlite", metavar="PATH", help="keep runs in this SQLite file (durable questions and tasks)"
     )
     p.add_argument("--tasks", choices=["auto", "always", "never"], default="auto")
+    p.add_argument(
+        "--legacy-task-support",
+        choices=["optional", "required", "none"],
+        default="optional",
+        help="execution.taskSupport of the tools for 2025-11-25 clients ('none': no tasks)",
+    )
     p.add_argument("--task-after", type=float, default=5.0, metavar="SECONDS")
     p.add_argument("--poll-interval-ms", type=int, default=500, help="the poll interval suggested for tasks")
     p.add_argument("--thread-argument", default="thread", help="the conversation argument ('' for none)")
@@ -156,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         tasks=args.tasks,
         task_after=args.task_after,
         poll_interval_ms=args.poll_interval_ms,
+        legacy_task_support=None if args.legacy_task_support == "none" else args.legacy_task_support,
     )
     server = GraphServer(
         [load_graph(target) for target in args.graphs],

@@ -33,6 +33,7 @@ from langgraph_mcp.serve._calls import (
     pending_questions,
     resume_command,
 )
+from langgraph_mcp.serve._legacy_tasks import LegacyTasks
 from langgraph_mcp.serve._questions import Question, Unanswered
 from langgraph_mcp.serve._reports import LogLevels, reporter
 from langgraph_mcp.serve._runs import Outcome, Reporter, drive, outcome_of
@@ -119,6 +120,7 @@ class GraphServer(MCPServer[Any]):
             auth=auth,
             request_state_security=request_state_security,
             extensions=[tasks] if self.options.tasks != "never" else None,
+            middleware=[LegacyTasks(self, self.runs)] if self.options.legacy_task_support else None,
         )
         self._levels = LogLevels()
         # MCPServer has no public way to serve logging/setLevel (2025-11-25 clients send it)
@@ -136,7 +138,12 @@ class GraphServer(MCPServer[Any]):
         return {key: {"type": "string", "description": description}}
 
     async def list_tools(self) -> list[types.Tool]:
-        return [tool.listing(self._extra_arguments()) for tool in self._tools.values()]
+        tools = [tool.listing(self._extra_arguments()) for tool in self._tools.values()]
+        support = self.options.legacy_task_support
+        if support is not None:
+            for tool in tools:
+                tool.execution = types.ToolExecution(task_support=support)
+        return tools
 
     def served(self, name: str) -> tuple[GraphTool, Any] | None:
         """The tool ``name`` and its graph (bound to the server's checkpointer)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
+from langchain_core.runnables import RunnableConfig
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
@@ -48,6 +49,8 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The tasks extension (2026-07-28) a client declares to have long runs answered as tasks."""
 MISSING_CAPABILITY = -32021
 _NOT_FOUND = "Failed to retrieve task: Task not found"
+TASK_METADATA = "served_as"
+"""The checkpoint metadata key of a run's checkpoints when it ran as a task (value ``"task"``)."""
 _RUNS_MAX = 10_000
 
 
@@ -86,7 +89,8 @@ class Runs:
                 run.updated = time.time()
 
         run.failure = run.refusal = None
-        run.job = asyncio.ensure_future(drive(run.call.graph, payload, run.call.config, report))
+        config: RunnableConfig = {**run.call.config, "metadata": {TASK_METADATA: "task"}}
+        run.job = asyncio.ensure_future(drive(run.call.graph, payload, config, report))
         run.job.add_done_callback(lambda _job: setattr(run, "updated", time.time()))
         self._runs[run.task_id] = run
         while len(self._runs) > _RUNS_MAX:

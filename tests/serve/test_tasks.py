@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from langgraph_mcp import MCPToolNode
@@ -21,26 +22,44 @@ from tests.helpers import ai, thread, tool_graph, tool_results, until
 pytestmark = pytest.mark.slow
 
 
-def _served(folder: Path, *options: str) -> dict[str, Any]:
+def _served(folder: Path, *options: str, era: str = "auto") -> dict[str, Any]:
+    """The served graphs over stdio, every call a task (2026-07-28), or a task for a 2025-11-25
+    client too (this package's client asks for one when a tool requires it)."""
     env = {"SERVED_GATES": str(folder)}
     args = (
         "--tasks",
         "always",
+        "--legacy-task-support",
+        "required",
         "--poll-interval-ms",
         "50",
         "--sqlite",
         str(folder / "runs.sqlite"),
         *options,
     )
-    return stdio_params("served_graphs", *args, env=env)
+    return {**stdio_params("served_graphs", *args, env=env), "protocol": era}
+
+
+def _task_checkpoints(folder: Path) -> dict[str, set[str]]:
+    """{thread id: the ``served_run`` marks} of the threads whose runs ran as tasks."""
+    with SqliteSaver.from_conn_string(str(folder / "runs.sqlite")) as saver:
+        found: dict[str, set[str]] = {}
+        for item in saver.list(None):
+            thread = item.config["configurable"]["thread_id"]
+            if item.metadata.get("served_as") == "task":
+                found.setdefault(thread, set())
+            if "served_run" in item.metadata:
+                found.setdefault(thread, set()).add(str(item.metadata["served_run"]))
+        return found
 
 
 def _started(folder: Path, label: str) -> list[str]:
     return sorted(p.name.rsplit("-", 1)[1] for p in folder.glob(f"started-{label}-*"))
 
 
-async def test_a_task_is_polled_through_its_question_to_its_result(tmp_path: Path) -> None:
-    async with MCPToolNode({"served": _served(tmp_path)}) as node:
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+async def test_a_task_is_polled_through_its_question_to_its_result(tmp_path: Path, era: str) -> None:
+    async with MCPToolNode({"served": _served(tmp_path, era=era)}) as node:
         graph = tool_graph(node, checkpointer=InMemorySaver())
         progress: list[str] = []
         out: dict[str, Any] = {}
@@ -61,10 +80,12 @@ async def test_a_task_is_polled_through_its_question_to_its_result(tmp_path: Pat
                 pending, lambda p: {r["key"]: accept({ANSWER_FIELD: "Grace"}) for r in p["requests"]}
             )
         assert '"answer": "Grace writes about tasks"' in tool_results(out)["c1"]
+    assert len(_task_checkpoints(tmp_path)) == 1  # the run was a task, in either era
 
 
-async def test_cancelling_the_outer_run_cancels_the_served_run(tmp_path: Path) -> None:
-    async with MCPToolNode({"served": _served(tmp_path)}) as node:
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+async def test_cancelling_the_outer_run_cancels_the_served_run(tmp_path: Path, era: str) -> None:
+    async with MCPToolNode({"served": _served(tmp_path, era=era)}) as node:
         graph = tool_graph(node, checkpointer=InMemorySaver())
         run = asyncio.ensure_future(
             graph.ainvoke({"messages": [ai(("gated", {"label": "stop"}, "c1"))]}, thread())
@@ -75,6 +96,8 @@ async def test_cancelling_the_outer_run_cancels_the_served_run(tmp_path: Path) -
         with pytest.raises(asyncio.CancelledError):
             await run
     assert not (tmp_path / "release-stop").exists()
+    # cancelled through the task (tasks/cancel), which marks the thread so no restart resumes it
+    assert list(_task_checkpoints(tmp_path).values()) == [{"cancelled"}]
 
 
 async def test_a_task_goes_on_in_a_new_server_process_after_a_restart(tmp_path: Path) -> None:
