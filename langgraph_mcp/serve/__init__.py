@@ -26,6 +26,8 @@ or from a shell: ``python -m langgraph_mcp.serve my_pkg.agent:graph [--transport
 * **Progress and logs.** The run streams node updates and custom events as
   ``notifications/progress`` (when the client sent a progress token), and ``mcp_log`` events as
   log messages.
+* **Deployments.** :func:`deployment_tools` serves a LangGraph deployment's assistants (through
+  ``langgraph-sdk``): the runs happen there, the questions and tasks work the same.
 * **Tasks.** For a client that declared :data:`TASKS_EXTENSION`, a run still going after
   ``ServeOptions.task_after`` seconds becomes a task (``tasks/get``, ``tasks/update``,
   ``tasks/cancel``); its id names its thread, so a server restarted on a durable checkpointer
@@ -36,6 +38,7 @@ or from a shell: ``python -m langgraph_mcp.serve my_pkg.agent:graph [--transport
 from langgraph_mcp.serve._calls import ServeOptions
 from langgraph_mcp.serve._cli import load_graph, serve
 from langgraph_mcp.serve._questions import ANSWER_FIELD
+from langgraph_mcp.serve._remote import deployment_tools
 from langgraph_mcp.serve._server import GraphServer, create_mcp_server
 from langgraph_mcp.serve._tasks import TASKS_EXTENSION
 from langgraph_mcp.serve._threads import THREAD_ARGUMENT, THREAD_META_KEY
@@ -51,6 +54,7 @@ __all__ = [
     "GraphTool",
     "ServeOptions",
     "create_mcp_server",
+    "deployment_tools",
     "load_graph",
     "serve",
 ]

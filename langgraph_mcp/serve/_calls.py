@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from langgraph_mcp.serve._questions import Question, questions_for, resume_value
+from langgraph_mcp.serve._remote import is_remote, remote_thread
 from langgraph_mcp.serve._runs import Outcome
 from langgraph_mcp.serve._threads import THREAD_ARGUMENT
 from langgraph_mcp.serve._tools import GraphTool
@@ -76,7 +77,9 @@ class Call:
 
     @property
     def config(self) -> RunnableConfig:
-        return {"configurable": {"thread_id": self.thread}}
+        """The run's config: its thread (on a deployment, the thread's UUID there)."""
+        thread = remote_thread(self.thread) if is_remote(self.graph) else self.thread
+        return {"configurable": {"thread_id": thread}}
 
 
 class Host(Protocol):

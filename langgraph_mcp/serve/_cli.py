@@ -22,6 +22,7 @@ from typing import Any, Literal
 import anyio
 
 from langgraph_mcp.serve._calls import ServeOptions
+from langgraph_mcp.serve._remote import deployment_tools
 from langgraph_mcp.serve._server import GraphServer
 
 __all__ = ["load_graph", "main", "serve"]
@@ -110,7 +111,14 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m langgraph_mcp.serve", description="Serve LangGraph graphs over MCP."
     )
-    p.add_argument("graphs", nargs="+", help="module:name or path/file.py:name, one per tool")
+    p.add_argument("graphs", nargs="*", help="module:name or path/file.py:name, one per tool")
+    p.add_argument(
+        "--deployment", metavar="URL", help="also serve the assistants of this LangGraph deployment"
+    )
+    p.add_argument(
+        "--assistant", action="append", metavar="ID", help="only this assistant (or graph id); repeatable"
+    )
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable with the deployment's API key")
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
@@ -134,6 +142,10 @@ def _parser() -> argparse.ArgumentParser:
         help="environment variable with a secret that seals requestState (questions survive restarts)",
     )
     return p
+
+
+async def _deployment(url: str, assistants: list[str] | None, api_key: str | None) -> list[Any]:
+    return list(await deployment_tools(url, assistants=assistants, api_key=api_key))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -164,8 +176,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         poll_interval_ms=args.poll_interval_ms,
         legacy_task_support=None if args.legacy_task_support == "none" else args.legacy_task_support,
     )
+    graphs: list[Any] = [load_graph(target) for target in args.graphs]
+    if args.deployment:
+        api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+        graphs += anyio.run(_deployment, args.deployment, args.assistant, api_key)
+    if not graphs:
+        raise SystemExit("Nothing to serve: name a graph (module:name) or a --deployment.")
     server = GraphServer(
-        [load_graph(target) for target in args.graphs],
+        graphs,
         name=args.name,
         checkpointer=checkpointer,
         options=options,

@@ -110,9 +110,13 @@ async def drive(graph: Any, payload: Any, config: RunnableConfig, report: Report
     """Run ``graph`` on ``payload`` (an input, a ``Command(resume=...)`` or ``None`` to go on
     from the last checkpoint) in the thread of ``config``; ``report`` gets what it says."""
     step = 0
-    async for mode, chunk in graph.astream(payload, config, stream_mode=["updates", "custom"]):
+    extra: dict[str, Any] = {}
+    if not hasattr(graph, "checkpointer"):  # a deployment's graph: a dropped call cancels its run
+        extra["on_disconnect"] = "cancel"
+    async for item in graph.astream(payload, config, stream_mode=["updates", "custom"], **extra):
         if report is None:
             continue
+        mode, chunk = (item.event.split("|", 1)[0], item.data) if hasattr(item, "event") else item
         said = _report(str(mode), chunk, step + 1)
         if said is not None:
             step += 1

@@ -153,7 +153,7 @@ class GraphServer(MCPServer[Any]):
         graph = self._graphs.get(name)
         if graph is None:
             graph = tool.graph
-            if getattr(graph, "checkpointer", None) in (None, False):
+            if hasattr(graph, "checkpointer") and graph.checkpointer in (None, False):
                 graph = graph.copy({"checkpointer": self._bound_saver()})
             self._graphs[name] = graph
         return tool, graph

@@ -39,6 +39,7 @@ from langgraph_mcp.serve._calls import (
     resume_command,
 )
 from langgraph_mcp.serve._questions import Unanswered
+from langgraph_mcp.serve._remote import is_remote
 from langgraph_mcp.serve._runs import Outcome, Report, drive, end_cancelled, outcome_of
 from langgraph_mcp.serve._threads import owner_of, owns, split_task_id, task_id
 
@@ -145,8 +146,8 @@ class Runs:
             raise MCPError(types.INVALID_PARAMS, _NOT_FOUND)
         if outcome.kind == "cancelled":
             return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}
-        if outcome.kind == "stopped":  # left part way by an earlier process: go on
-            self.start(run, None)
+        if outcome.kind == "stopped":  # left part way by an earlier process (a deployment
+            self.start(run, None)  # cancels a run whose stream was dropped): go on
             return {**base, "status": "working", "statusMessage": "resumed"}
         if outcome.kind == "asked":
             requests = {
@@ -182,7 +183,7 @@ class Runs:
             run.job.cancel()
             await asyncio.wait({run.job})
         outcome = await outcome_of(run.call.graph, run.call.config)
-        if outcome.kind not in ("done", "missing", "cancelled"):
+        if outcome.kind not in ("done", "missing", "cancelled") and not is_remote(run.call.graph):
             await end_cancelled(run.call.graph, run.call.config)
 
 

@@ -62,6 +62,11 @@ class GraphTool:
         name = self.name or str(getattr(self.graph, "name", "") or "graph")
         self.name = _NAME.sub("_", name).strip("_")[:128] or "graph"
         if self.input_schema is None:
+            if not hasattr(self.graph, "get_input_jsonschema"):
+                raise ValueError(
+                    f"{self.name}: give input_schema for a graph that reports none (a deployment's "
+                    "graph: use deployment_tools(), which reads it from the deployment)."
+                )
             schema = dict(self.graph.get_input_jsonschema())
             if set(schema.get("properties", {})) == {"messages"}:
                 self._messages = True
