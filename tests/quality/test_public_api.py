@@ -156,6 +156,7 @@ PUBLIC: dict[str, list[str]] = {
         "THREAD_ARGUMENT",
         "THREAD_META_KEY",
         "create_mcp_server",
+        "deployment_tools",
         "load_graph",
         "serve",
     ],
