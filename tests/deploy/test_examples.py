@@ -104,3 +104,23 @@ def test_a_demo_server_name_that_does_not_exist_is_refused_with_the_names_that_d
     assert "'math', 'notes', 'shop'" in done.stderr
     with pytest.raises(ValueError, match="the demo servers are math, notes, shop"):
         demo_server("maths")
+
+
+def test_deep_agent_skills_example_loads_an_approved_mcp_skill_beside_a_local_one() -> None:
+    done = _run_example("deep_agent_skills.py", "--auto")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "## Skills from MCP servers" in out
+    # The MCP skill keeps its id, marked apart from deepagents' local skill of the same name.
+    assert '`skills:release-notes` (server "skills") (not the local skill of the same name)' in out
+    assert "- **release-notes**: The team's own release checklist (local, not from MCP)" in out
+    assert "--- the agent is paused: skill_approval ---" in out
+    assert "Load the skill 'release-notes' from MCP server 'skills' into the model's context" in out
+    assert "templates/notes.md" in out and "sha256:" in out
+    # The approved skill's body, then the file it refers to, each read and checked.
+    assert '<skill server="skills" skill="skills:release-notes" file="SKILL.md">' in out
+    assert "Write release notes for the people who install the new version" in out
+    assert '<skill server="skills" skill="skills:release-notes" file="templates/notes.md">' in out
+    assert "# <project> <version> (<YYYY-MM-DD>)" in out
+    assert "Release checklist (local skill)" not in out  # the local skill's body was never loaded
+    assert "loaded in the thread's state: ['skills:release-notes']" in out
