@@ -106,13 +106,19 @@ async def outcome_of(graph: Any, config: RunnableConfig) -> Outcome:
     return Outcome("done", values=snapshot.values)
 
 
-async def drive(graph: Any, payload: Any, config: RunnableConfig, report: Reporter | None = None) -> Outcome:
+async def drive(
+    graph: Any, payload: Any, config: RunnableConfig, report: Reporter | None = None, *, durable: bool = False
+) -> Outcome:
     """Run ``graph`` on ``payload`` (an input, a ``Command(resume=...)`` or ``None`` to go on
-    from the last checkpoint) in the thread of ``config``; ``report`` gets what it says."""
+    from the last checkpoint) in the thread of ``config``; ``report`` gets what it says. With
+    ``durable``, each step's checkpoint is written before the next step starts (a task's run,
+    which a restarted server goes on with from its last checkpoint)."""
     step = 0
     extra: dict[str, Any] = {}
     if not hasattr(graph, "checkpointer"):  # a deployment's graph: a dropped call cancels its run
         extra["on_disconnect"] = "cancel"
+    elif durable:
+        extra["durability"] = "sync"
     async for item in graph.astream(payload, config, stream_mode=["updates", "custom"], **extra):
         if report is None:
             continue

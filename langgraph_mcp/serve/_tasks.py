@@ -91,7 +91,7 @@ class Runs:
 
         run.failure = run.refusal = None
         config: RunnableConfig = {**run.call.config, "metadata": {TASK_METADATA: "task"}}
-        run.job = asyncio.ensure_future(drive(run.call.graph, payload, config, report))
+        run.job = asyncio.ensure_future(drive(run.call.graph, payload, config, report, durable=True))
         run.job.add_done_callback(lambda _job: setattr(run, "updated", time.time()))
         self._runs[run.task_id] = run
         while len(self._runs) > _RUNS_MAX:
