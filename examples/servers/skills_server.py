@@ -109,7 +109,10 @@ def load_skills(root: Path) -> list[Skill]:
         path = folder.relative_to(root).as_posix()
         frontmatter = frontmatter_of((folder / "SKILL.md").read_text(encoding="utf-8"))
         if frontmatter is None or frontmatter.get("name") != folder.name or not _NAME.match(folder.name):
-            logger.warning("%s/SKILL.md: the frontmatter's name must be the folder's name; left out", path)
+            logger.warning(
+                "%s/SKILL.md: the frontmatter's name must be the folder's name (a-z, 0-9, hyphens); left out",
+                path,
+            )
             continue
         if not isinstance(frontmatter.get("description"), str) or not frontmatter["description"].strip():
             logger.warning("%s/SKILL.md: the frontmatter has no description; left out", path)
@@ -200,6 +203,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--name", default="skills", help="the server's name")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     ns = parser.parse_args(argv)
+    if not Path(ns.root).is_dir():
+        parser.error(f"no folder of skills at {ns.root}")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")  # stderr only
     server = build_server(ns.root, ns.name)
     if ns.http:
