@@ -14,7 +14,7 @@ file of the skill with its digest, and the approval holds for exactly those file
 the template the skill refers to. Each file is read from the server only then, and checked
 against the server's listing (size, SHA-256 digest, frontmatter) before the model sees it.
 
-    uv run examples/deep_agent_skills.py           # answer the approval on the terminal
+    uv run examples/deep_agent_skills.py           # answer on the terminal (n: each load is refused)
     uv run examples/deep_agent_skills.py --auto    # approve automatically (also without a terminal)
 """
 
@@ -44,7 +44,7 @@ LOCAL_SKILLS = HERE / "local_skills"
 SCRIPT = [
     [("load_skill", {"skill": "skills:release-notes"}, "call_skill")],
     [("load_skill", {"skill": "skills:release-notes", "file": "templates/notes.md"}, "call_template")],
-    "I have the release-notes skill and its template; send me the merged changes and I will write the notes.",
+    "Send me the merged changes and I will write the notes.",  # (scripted: said whatever happened)
 ]
 
 
@@ -83,7 +83,10 @@ def decide(question: dict[str, Any], auto: bool) -> dict[str, Any]:
         print("  approve? [y/n] y (--auto)")
         return {"type": "approve"}
     while True:
-        answer = input("  approve? [y/n] ").strip().lower()
+        try:
+            answer = input("  approve? [y/n] ").strip().lower()
+        except EOFError:  # no one to answer: not approved
+            answer = "n"
         if answer in ("y", "yes"):
             return {"type": "approve"}
         if answer in ("n", "no"):
