@@ -32,6 +32,7 @@ from langgraph.prebuilt import tools_condition
 from graphs.scripted import scripted_model
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
+from langgraph_mcp.streaming import MCPStreamTransformer
 from langgraph_mcp.apps import VIEW_CALLS_KEY, app_context_message, route_view_calls, view_calls_node
 
 MODEL_ENV = "LANGGRAPH_MCP_MODEL"
@@ -80,4 +81,5 @@ builder.add_conditional_edges(START, route_view_calls("agent"), ["agent", VIEW_C
 builder.add_edge(VIEW_CALLS_KEY, END)
 builder.add_conditional_edges("agent", tools_condition)
 builder.add_edge("tools", "agent")
-graph = builder.compile(name="agent")
+# stream_events(version="v3") clients get each MCP call as run.extensions["mcp"] (custom:mcp).
+graph = builder.compile(name="agent", transformers=[MCPStreamTransformer])

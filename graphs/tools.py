@@ -22,6 +22,7 @@ from langgraph.graph import END, START, StateGraph
 
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
+from langgraph_mcp.streaming import MCPStreamTransformer
 from langgraph_mcp.apps import VIEW_CALLS_KEY, route_view_calls, view_calls_node
 
 
@@ -63,4 +64,5 @@ builder.add_conditional_edges(START, route_view_calls("prepare"), ["prepare", VI
 builder.add_edge(VIEW_CALLS_KEY, END)
 builder.add_edge("prepare", "tools")
 builder.add_edge("tools", END)
-graph = builder.compile(name="tools")
+# stream_events(version="v3") clients get each MCP call as run.extensions["mcp"] (custom:mcp).
+graph = builder.compile(name="tools", transformers=[MCPStreamTransformer])

@@ -44,6 +44,7 @@ from langgraph_mcp.types import (
     MCPAppToolResult,
     MCPAppUIProps,
     MCPAuthorizationInterrupt,
+    MCPCallSnapshot,
     MCPElicitationAccept,
     MCPElicitationActionRequest,
     MCPElicitationCancel,
@@ -217,6 +218,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         MCPStreamEvent,
         "Any langgraph-mcp custom stream event",
         'Any stream_mode="custom" event langgraph-mcp emits; its type field tells which.',
+    ),
+    "mcp-call": (
+        MCPCallSnapshot,
+        "MCP call snapshot",
+        'One MCP tool call as the v3 stream projection last saw it ("type": "mcp_call"): a '
+        "deployment's event streaming API sends one on the custom:mcp channel at each change.",
     ),
     "tool-artifact": (
         MCPToolArtifact,

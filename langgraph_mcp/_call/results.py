@@ -97,7 +97,12 @@ def failure(
     if site.tool_call_id is None or kind in RAISE_KINDS.get():
         raise MCPToolCallError(text, kind=kind)
     message = ToolMessage(
-        content=text, name=site.name, tool_call_id=site.tool_call_id, status="error", artifact=artifact
+        content=text,
+        name=site.name,
+        tool_call_id=site.tool_call_id,
+        status="error",
+        artifact=artifact,
+        response_metadata={"mcp_server": site.server},  # an MCP call's, even without an artifact
     )
     return message, None
 

@@ -33,6 +33,7 @@ from langgraph_mcp._graph.spec import MCPOptions
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._skills.middleware import MCPSkillsMiddleware
 from langgraph_mcp._skills.skills import MCPSkills
+from langgraph_mcp._stream.calls import MCPStreamTransformer
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FailureKind, MCPConfigError
 from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
@@ -128,6 +129,9 @@ def create_mcp_agent(
     own = [*tools, *(t for m in [*skilled, *middleware] for t in getattr(m, "tools", ()))]
     names = (getattr(tool, "name", getattr(tool, "__name__", None)) for tool in own)
     mcp.agent_tools = frozenset(name for name in names if isinstance(name, str))
+    # stream_events(version="v3"): each MCP call's progress, logs, questions and view as
+    # run.extensions["mcp"] / ["mcp_calls"], and on a deployment's custom:mcp channel.
+    agent.stream_transformers = (*agent.stream_transformers, MCPStreamTransformer)
     agent.mcp = mcp  # type: ignore[attr-defined]
     agent.skills = skilled[0] if skilled else None  # type: ignore[attr-defined]
     return agent

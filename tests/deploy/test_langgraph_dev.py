@@ -22,6 +22,7 @@ from langgraph_sdk import get_client
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPToolNode
 from langgraph_mcp.deploy import CONFIG_ENV, config_path, lifespan
 from langgraph_mcp.elicitation import accept, resume_elicitations
+from langgraph_mcp.streaming import MCPCalls
 from tests.conftest_servers import stdio_params
 from tests.helpers import ai, check, fill, spawned_pids, thread, tool_graph, until
 from tests.helpers import pid_alive as alive
@@ -234,6 +235,21 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
         assert state["next"] == []
         for event in progress:
             check("progress-event", event)
+
+        # v3 event streaming through langgraph-sdk: the same calls, as MCP call snapshots on the
+        # custom:mcp channel (graphs/tools.py compiles with MCPStreamTransformer).
+        received: list[dict[str, Any]] = []
+        async with client.threads.stream(assistant_id="tools") as v3:
+            await v3.run.start(input={"tool_calls": calls})
+            async for item in v3.extensions["mcp"]:
+                received.append(item)
+                check("mcp-call", item["payload"])
+                if item["payload"]["tool_call_id"] == "cancel" and item["payload"]["status"] == "waiting":
+                    break
+        folded = MCPCalls.from_events(received)
+        assert folded["primes"]["status"] == "done" and folded["primes"]["result"] == "430"
+        assert folded["primes"]["progress"] == folded["primes"]["total"] == 3000
+        assert folded["cancel"]["questions"][0]["type"] == "mcp_elicitation"
 
         # An approval, then the call's question, answered with the JSON the wire-format page
         # documents (docs/reference/wire-formats.md), as a client in another language sends it.

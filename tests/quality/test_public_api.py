@@ -109,6 +109,11 @@ PUBLIC: dict[str, list[str]] = {
         "MCPSkillsMiddleware",
         "MCPSkillsState",
     ],
+    "langgraph_mcp.streaming": [
+        "MCPCalls",
+        "MCPStreamTransformer",
+        "MCP_CHANNEL",
+    ],
     "langgraph_mcp.options": [
         "ApprovalPolicy",
         "ArgumentSource",
@@ -194,6 +199,7 @@ PUBLIC: dict[str, list[str]] = {
         "MCPApprovalsResume",
         "MCPAuthorizationInterrupt",
         "MCPCallInfo",
+        "MCPCallSnapshot",
         "MCPElicitationAccept",
         "MCPElicitationActionRequest",
         "MCPElicitationCancel",
