@@ -22,7 +22,7 @@ from mcp.server.mcpserver import Context
 
 from langgraph_mcp.serve._runs import Report, Reporter
 
-__all__ = ["LogLevels", "reporter"]
+__all__ = ["LogLevels", "reporter", "request_reporter"]
 
 logger = logging.getLogger("langgraph_mcp.serve")
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -47,8 +47,13 @@ class LogLevels:
 
 def reporter(context: Context[Any, Any], levels: LogLevels) -> Reporter:
     """A reporter that sends a call's reports to its client."""
-    session = context.request_context.session
-    request_id = context.request_context.request_id
+    return request_reporter(context.request_context, levels)
+
+
+def request_reporter(ctx: ServerRequestContext[Any, Any], levels: LogLevels) -> Reporter:
+    """A reporter that sends the reports of the request ``ctx`` to its client."""
+    session = ctx.session
+    request_id = ctx.request_id
 
     async def report(said: Report) -> None:
         try:

@@ -112,7 +112,8 @@ class GraphServer(MCPServer[Any]):
                 raise ValueError(f"Two graphs are served as the tool {tool.tool_name!r}: give one a name.")
             self._tools[tool.tool_name] = tool
         self.runs = Runs(self)
-        tasks = ServedTasks(self, self.runs)
+        self._levels = LogLevels()
+        tasks = ServedTasks(self, self.runs, self._levels)
         super().__init__(
             name,
             instructions=instructions,
@@ -122,7 +123,6 @@ class GraphServer(MCPServer[Any]):
             extensions=[tasks] if self.options.tasks != "never" else None,
             middleware=[LegacyTasks(self, self.runs)] if self.options.legacy_task_support else None,
         )
-        self._levels = LogLevels()
         # MCPServer has no public way to serve logging/setLevel (2025-11-25 clients send it)
         self._lowlevel_server.add_request_handler(
             "logging/setLevel", types.SetLevelRequestParams, self._levels.set_level

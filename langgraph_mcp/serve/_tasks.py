@@ -40,7 +40,8 @@ from langgraph_mcp.serve._calls import (
 )
 from langgraph_mcp.serve._questions import Unanswered
 from langgraph_mcp.serve._remote import is_remote
-from langgraph_mcp.serve._runs import Outcome, Report, drive, end_cancelled, outcome_of
+from langgraph_mcp.serve._reports import LogLevels, request_reporter
+from langgraph_mcp.serve._runs import Outcome, Report, Reporter, drive, end_cancelled, outcome_of
 from langgraph_mcp.serve._threads import owner_of, owns, split_task_id, task_id
 
 __all__ = ["TASKS_EXTENSION", "Runs", "ServedTasks"]
@@ -72,6 +73,8 @@ class Run:
     cancelled: bool = False
     failure: str | None = None
     refusal: str | None = None
+    inline: Reporter | None = None
+    """Where the run's reports also go while the call that started it waits for it."""
 
 
 class Runs:
@@ -81,13 +84,17 @@ class Runs:
         self._server = server
         self._runs: dict[str, Run] = {}
 
-    def start(self, run: Run, payload: Any) -> None:
-        """Run ``payload`` in the background for ``run``."""
+    def start(self, run: Run, payload: Any, inline: Reporter | None = None) -> None:
+        """Run ``payload`` in the background for ``run``; ``inline`` also gets its reports while
+        it is set on the run (the call that started it is still open)."""
+        run.inline = inline
 
         async def report(said: Report) -> None:
             if said.kind == "progress":
                 run.message = said.message
                 run.updated = time.time()
+            if run.inline is not None:
+                await run.inline(said)
 
         run.failure = run.refusal = None
         config: RunnableConfig = {**run.call.config, "metadata": {TASK_METADATA: "task"}}
@@ -221,9 +228,10 @@ class ServedTasks(Extension):
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, server: Host, runs: Runs) -> None:
+    def __init__(self, server: Host, runs: Runs, levels: LogLevels) -> None:
         self._server = server
         self._runs = runs
+        self._levels = levels
 
     def methods(self) -> list[MethodBinding]:
         return [
@@ -262,9 +270,13 @@ class ServedTasks(Extension):
         if isinstance(begun, types.CallToolResult):
             return begun
         run = Run(task_id(begun.thread, f"{begun.tool.tool_name}:{new_run_id()}"), begun)
-        self._runs.start(run, begun.payload)
-        if server.options.tasks == "auto" and run.job is not None:
-            await asyncio.wait({run.job}, timeout=server.options.task_after)
+        inline = server.options.tasks == "auto"
+        self._runs.start(run, begun.payload, request_reporter(ctx, self._levels) if inline else None)
+        if inline and run.job is not None:
+            try:
+                await asyncio.wait({run.job}, timeout=server.options.task_after)
+            finally:
+                run.inline = None  # the call ends here, as a result or as a task
             if run.job.done() and run.job.exception() is None:
                 outcome = run.job.result()
                 if outcome.kind == "done":

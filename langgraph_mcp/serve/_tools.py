@@ -90,7 +90,7 @@ class GraphTool:
         """The ``tools/list`` entry; ``extra`` adds optional properties (e.g. the thread key)."""
         schema = json.loads(json.dumps(self.input_schema))
         for key, prop in (extra or {}).items():
-            schema.setdefault("properties", {})[key] = prop
+            schema.setdefault("properties", {}).setdefault(key, prop)  # the graph's own field wins
         return types.Tool(name=self.tool_name, description=self.description, input_schema=schema)
 
     def check(self, arguments: dict[str, Any]) -> str | None:
