@@ -39,11 +39,12 @@ def skills_prompt(skills: SkillSet, tool: str, local: Collection[str] = ()) -> s
         "",
     ]
     for skill in skills.skills[:MAX_LISTED]:
-        note = ""
+        notes = []
         if names[skill.name] > 1:
-            note = " (other skills share this name: use the id)"
-        elif skill.name in local_names:
-            note = " (not the local skill of the same name)"
+            notes.append("other skills share this name: use the id")
+        if skill.name in local_names:
+            notes.append("not the local skill of the same name")
+        note = f" ({'; '.join(notes)})" if notes else ""
         lines.append(f'- `{skill.id}` (server "{skill.server}"){note}: {skill.description}')
     if len(skills.skills) > MAX_LISTED:
         lines.append(f"- ... and {len(skills.skills) - MAX_LISTED} more, not listed here.")
