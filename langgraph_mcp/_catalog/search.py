@@ -14,9 +14,13 @@ started yet.
 
 A call to an MCP tool that was not revealed in the thread is refused with ``ToolNode``'s
 invalid-tool message (fail closed): the model calls only tools whose schema it was shown.
+
+A search starts no server: it ranks the tools as offered, those of a ``lazy`` server not started
+yet as the tool catalog keeps them (fingerprinted), and reveals them so. The server starts at the
+first call to one of its tools, which is refused when the server now lists that tool otherwise
+than it was shown (see :func:`~langgraph_mcp._call.pipeline.lazy_start`).
 """
 
-import asyncio
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -133,56 +137,28 @@ class ToolSearcher:
 
     async def found(
         self, query: str, limit: int | None, context: Any, runtime: ToolRuntime | None = None
-    ) -> tuple[list[MCPTool], list[str]]:
-        """:meth:`search`, then the ``lazy`` servers of the tools found that have not started are
-        started (concurrently, each bounded by its ``connect_timeout``): the tools found as their
-        servers list them now, and notes on what changed (a tool its server no longer offers is
-        left out; a server that could not be started keeps its tools, whose calls say why).
-        ``runtime``: the search tool's call (its run's user is searched for)."""
+    ) -> list[MCPTool]:
+        """:meth:`search` for the search tool's call (``runtime``: its run's user is searched for).
+        It starts no server: the tools of a ``lazy`` server not started yet are the catalog's, and
+        the server starts at the first call to one of them (which is refused if the server now
+        lists that tool otherwise)."""
         run = await self._run_tools(runtime)
         view = ToolView(self.toolset, context=context, run=run)  # the search tool's run: for the model
-        tools = await self.search(query, limit, view)
-        pool = self.toolset.pool
-        waiting = list(dict.fromkeys(t.server for t in tools if pool.waiting(t.server)))
-        if not waiting:
-            return tools, []
-        outcomes = await asyncio.gather(*(pool.live_tools(s) for s in waiting), return_exceptions=True)
-        notes, failed = [], set()
-        for server, outcome in zip(waiting, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, Exception):
-                    raise outcome
-                failed.add(server)
-                notes.append(f"MCP server {server!r} could not be started now; calls to its tools say why.")
-        await self.toolset.tools()
-        run = await self._run_tools(runtime)
-        current = {
-            (t.server, t.mcp_name): t for t in (run.bound if run is not None else self.toolset.bound).tools
-        }
-        kept = []
-        for tool in tools:
-            now = tool if tool.server in failed else current.get((tool.server, tool.mcp_name))
-            if now is None or not view.allows(now):
-                notes.append(f"{tool.name} (server {tool.server!r}) is no longer offered by its server.")
-            else:
-                kept.append(now)
-        return kept, notes
+        return await self.search(query, limit, view)
 
     async def _arun(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
-        return self._answer(*await self.found(query, limit, runtime.context, runtime), runtime)
+        return self._answer(await self.found(query, limit, runtime.context, runtime), runtime)
 
     def _run(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
         found = run_sync(lambda: self.found(query, limit, runtime.context, runtime), pool=self.toolset.pool)
-        return self._answer(*found, runtime)
+        return self._answer(found, runtime)
 
-    def _answer(
-        self, tools: list[MCPTool], notes: list[str], runtime: ToolRuntime
-    ) -> Command[Any] | ToolMessage:
+    def _answer(self, tools: list[MCPTool], runtime: ToolRuntime) -> Command[Any] | ToolMessage:
         name, call_id = self.settings.name, runtime.tool_call_id or ""
         if not tools:
             return ToolMessage(
                 "No tool matches this search. Try other words: what the tool acts on (a file, an "
-                "issue, an event) or what it does (read, create, search)." + "".join(f" {n}" for n in notes),
+                "issue, an event) or what it does (read, create, search).",
                 name=name,
                 tool_call_id=call_id,
             )
@@ -202,7 +178,6 @@ class ToolSearcher:
                 f"{n}. {item['name']} (server {item['server']!r}): {item['description']} "
                 f"Arguments: {arguments}."
             )
-        lines.extend(notes)
         message = ToolMessage(
             "\n".join(lines),
             name=name,
