@@ -327,6 +327,17 @@ class ToolSearch:
             tool's schema only when its search finds it. ``False`` (default): never. ``"auto"``:
             when the agent's chat model is one of those providers', else the search tool.
             ``True``: always (a model of another provider fails with ``ValueError``).
+        embeddings: A LangChain ``Embeddings`` (``None``: none): the search also ranks the tools
+            by meaning, and fuses that ranking with BM25's (reciprocal rank fusion), so a request
+            that shares no word with a tool can still find it. Each tool's text is embedded once
+            (``aembed_documents``; a new listing embeds only the tools that changed) and kept in
+            memory; each search embeds its query (``aembed_query``).
+        store_index: Rank by meaning with the graph's store instead, when it has a vector index
+            (LangGraph's ``store=InMemoryStore(index={"embed": ..., "dims": ...})`` or a
+            deployment's ``store.index``): the tools are written to it once per catalog version,
+            under the namespace ``("langgraph_mcp", "tool_search", <version>)``, and searched
+            there. Without an index, or when embedding fails or takes over 30 s, a search ranks
+            by BM25 alone (one warning); BM25 is the default, with no dependency.
     """
 
     name: str = "search_tools"
@@ -335,6 +346,8 @@ class ToolSearch:
     description: str | None = None
     catalog: Any = field(default=None, compare=False)
     native: bool | Literal["auto"] = False
+    embeddings: Any = field(default=None, compare=False)
+    store_index: bool = False
 
     def __post_init__(self) -> None:
         if not (
@@ -354,4 +367,24 @@ class ToolSearch:
         if not (isinstance(self.limit, int) and 1 <= self.limit <= self.max_limit):
             raise MCPConfigError(
                 None, None, f"ToolSearch.limit must be 1 to max_limit ({self.max_limit}); got {self.limit!r}"
+            )
+        if self.embeddings is not None and not all(
+            callable(getattr(self.embeddings, m, None)) for m in ("aembed_documents", "aembed_query")
+        ):
+            raise MCPConfigError(
+                None,
+                None,
+                "ToolSearch.embeddings must be a LangChain Embeddings (aembed_documents, aembed_query); "
+                f"got {type(self.embeddings).__name__}",
+            )
+        if not isinstance(self.store_index, bool):
+            raise MCPConfigError(
+                None, None, f"ToolSearch.store_index must be True or False; got {self.store_index!r}"
+            )
+        if self.embeddings is not None and self.store_index:
+            raise MCPConfigError(
+                None,
+                None,
+                "ToolSearch takes embeddings or store_index, not both: embeddings rank in this process, "
+                "store_index with the graph store's own index",
             )

@@ -19,6 +19,9 @@ A search starts no server: it ranks the tools as offered, those of a ``lazy`` se
 yet as the tool catalog keeps them (fingerprinted), and reveals them so. The server starts at the
 first call to one of its tools, which is refused when the server now lists that tool otherwise
 than it was shown (see :func:`~langgraph_mcp._call.pipeline.lazy_start`).
+
+With ``ToolSearch(embeddings=...)`` or ``store_index=True`` the tools are also ranked by meaning,
+and the two rankings fused (:mod:`langgraph_mcp._catalog.semantic`).
 """
 
 from collections import OrderedDict
@@ -34,6 +37,7 @@ from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._call.view import model_visible
 from langgraph_mcp._catalog.bind import Bound, ToolSet
 from langgraph_mcp._catalog.bm25 import MAX_QUERY_CHARS, BM25Index
+from langgraph_mcp._catalog.semantic import DEPTH, Semantic, fuse
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, tool_ref
 from langgraph_mcp._support.pace import Pace
@@ -69,6 +73,33 @@ def _arguments(tool: MCPTool) -> list[str]:
     return [str(k) for k in properties] if isinstance(properties, Mapping) else list(tool.args)
 
 
+def _text(tool: MCPTool, title: str, arguments: list[str]) -> str:
+    """What is embedded of a tool for semantic ranking: its name as words, title, description
+    (bounded), arguments and server."""
+    name = tool.mcp_name.replace("_", " ").replace("-", " ")
+    head = f"{title} ({name})" if title else name
+    listed = ", ".join(arguments) or "none"
+    return f"{head}: {tool.description[:MAX_EMBEDDED_CHARS]}\nArguments: {listed}. Server: {tool.server}."
+
+
+MAX_EMBEDDED_CHARS = 2000
+"""Characters of a tool's description embedded."""
+
+
+class _Index:
+    """The search index of one tool set: BM25 over its tools and, with semantic ranking, their
+    texts and (once embedded) vectors."""
+
+    __slots__ = ("bm25", "docs", "source", "texts", "vectors")
+
+    def __init__(self, source: Bound) -> None:
+        self.source = source
+        self.bm25 = BM25Index()
+        self.docs: list[MCPTool] = []
+        self.texts: list[str] = []
+        self.vectors: list[list[float]] | None = None
+
+
 _MAX_INDEXES = 64
 """Indexes kept for per-user tool sets (one per distinct set; the least recently used beyond this
 are dropped and built again when needed)."""
@@ -83,7 +114,8 @@ class ToolSearcher:
         self.toolset = toolset
         self.settings = settings
         self.users = users
-        self._indexes: OrderedDict[int, tuple[Bound, BM25Index, list[MCPTool]]] = OrderedDict()
+        self._indexes: OrderedDict[int, _Index] = OrderedDict()
+        self.semantic = Semantic(settings.embeddings, store_index=settings.store_index)
         self.tool: BaseTool = self._make_tool()
 
     # -- the search ----------------------------------------------------------------------------
@@ -97,54 +129,68 @@ class ToolSearcher:
             config=runtime.config, context=runtime.context, store=runtime.store, state=runtime.state
         )
 
-    async def _indexed(self, source: Bound) -> tuple[BM25Index, list[MCPTool]]:
+    async def _indexed(self, source: Bound) -> _Index:
         """The index of ``source``'s tools (built once per tool set)."""
         known = self._indexes.get(id(source))
-        if known is not None and known[0] is source:
+        if known is not None and known.source is source:
             self._indexes.move_to_end(id(source))
-            return known[1], known[2]
-        index, docs = BM25Index(), []
+            return known
+        index = _Index(source)
         pace = Pace()  # a large catalog takes a while to index: let other calls run
         for tool in source.tools:
             await pace()
             if not model_visible(tool.mcp_meta):
                 continue  # meant only for an MCP Apps view: never found
-            title = (tool.metadata or {}).get("mcp", {}).get("title") or ""
+            title = str((tool.metadata or {}).get("mcp", {}).get("title") or "")
             names = " ".join(dict.fromkeys([tool.name, tool.mcp_name]))
-            index.add(
+            arguments = _arguments(tool)
+            index.bm25.add(
                 [
                     (names, NAME_WEIGHT),
-                    (str(title), TITLE_WEIGHT),
+                    (title, TITLE_WEIGHT),
                     (tool.description, TEXT_WEIGHT),
-                    (" ".join(_arguments(tool)), TEXT_WEIGHT),
+                    (" ".join(arguments), TEXT_WEIGHT),
                     (tool.server, TEXT_WEIGHT),
                 ]
             )
-            docs.append(tool)
-        self._indexes[id(source)] = (source, index, docs)
+            index.docs.append(tool)
+            if self.semantic.on:
+                index.texts.append(_text(tool, title, arguments))
+        self._indexes[id(source)] = index
         while len(self._indexes) > _MAX_INDEXES:
             self._indexes.popitem(last=False)
-        return index, docs
+        return index
 
-    async def search(self, query: str, limit: int | None, view: ToolView) -> list[MCPTool]:
+    async def search(self, query: str, limit: int | None, view: ToolView, store: Any = None) -> list[MCPTool]:
         """The best ``limit`` tools (within the settings' bounds) for ``query`` that ``view``'s run
-        may use (its tools: the user's own, for per-user servers)."""
-        index, docs = await self._indexed(view.bound)
+        may use (its tools: the user's own, for per-user servers), from the tools as offered: a
+        ``lazy`` server not started yet is not started (its tools are the catalog's). With semantic
+        ranking on (``embeddings``, or ``store_index`` with the graph's ``store``), BM25's ranking
+        and the semantic one are fused (:func:`~langgraph_mcp._catalog.semantic.fuse`)."""
+        index = await self._indexed(view.bound)
+        docs = index.docs
         k = min(max(limit or self.settings.limit, 1), self.settings.max_limit)
         query = query[:MAX_QUERY_CHARS] if isinstance(query, str) else ""
-        found = index.top(query, k, lambda doc: view.allows(docs[doc]))
-        return [docs[doc] for doc in found]
+
+        def keep(doc: int) -> bool:
+            return view.allows(docs[doc])
+
+        meaning, index.vectors = await self.semantic.ranking(
+            query, index.texts, keep, vectors=index.vectors, store=store
+        )
+        if meaning is None:
+            return [docs[doc] for doc in index.bm25.top(query, k, keep)]
+        lexical = index.bm25.top(query, DEPTH, keep)
+        return [docs[doc] for doc in fuse([lexical, meaning])[:k]]
 
     async def found(
         self, query: str, limit: int | None, context: Any, runtime: ToolRuntime | None = None
     ) -> list[MCPTool]:
-        """:meth:`search` for the search tool's call (``runtime``: its run's user is searched for).
-        It starts no server: the tools of a ``lazy`` server not started yet are the catalog's, and
-        the server starts at the first call to one of them (which is refused if the server now
-        lists that tool otherwise)."""
+        """:meth:`search` for the search tool's call (``runtime``: its run's user is searched for,
+        with the graph's store)."""
         run = await self._run_tools(runtime)
         view = ToolView(self.toolset, context=context, run=run)  # the search tool's run: for the model
-        return await self.search(query, limit, view)
+        return await self.search(query, limit, view, runtime.store if runtime is not None else None)
 
     async def _arun(self, query: str, limit: int | None, runtime: ToolRuntime) -> Command[Any] | ToolMessage:
         return self._answer(await self.found(query, limit, runtime.context, runtime), runtime)
