@@ -114,6 +114,7 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
         self.protocol_version = client.protocol_version
         extensions = client.server_capabilities.extensions
         self.server_extensions = dict(extensions) if isinstance(extensions, dict) else {}
+        self.instructions = client.instructions if isinstance(client.instructions, str) else None
         self.offers_tasks = TASKS_EXTENSION in self.server_extensions
         legacy = client.server_capabilities.tasks
         self.legacy_tasks = bool(

@@ -100,6 +100,8 @@ class ConnectionBase:
         """The session is one user's (per-user OAuth, or a run's credentials): what it lists is
         theirs, so its warnings never name a tool."""
         self.server_extensions: dict[str, Any] = {}
+        self.instructions: str | None = None
+        """What the server said, on its last session, about how to use it (``instructions``)."""
         """The extensions the server declared on its last session (identifier -> settings)."""
         self.attached: dict[str, Any] = {}
         """What the layers above keep for this connection's lifetime, opaque to it (the catalog

@@ -15,10 +15,11 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from langgraph_mcp._compat.langchain import append_to_system
 from langgraph_mcp._skills.approval import SkillApproval
 from langgraph_mcp._skills.catalog import Run
 from langgraph_mcp._skills.entries import SkillSet
@@ -125,14 +126,14 @@ class MCPSkillsMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | AIMessage:
         """Adds the skills this run may load to the system message."""
-        return await handler(_with_section(request, await self._section(request)))
+        return await handler(append_to_system(request, await self._section(request)))
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
         """Synchronous agents: the skills are listed on the package's own event loop."""
         section = run_sync(lambda: self._section(request), pool=self.skills.pool)
-        return handler(_with_section(request, section))
+        return handler(append_to_system(request, section))
 
 
 def _config() -> Any:
@@ -152,17 +153,3 @@ def _revoked(grants: Mapping[str, Any], listed: SkillSet) -> dict[str, Any] | No
         or found.fingerprint != grant.get("fingerprint")
     }
     return {GRANTS_KEY: stale} if stale else None
-
-
-def _with_section(request: ModelRequest, section: str | None) -> ModelRequest:
-    if section is None:
-        return request
-    system = request.system_message
-    if system is None:
-        return request.override(system_message=SystemMessage(section))
-    content = system.content
-    if isinstance(content, str):
-        new: Any = f"{content}\n\n{section}" if content else section
-    else:
-        new = [*content, {"type": "text", "text": section}]
-    return request.override(system_message=SystemMessage(new))

@@ -185,6 +185,12 @@ class _ServerBase(BaseModel):
     progress_ui: bool = True
     """Also show a call's progress as a generative-UI message (component ``mcp-progress``, a
     progress bar in Agent Chat UI); off: progress is only the ``mcp_progress`` stream events."""
+    instructions: bool = False
+    """Offer the server's ``instructions`` (what it says, when a session starts, about how to use
+    its tools) to the model in agents (``MCPMiddleware``, ``create_mcp_agent``): in the system
+    message, marked as the server's text, without hidden characters, at most 4,000 characters,
+    updated with each new session. The server's text is untrusted, as its tool descriptions are:
+    turn it on only for servers you trust."""
     apps: bool = False
     """Host this server's MCP Apps views (``io.modelcontextprotocol/ui``): advertise the extension
     to the server, and when a tool with a ``ui://`` view returns a result, read the view and emit
