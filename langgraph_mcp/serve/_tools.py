@@ -150,5 +150,8 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     if isinstance(value, BaseModel):
         dumped = value.model_dump(mode="json", exclude_none=True)
-        return {k: v for k, v in dumped.items() if v not in ({}, [], "")} if "content" in dumped else dumped
+        if "content" not in dumped:
+            return dumped
+        # a message: its type and content always, its other fields when they say something
+        return {k: v for k, v in dumped.items() if k in ("type", "content") or v not in ({}, [], "")}
     return str(value)

@@ -8,13 +8,14 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from langchain_core.messages import AIMessage
 from langgraph.config import get_stream_writer
-from langgraph.graph import START, StateGraph
+from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.types import interrupt
 from mcp import Client
 from typing_extensions import TypedDict
 
-from langgraph_mcp.serve import THREAD_META_KEY, GraphServer, ServeOptions
+from langgraph_mcp.serve import THREAD_META_KEY, GraphServer, GraphTool, ServeOptions
 from tests.servers import served_graphs
 
 ERAS = ["2026-07-28", "legacy"]
@@ -148,3 +149,26 @@ async def test_a_conversation_key_keeps_the_thread_across_calls() -> None:
     assert by_meta.structured_content == {"note": "m", "notes": ["a", "b", "m"]}
     assert alone.structured_content == {"note": "z", "notes": ["z"]}
     assert wrong.is_error and "Invalid arguments for notes (note)" in wrong.content[0].text  # type: ignore[union-attr]
+
+
+def _echo(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage(f"you said: {state['messages'][-1].content}")]}
+
+
+_m = StateGraph(MessagesState)
+_m.add_node("echo", _echo)
+_m.add_edge(START, "echo")
+echo = _m.compile(name="echo")
+
+
+async def test_a_messages_graph_takes_a_message_and_answers_with_its_last_message() -> None:
+    async with Client(GraphServer([GraphTool(echo, description="Echo a message.")])) as client:
+        [tool] = (await client.list_tools()).tools
+        result = await client.call_tool("echo", {"message": "hello"})
+    assert tool.description == "Echo a message."
+    assert tool.input_schema["properties"]["message"]["type"] == "string"
+    assert tool.input_schema["required"] == ["message"]
+    assert result.content[0].text == "you said: hello"  # type: ignore[union-attr]
+    assert result.structured_content is not None
+    messages = result.structured_content["messages"]
+    assert [(m["type"], m["content"]) for m in messages] == [("human", "hello"), ("ai", "you said: hello")]
