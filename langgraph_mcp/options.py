@@ -317,9 +317,10 @@ class ToolSearch:
         max_limit: The most tools one search may return, whatever the model asks.
         description: The search tool's description for the model (``None``: the default one).
         catalog: Where the tools of every server are kept between runs, so that servers
-            configured with ``lazy: true`` start only when one of their tools is revealed or
-            called: a path to a JSON file or a LangGraph ``BaseStore`` (``None``: none). For the
-            pool a node or middleware makes; a shared ``MCPPool`` takes it as ``tool_catalog``.
+            configured with ``lazy: true`` start only when one of their tools is called (a
+            search reveals them from it): a path to a JSON file or a LangGraph ``BaseStore``
+            (``None``: none). For the pool a node or middleware makes; a shared ``MCPPool`` takes
+            it as ``tool_catalog``.
         native: Provider-native tool search (``create_mcp_agent`` / ``MCPMiddleware`` only):
             instead of the search tool, every MCP tool the run may use is sent with
             ``defer_loading`` and the provider's own tool-search tool is added (Anthropic,

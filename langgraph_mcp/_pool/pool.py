@@ -75,8 +75,8 @@ class MCPPool:
     ``tool_catalog`` keeps each server's tools between runs: a path to a JSON file (format:
     :class:`~langgraph_mcp.types.MCPToolCatalog`), or a LangGraph ``BaseStore``. It is written
     whenever a server lists tools that differ from what it holds. A server configured with ``lazy: true``
-    whose tools it holds is not started until one of its tools is revealed by a tool search or
-    called: its tools are offered from the catalog meanwhile.
+    whose tools it holds is not started until one of its tools is called (a tool search reveals
+    them from the catalog): its tools are offered from the catalog meanwhile.
 
     Sessions are bound to an event loop: a pool used from several loops (threads each running
     their own, LangGraph server's ``BG_JOB_ISOLATED_LOOPS``) keeps one session per server per

@@ -1,5 +1,5 @@
 """The persisted tool catalog: each server's tools as it last listed them, kept between runs so
-that ``lazy`` servers are not started until one of their tools is revealed or called.
+that ``lazy`` servers are not started until one of their tools is called.
 
 Where it lives (``MCPPool(tool_catalog=...)``):
 

@@ -237,11 +237,11 @@ class _ServerBase(BaseModel):
     """With ``session_scope: thread``: at most this many thread sessions stay open; opening
     another closes the least recently used idle one (busy ones are never closed)."""
     lazy: bool = False
-    """Start the server only when one of its tools is revealed by a tool search or called, while
-    the pool's tool catalog (``MCPPool(tool_catalog=...)``, ``ToolSearch(catalog=...)``) holds
-    its tools for this configuration; until then its tools are offered from the catalog. Without
-    a catalog entry it starts at the first listing as usual, and its tools are written to the
-    catalog for next time."""
+    """Start the server only when one of its tools is called (a tool search reveals its tools
+    without starting it), while the pool's tool catalog (``MCPPool(tool_catalog=...)``,
+    ``ToolSearch(catalog=...)``) holds its tools for this configuration; until then its tools are
+    offered from the catalog. Without a catalog entry it starts at the first listing as usual, and
+    its tools are written to the catalog for next time."""
     thread_session_ttl: float | None = Field(default=600.0, gt=0)
     """With ``session_scope: thread``: seconds a thread session may stay idle (no call in flight)
     before it is closed (``None``: never). The thread's next call opens a fresh session."""
