@@ -15,8 +15,10 @@ a reject) instead of running the call unasked.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
-from pydantic import AfterValidator, WithJsonSchema
+from pydantic import AfterValidator, TypeAdapter, ValidationError, WithJsonSchema
 
 from langgraph_mcp._call.call import Call, Next
 from langgraph_mcp._call.results import call_site, failure
@@ -40,13 +42,16 @@ from langgraph_mcp._compat.langgraph import (
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp._support.coerce import coerce_edited
 from langgraph_mcp.errors import MCPToolCallError
-from langgraph_mcp.types import SKILL_GRANTS_KEY, MCPApprovalInterrupt, MCPApprovalsInterrupt
+from langgraph_mcp.options import ApprovalByRisk
+from langgraph_mcp.types import SKILL_GRANTS_KEY, MCPApprovalInterrupt, MCPApprovalRisk, MCPApprovalsInterrupt
 
 __all__ = [
     "APPROVAL_MODES",
     "DECISIONS",
+    "EDITED",
     "EDIT_NOTICE",
     "GIVEN",
+    "LOW_RISK",
     "ApprovalMode",
     "ApprovalRequest",
     "Approved",
@@ -55,7 +60,11 @@ __all__ = [
     "allowed_in",
     "approve",
     "ask_together",
+    "escalated",
+    "judge_risk",
+    "question_pending",
     "recorded_outcome",
+    "rekeyed",
     "recorded_turn",
     "turn_pending",
     "with_edit_notice",
@@ -81,7 +90,16 @@ GIVEN: contextvars.ContextVar[Mapping[str, Mapping[str, Any]] | None] = contextv
     "langgraph_mcp_given_decisions", default=None
 )
 """Decisions taken for a whole turn (question key -> decision), set around the calls they
-belong to: a call whose key is here takes its decision without asking."""
+belong to: a call whose key is here takes its decision without asking. An entry without a
+``type`` (:func:`escalated`) is no decision: the call asks its own question, its risk judged."""
+EDITED: contextvars.ContextVar[dict[str, dict[str, Any]] | None] = contextvars.ContextVar(
+    "langgraph_mcp_edited_calls", default=None
+)
+"""Set by a face around a call to learn whether a person edited it: tool call id -> the
+arguments it ran with (the face then shows them in the AI message's tool call)."""
+LOW_RISK = {"type": "approve", "risk": "low"}
+"""The decision a turn records for a call its risk policy let through unasked."""
+logger = logging.getLogger("langgraph_mcp.approval")
 
 
 class Approved:
@@ -214,7 +232,7 @@ def _resume_type(request: ApprovalRequest) -> Any:
 def _decide(request: ApprovalRequest, remember: bool) -> dict[str, Any]:
     key = request.key
     given = GIVEN.get()
-    if given is not None and key in given:
+    if given is not None and "type" in given.get(key, {}):
         return dict(given[key])  # decided with the other calls of its turn
     scratchpad = task_scratchpad(graph_configurable()) if remember else None
     if scratchpad is not None:
@@ -303,7 +321,7 @@ def ask_approval(request: ApprovalRequest) -> Approved | ToolMessage:
         GraphInterrupt: the question (the call continues when the run resumes).
     """
     given = GIVEN.get()
-    if (given is None or request.key not in given) and not in_graph(graph_configurable()):
+    if (given is None or "type" not in given.get(request.key, {})) and not in_graph(graph_configurable()):
         raise MCPToolCallError(
             f"MCP tool {request.name!r} (server {request.payload['server']!r}) needs a person's "
             "approval, but it is not running inside a LangGraph graph, so nobody can be asked. Run "
@@ -567,6 +585,158 @@ def recorded_outcome(
     )
 
 
+# -- approval by risk -------------------------------------------------------------------------
+
+_RISK_QUESTION = "is_risky"
+"""The question id ``AutoModeMiddleware`` asks its decision model, and reads the answer of."""
+_RECENT = 30
+"""Messages the classifier is shown at most (as ``AutoModeMiddleware``)."""
+
+
+async def judge_risk(
+    policy: ApprovalByRisk,
+    *,
+    name: str,
+    description: str,
+    annotations: Mapping[str, Any],
+    arguments: Mapping[str, Any],
+    tool_call_id: str | None,
+    messages: Sequence[Any],
+) -> MCPApprovalRisk | None:
+    """``None`` when ``policy`` lets this call run unasked (low risk); else why a person is asked.
+    The classifier is asked as langchain's ``AutoModeMiddleware`` asks it; whatever goes wrong
+    with it (an error, no answer within the policy's ``timeout``, an answer without the
+    probability) asks the person."""
+    verdict = policy.by_annotations(annotations)
+    if verdict == "low":
+        return None
+    if verdict == "high":
+        return _risk("annotations", "its tool may be destructive (MCP annotations)")
+    if policy.classifier is None:
+        return _risk("annotations", "its tool's MCP annotations do not show it is low risk")
+    from langchain_core.decisions import Noul  # langchain-core 1.5+, only with a classifier
+
+    state: dict[str, Any] = {
+        "messages": list(messages)[-_RECENT:],
+        "tool_call": {"id": tool_call_id, "name": name, "args": dict(arguments)},
+    }
+    if description:
+        state["tool_description"] = description
+    request = {
+        "state": state,
+        "questions": {_RISK_QUESTION: Noul(instructions=policy.instructions, criteria=policy.criteria)},
+    }
+    try:
+        response = await asyncio.wait_for(policy.classifier.ainvoke(request), policy.timeout)
+        answer = getattr(response, "nouls", {})[_RISK_QUESTION]
+        probability = float(answer.noul)
+        if not 0.0 <= probability <= 1.0:
+            raise ValueError(f"a probability out of range: {probability}")
+    except TimeoutError:
+        logger.warning(
+            "the risk classifier gave no answer about %r in %ss: a person is asked", name, policy.timeout
+        )
+        return _risk("classifier_error", f"the risk classifier gave no answer in {policy.timeout}s")
+    except Exception as exc:  # fail closed: whatever failed, a person decides
+        logger.warning(
+            "the risk classifier failed about %r (%s): a person is asked", name, type(exc).__name__
+        )
+        return _risk("classifier_error", f"the risk classifier failed ({type(exc).__name__})")
+    if probability < policy.threshold:
+        return None
+    risk = _risk("classifier", "the risk classifier found it risky")
+    risk["probability"] = probability
+    return risk
+
+
+def _risk(by: Literal["annotations", "classifier", "classifier_error"], reason: str) -> MCPApprovalRisk:
+    return {"by": by, "reason": reason}
+
+
+def escalated(risk: MCPApprovalRisk | None) -> dict[str, Any]:
+    """The :data:`GIVEN` entry of a call its turn judged risky but asked no question about: the
+    call asks its own (with ``risk`` in it), without judging again."""
+    return {"escalated": dict(risk) if risk else None}
+
+
+def question_pending() -> bool:
+    """Does the run resume any question (so a turn's risk is not judged again, see
+    :func:`_approval_phase`)?"""
+    return bool(pending_questions(graph_configurable()))
+
+
+def rekeyed(request: ApprovalRequest, arguments: dict[str, Any]) -> str:
+    """The question key of the call of ``request`` with ``arguments`` instead (an edited call,
+    shown with its edited arguments, asks under this key when it runs)."""
+    server = request.payload["server"]
+    return question_key(
+        "approval", call_scope(server, request.name, request.tool_call_id), {"args": arguments}
+    )
+
+
+def _answers(request: ApprovalRequest, value: Any) -> bool:
+    """Is ``value`` (an answer this task was given) an answer to ``request``?"""
+    try:
+        decided = TypeAdapter(_resume_type(request)).validate_python(value)
+    except ValidationError:
+        return False
+    return not is_stale(decided)
+
+
+def _approval_phase(request: ApprovalRequest, tool_call_id: str | None) -> Literal["asked", "passed"] | None:
+    """Where this call's task stands, when it runs again: ``"asked"`` (its approval question was
+    asked: its answer is taken, whatever a classifier would say now), ``"passed"`` (its risk let it
+    through before, and a later question of the call is pending or answered), or ``None`` (not
+    judged yet). A judgement is never made twice for one call, so a classifier that changes its
+    mind cannot run a call a person rejected, nor shift the answers of the call's questions."""
+    conf = graph_configurable()
+    pending = pending_questions(conf)
+    if _pending_about(request.key) is not None:
+        return "asked"
+    answered = getattr(task_scratchpad(conf), "resume", None)  # this task's answers, in order
+    if answered:
+        return "asked" if _answers(request, answered[0]) else "passed"
+    if tool_call_id is not None and any(
+        isinstance(v, Mapping) and v.get("tool_call_id") == tool_call_id for v in pending
+    ):
+        return "passed"  # another question of this call is pending: its approval was passed
+    return None
+
+
+def _messages_of(call: Call) -> list[Any]:
+    state = call.runtime.state if call.runtime is not None else None
+    if isinstance(state, Mapping):
+        messages = state.get(call.messages_key)
+    elif isinstance(state, list):
+        messages = state
+    else:
+        messages = getattr(state, call.messages_key, None)
+    return list(messages) if isinstance(messages, list) else []
+
+
+async def _risky(
+    call: Call, policy: ApprovalByRisk, request: ApprovalRequest
+) -> tuple[bool, MCPApprovalRisk | None]:
+    """Does the call ask (else it runs unasked), and why (``None``: a judgement made before, by
+    its turn or an earlier run of its task, whose question is answered or replayed as asked)."""
+    given = (GIVEN.get() or {}).get(request.key)
+    if given is not None:
+        return True, None if "type" in given else given.get("escalated") or None
+    phase = _approval_phase(request, call.tool_call_id) if in_graph(graph_configurable()) else None
+    if phase is not None:
+        return phase == "asked", None
+    risk = await judge_risk(
+        policy,
+        name=call.name,
+        description=request.payload["description"],
+        annotations=request.payload["annotations"],
+        arguments=call.arguments,
+        tool_call_id=call.tool_call_id,
+        messages=_messages_of(call),
+    )
+    return risk is not None, risk
+
+
 async def approve(call: Call, next_step: Next) -> Any:
     """A step of the call (:func:`~langgraph_mcp._call.pipeline.run_pipeline`): a person's
     decision before the call is sent. Rejected, the call stops here; edited, it goes on with the
@@ -576,12 +746,22 @@ async def approve(call: Call, next_step: Next) -> Any:
     if call.approval and _granted(call):
         return await next_step(call)  # a skill a person approved may call it without asking
     if call.approval:
+        request: ApprovalRequest = call.question(call.arguments, call.approval)
+        policy = call.options.approval
+        if isinstance(policy, ApprovalByRisk):
+            asks, risk = await _risky(call, policy, request)
+            if not asks:
+                return await next_step(call)  # low risk: runs unasked
+            if risk is not None:
+                request.payload["risk"] = risk  # the person sees why they are asked
         try:
-            outcome = ask_approval(call.question(call.arguments, call.approval))
+            outcome = ask_approval(request)
         except MCPToolCallError as exc:
             return failure(call_site(call), str(exc), kind=exc.kind)
     else:
-        outcome = recorded_outcome(lambda allowed: call.question(call.arguments, allowed))
+        outcome = _given_outcome(call) or recorded_outcome(
+            lambda allowed: call.question(call.arguments, allowed)
+        )
         if outcome is None:
             return await next_step(call)
     if not isinstance(outcome, Approved):
@@ -590,7 +770,23 @@ async def approve(call: Call, next_step: Next) -> Any:
         return await next_step(call)
     hidden = call.options.hidden
     call.arguments = {k: v for k, v in outcome.arguments.items() if k not in hidden}
+    edited = EDITED.get()
+    if edited is not None and call.tool_call_id is not None:
+        edited[call.tool_call_id] = dict(call.arguments)
     return with_edit_notice(await next_step(call), call.arguments, call.messages_key)
+
+
+def _given_outcome(call: Call) -> Approved | ToolMessage | None:
+    """For a call no approval policy asks about: the decision its turn took for it anyway (a
+    turn's question asked before this process's policy stopped asking, answered in this run),
+    applied as asked (a reject stays a reject); else ``None``."""
+    given = GIVEN.get()
+    if not given:
+        return None
+    request: ApprovalRequest = call.question(call.arguments, DECISIONS)
+    if "type" not in given.get(request.key, {}):
+        return None
+    return ask_approval(request)
 
 
 def _granted(call: Call) -> bool:

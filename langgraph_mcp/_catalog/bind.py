@@ -36,7 +36,7 @@ from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._support.pace import Pace
 from langgraph_mcp.config import HTTPServerConfig
 from langgraph_mcp.errors import MCPConfigError, MCPConnectionError
-from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
+from langgraph_mcp.options import ApprovalByRisk, ApprovalPolicy, ToolFilter, ToolOptions, is_destructive
 
 __all__ = ["DEFAULT_DECISIONS", "Bound", "ToolSet", "merge_options"]
 
@@ -163,7 +163,7 @@ class ToolSet:
         self._option_refs = parse_refs(self.tool_options, configs, "tool_options")
         self._approval_refs = (
             parse_refs(approval, configs, "approval")
-            if approval is not None and not isinstance(approval, bool | str)
+            if approval is not None and not isinstance(approval, bool | str | ApprovalByRisk)
             else []
         )
         self.approval_decisions = tuple(approval_decisions)
@@ -412,11 +412,14 @@ class ToolSet:
                 server, hidden={k: v for k, v in server.hidden.items() if k in declared}
             )
         options = merge_options(server, own)
+        if options.approval is None and isinstance(self.approval, ApprovalByRisk):
+            # The face's risk policy goes with the tool's options: each call judges its risk.
+            options = dataclasses.replace(options, approval=self.approval)
         return options, self.approval_decisions if self._needs_approval(tool, options, used) else ()
 
     def _needs_approval(self, tool: MCPTool, options: ToolOptions, used: set[str]) -> bool:
         if options.approval is not None:
-            return options.approval
+            return options.approval is not False  # True, or a risk policy (it may ask)
         if self.approval is None or isinstance(self.approval, bool):
             return bool(self.approval)
         if self.approval == "destructive":

@@ -4,14 +4,34 @@ asking a turn's approvals together, which ``MCPToolNode`` and ``MCPMiddleware`` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from langgraph.errors import GraphInterrupt
 
-from langgraph_mcp._call.approval import ApprovalRequest, ask_together
+from langgraph_mcp._call.approval import (
+    LOW_RISK,
+    ApprovalRequest,
+    ask_together,
+    escalated,
+    judge_risk,
+    question_pending,
+    turn_pending,
+)
+from langgraph_mcp.options import ApprovalByRisk
 
-__all__ = ["Batch", "decided_together", "first_failure"]
+__all__ = [
+    "Batch",
+    "Turn",
+    "ask_turn",
+    "decided_together",
+    "first_failure",
+    "judge_turn",
+    "resuming",
+    "risk_keys",
+    "risk_policies",
+]
 
 
 def decided_together(requests: Sequence[ApprovalRequest]) -> dict[str, dict[str, Any]] | None:
@@ -23,6 +43,124 @@ def decided_together(requests: Sequence[ApprovalRequest]) -> dict[str, dict[str,
         GraphInterrupt: the question.
     """
     return ask_together(requests) if len(requests) > 1 else None
+
+
+@dataclasses.dataclass
+class Turn:
+    """A turn's approval questions once risk is judged (:func:`judge_turn`): the decisions known
+    without asking (``given``) and the questions to ask together (``asked``)."""
+
+    given: dict[str, dict[str, Any]] | None
+    asked: list[ApprovalRequest]
+
+
+def resuming() -> str | None:
+    """``"turn"`` when the run resumes a question about a turn's calls, ``"other"`` when it resumes
+    another question, else ``None``. Call in the graph task (before any work off its thread)."""
+    if turn_pending():
+        return "turn"
+    return "other" if question_pending() else None
+
+
+def risk_policies(requests: Sequence[ApprovalRequest], tools: Mapping[str, Any]) -> dict[str, ApprovalByRisk]:
+    """The approval policies by risk of a turn's questions (question key -> policy), from the
+    run's bound tools by name (``Bound.by_name``)."""
+    policies = {}
+    for request in requests:
+        policy = getattr(getattr(tools.get(request.name), "options", None), "approval", None)
+        if isinstance(policy, ApprovalByRisk):
+            policies[request.key] = policy
+    return policies
+
+
+async def risk_keys(calls: Sequence[Mapping[str, Any]], tools: Mapping[str, Any]) -> set[str]:
+    """The question keys of a turn's calls whose tool has an approval policy by risk (by the run's
+    bound tools by name)."""
+    keys = set()
+    for call in calls:
+        tool = tools.get(call.get("name", ""))
+        args = call.get("args")
+        if tool is None or not isinstance(args, Mapping):
+            continue
+        if isinstance(getattr(tool.options, "approval", None), ApprovalByRisk):
+            request = await tool.approval_request(args, call.get("id"))
+            if request is not None:
+                keys.add(request.key)
+    return keys
+
+
+async def judge_turn(
+    requests: Sequence[ApprovalRequest],
+    policies: Mapping[str, ApprovalByRisk],
+    messages: Sequence[Any],
+    resumes: str | None,
+    judged: Collection[str] = (),
+) -> Turn:
+    """A turn some of whose calls have an approval policy by risk (``policies``: question key ->
+    policy): each of those is judged first (concurrently); a low-risk call is let through
+    (:data:`~langgraph_mcp._call.approval.LOW_RISK`), the rest are asked together when there are
+    two or more, and a single one is marked to ask its own question without being judged again
+    (:func:`~langgraph_mcp._call.approval.escalated`). A run that resumes a question
+    (``resumes``, from :func:`resuming`) is not judged again: a turn's question is answered as it
+    was asked (the faces rebuild its calls), any other question leaves each call to its own
+    durable judgement; ``judged`` (:func:`risk_keys`) are the keys of the turn's calls under a
+    policy by risk: on the resume of a turn's question, those it did not ask about were judged low
+    risk when it was asked. Without policies: :func:`decided_together`'s rule."""
+    if resumes == "turn":
+        shown = {r.key for r in requests}
+        low = {key: dict(LOW_RISK) for key in judged if key not in shown}
+        return Turn(low or None, list(requests))
+    if not any(r.key in policies for r in requests):
+        return Turn(None, list(requests))
+    if resumes is not None:
+        return Turn(None, [])
+    risks = await asyncio.gather(
+        *(
+            judge_risk(
+                policies[r.key],
+                name=r.name,
+                description=r.payload["description"],
+                annotations=r.payload["annotations"],
+                arguments=r.payload["args"],
+                tool_call_id=r.tool_call_id,
+                messages=messages,
+            )
+            if r.key in policies
+            else _always()
+            for r in requests
+        )
+    )
+    given: dict[str, dict[str, Any]] = {}
+    asked: list[ApprovalRequest] = []
+    for request, risk in zip(requests, risks, strict=True):
+        if risk is None:
+            given[request.key] = dict(LOW_RISK)
+            continue
+        if risk:
+            request.payload["risk"] = risk
+        asked.append(request)
+    if len(asked) == 1:
+        given[asked[0].key] = escalated(asked[0].payload.get("risk"))
+        return Turn(given, [])
+    return Turn(given, asked)
+
+
+def ask_turn(turn: Turn) -> dict[str, dict[str, Any]] | None:
+    """The decisions of a judged turn: those known, and those of its questions asked together
+    (two or more; a single one is asked by its call). Call inside a graph.
+
+    Raises:
+        GraphInterrupt: the question.
+    """
+    together = decided_together(turn.asked)
+    if together is None:
+        return turn.given
+    return {**(turn.given or {}), **together}
+
+
+async def _always() -> Any:  # a falsy judgement: asked, no reason shown
+    """The judgement of a call asked whatever its risk (no policy by risk): ask, no reason."""
+    return {}
 
 
 class Batch:

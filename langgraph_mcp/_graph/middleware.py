@@ -32,21 +32,27 @@ from langchain.agents.middleware import (
     hook_config,
 )
 from langchain.agents.middleware.types import PrivateStateAttr, ToolCallRequest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from langgraph_mcp._call.adapter import MCPTool
-from langgraph_mcp._call.approval import GIVEN, ApprovalMode, ApprovalRequest, skill_granted
+from langgraph_mcp._call.approval import (
+    EDITED,
+    GIVEN,
+    ApprovalMode,
+    rekeyed,
+    skill_granted,
+)
 from langgraph_mcp._call.results import RAISE_KINDS
 from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
-from langgraph_mcp._graph.batch import decided_together
+from langgraph_mcp._graph.batch import Turn, ask_turn, judge_turn, resuming, risk_keys, risk_policies
 from langgraph_mcp._graph.node import MCPToolNode, graph_config, graph_store
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._graph.viewcalls import (
@@ -61,10 +67,16 @@ from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FailureKind
-from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch, ToolSearchState
+from langgraph_mcp.options import (
+    ApprovalPolicy,
+    ToolFilter,
+    ToolOptions,
+    ToolSearch,
+    ToolSearchState,
+)
 from langgraph_mcp.types import SKILL_GRANTS_KEY
 
-__all__ = ["MCPMiddleware"]
+__all__ = ["UNANSWERED_MARK", "MCPMiddleware", "unanswered"]
 
 
 class MCPMiddleware(PoolHolder, AgentMiddleware):
@@ -76,10 +88,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         server_options: As for :class:`~langgraph_mcp.MCPToolNode`.
         approval: As for :class:`~langgraph_mcp.MCPToolNode`.
         approval_decisions: As for :class:`~langgraph_mcp.MCPToolNode`.
-        approval_mode: As for :class:`~langgraph_mcp.MCPToolNode`. ``"batched"`` asks about
-            the MCP calls of a model turn together, after the model answers (an
-            ``after_model`` hook, as ``HumanInTheLoopMiddleware`` does), and keeps the decisions
-            in the agent state (``mcp_approval_decisions``, private) until the calls run.
+        approval_mode: As for :class:`~langgraph_mcp.MCPToolNode`. ``"batched"`` (the default
+            here) asks after the model answers (an ``after_model`` hook, as
+            ``HumanInTheLoopMiddleware`` does), keeps the decisions in the agent state
+            (``mcp_approval_decisions``, private) until the calls run, and shows an edited call
+            with its edited arguments in the AI message's tool call.
         tool_filter: As for :class:`~langgraph_mcp.MCPToolNode`.
         tool_search: ``True`` or a :class:`~langgraph_mcp.options.ToolSearch`: instead of every MCP
             tool, the model is offered a search tool (``search_tools``) and the MCP tools a search
@@ -131,7 +144,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         server_options: Mapping[str, ToolOptions] | None = None,
         approval: ApprovalPolicy = None,
         approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
-        approval_mode: ApprovalMode = "per_call",
+        approval_mode: ApprovalMode = "batched",
         tool_filter: ToolFilter | None = None,
         tool_search: bool | ToolSearch = False,
         raise_errors: Collection[FailureKind] = (),
@@ -201,7 +214,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         return schema
 
     def __new__(
-        cls, *args: Any, approval_mode: ApprovalMode = "per_call", view_calls: bool = False, **kwargs: Any
+        cls, *args: Any, approval_mode: ApprovalMode = "batched", view_calls: bool = False, **kwargs: Any
     ) -> Any:
         # ``create_agent`` adds a graph node for a middleware whose class defines
         # ``after_model`` (only the batched mode has one) or ``before_agent`` (only with
@@ -321,6 +334,47 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             return self._native.wrap_model_call(self._deferred(request, run), handler)
         return handler(self._with_tools(request, run))
 
+    # -- questions left unanswered ------------------------------------------------------------
+
+    def _unanswered(self, state: Any) -> dict[str, Any] | None:
+        """The fake results a UI added for MCP calls whose question was pending when the person
+        sent a new message instead of an answer (:data:`UNANSWERED_MARK`, Agent Chat UI's),
+        replaced by what happened: the call did not run, its question was dropped. Only the
+        messages after the latest AI message are looked at (where such a UI puts them)."""
+        messages = state.get("messages") if isinstance(state, Mapping) else None
+        if not messages:
+            return None
+        trailing: list[ToolMessage] = []
+        ai = None
+        for message in reversed(messages):
+            if isinstance(message, AIMessage):
+                ai = message
+                break
+            if isinstance(message, ToolMessage):
+                trailing.append(message)
+        if ai is None or not trailing:
+            return None
+        calls = {c.get("id"): c.get("name", "") for c in ai.tool_calls}
+        fixed = []
+        for message in reversed(trailing):
+            name = calls.get(message.tool_call_id)
+            if name is None or message.artifact is not None or message.content != UNANSWERED_MARK:
+                continue
+            tool = self.toolset.get(name)
+            if tool is None and name not in self.toolset.bound.by_name:
+                continue  # not an MCP call of this middleware's
+            fixed.append(unanswered(message, name, asked_approval=tool is not None and tool.needs_approval))
+        return {"messages": fixed} if fixed else None
+
+    def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """A fake success a UI added for an MCP call whose question was left unanswered never
+        reaches the model: it is replaced by what happened (see :func:`unanswered`)."""
+        return self._unanswered(state)
+
+    async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """As :meth:`before_model`."""
+        return self._unanswered(state)
+
     # -- the tools' side ---------------------------------------------------------------------
 
     def _route(self, request: ToolCallRequest, run: RunTools | None) -> ToolCallRequest | ToolMessage | None:
@@ -371,9 +425,12 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             return routed
         token = RAISE_KINDS.set(self.raise_errors)
         given = GIVEN.set(routed.state.get(DECISIONS_KEY) if isinstance(routed.state, Mapping) else None)
+        edited: dict[str, dict[str, Any]] = {}
+        noting = EDITED.set(edited)
         try:
-            return await handler(routed)
+            return self._shown_edited(routed, await handler(routed), edited)
         finally:
+            EDITED.reset(noting)
             GIVEN.reset(given)
             RAISE_KINDS.reset(token)
 
@@ -398,16 +455,81 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             return routed
         token = RAISE_KINDS.set(self.raise_errors)
         given = GIVEN.set(routed.state.get(DECISIONS_KEY) if isinstance(routed.state, Mapping) else None)
+        edited: dict[str, dict[str, Any]] = {}
+        noting = EDITED.set(edited)
         try:
-            return handler(routed)
+            return self._shown_edited(routed, handler(routed), edited)
         finally:
+            EDITED.reset(noting)
             GIVEN.reset(given)
             RAISE_KINDS.reset(token)
+
+    def _shown_edited(
+        self,
+        request: ToolCallRequest,
+        result: ToolMessage | Command[Any],
+        edited: Mapping[str, dict[str, Any]],
+    ) -> ToolMessage | Command[Any]:
+        """A call a person edited when it ran (its own question): the AI message's tool call is
+        shown with the arguments that ran, as ``HumanInTheLoopMiddleware`` shows an edit, when no
+        other call of the turn can edit it too (batched mode asks at most one call of a turn on
+        its own; else only a turn of one call)."""
+        call_id = request.tool_call["id"]
+        if call_id is None or call_id not in edited or not isinstance(result, ToolMessage):
+            return result
+        messages = request.state.get("messages") if isinstance(request.state, Mapping) else None
+        ai = _asking(messages or [], call_id)
+        if ai is None or (not isinstance(self, _BatchedApprovals) and len(ai.tool_calls) > 1):
+            return result
+        shown = _with_args(ai, {call_id: edited[call_id]})
+        if shown is None:
+            return result
+        return Command(update={"messages": [shown, result]})
+
+
+UNANSWERED_MARK = "Successfully handled tool call."
+"""The result Agent Chat UI gives a call whose question (interrupt) is pending when the person
+types a new message instead of answering: the new run drops the question and the call never
+runs."""
+
+
+def unanswered(message: ToolMessage, name: str, *, asked_approval: bool) -> ToolMessage:
+    """``message`` (same id, so it replaces the fake result in the state) saying what happened to
+    the call: it did not run, because the question it waited on was left unanswered."""
+    waited = "a person's approval" if asked_approval else "a person's answer to its question"
+    text = (
+        f"The tool call `{name}` was not executed: it was waiting for {waited}, and the person sent "
+        "a new message instead of answering, so the question was dropped. Nothing was done by this "
+        "call; do not treat it as done. If it is still wanted, ask the person or call it again."
+    )
+    return message.model_copy(update={"content": text, "status": "error"})
 
 
 DECISIONS_KEY = "mcp_approval_decisions"
 """Agent state key of the decisions taken for the last model turn's MCP calls (batched mode):
 question key -> decision. Private (not in the agent's input or output schema)."""
+
+
+def _asking(messages: Sequence[Any], call_id: str) -> AIMessage | None:
+    """The AI message that made the call ``call_id`` (the latest such)."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
+            return message
+    return None
+
+
+def _with_args(ai: AIMessage, args: Mapping[str, dict[str, Any]]) -> AIMessage | None:
+    """``ai`` with the tool calls named in ``args`` (by id) given those arguments (``None``: they
+    already have them). Same message id, so it replaces ``ai`` in the state."""
+    calls = [
+        {**c, "args": dict(edited)}
+        if (edited := args.get(c.get("id") or "")) is not None and c["args"] != edited
+        else c
+        for c in ai.tool_calls
+    ]
+    if calls == ai.tool_calls:
+        return None
+    return ai.model_copy(update={"tool_calls": calls})
 
 
 def _with_decisions(schema: type[Any]) -> type[Any]:
@@ -477,11 +599,36 @@ class _BatchedApprovals(MCPMiddleware):
             or not skill_granted(state, tool.server, tool.mcp_name)
         ]
 
-    def _decided(self, state: Mapping[str, Any], requests: list[ApprovalRequest]) -> dict[str, Any] | None:
-        given = decided_together(requests)
+    async def _judged(
+        self, state: Mapping[str, Any], calls: list[Any], view: ToolView, resumes: str | None
+    ) -> Turn:
+        """The turn's questions, their risk judged (calls with an approval policy by risk)."""
+        requests = await view.approvals(calls)
+        tools = view.bound.by_name
+        judged = await risk_keys(calls, tools) if resumes == "turn" else ()
+        messages = list(state.get("messages") or [])
+        return await judge_turn(requests, risk_policies(requests, tools), messages, resumes, judged)
+
+    def _decided(self, state: Mapping[str, Any], turn: Turn) -> dict[str, Any] | None:
+        """The turn's decisions into the state and, for edited calls, the AI message showing the
+        arguments they will run with (each found under its edited question key too)."""
+        given = ask_turn(turn)
         if given is None:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
-        return {DECISIONS_KEY: given}
+        edits: dict[str, dict[str, Any]] = {}
+        for request in turn.asked:
+            decision = given.get(request.key) or {}
+            if decision.get("type") == "edit" and request.tool_call_id is not None:
+                args = dict(decision["edited_action"]["args"])
+                edits[request.tool_call_id] = args
+                given[rekeyed(request, args)] = decision
+        update: dict[str, Any] = {DECISIONS_KEY: given}
+        messages: list[AnyMessage] = list(state.get("messages") or [])
+        last = messages[-1] if messages else None
+        shown = _with_args(last, edits) if edits and isinstance(last, AIMessage) else None
+        if shown is not None:
+            update["messages"] = [shown]
+        return update
 
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Asks about the turn's MCP calls that need approval, together."""
@@ -490,8 +637,9 @@ class _BatchedApprovals(MCPMiddleware):
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
         await self._current()
         run = await self._run(get_config(), runtime.context, runtime.store, state)
-        requests = await self._calls_view(runtime.context, state, run).approvals(calls)
-        return self._decided(state, requests)
+        view = self._calls_view(runtime.context, state, run)
+        turn = await self._judged(state, calls, view, resuming())
+        return self._decided(state, turn)
 
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Synchronous agents: as :meth:`aafter_model`, the tools listed on the package's loop."""
@@ -500,13 +648,15 @@ class _BatchedApprovals(MCPMiddleware):
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
 
         config = get_config()
+        resumes = resuming()
 
-        async def requests() -> list[ApprovalRequest]:
+        async def judged() -> Turn:
             await self._current()
             run = await self._run(config, runtime.context, runtime.store, state)
-            return await self._calls_view(runtime.context, state, run).approvals(calls)
+            view = self._calls_view(runtime.context, state, run)
+            return await self._judged(state, calls, view, resumes)
 
-        return self._decided(state, run_sync(requests, pool=self.pool))
+        return self._decided(state, run_sync(judged, pool=self.pool))
 
 
 class _ViewCalls(MCPMiddleware):

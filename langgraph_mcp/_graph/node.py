@@ -53,7 +53,16 @@ from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import Audience, ToolView, revealed_in
 from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
-from langgraph_mcp._graph.batch import Batch, decided_together, first_failure
+from langgraph_mcp._graph.batch import (
+    Batch,
+    Turn,
+    ask_turn,
+    first_failure,
+    judge_turn,
+    resuming,
+    risk_keys,
+    risk_policies,
+)
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
@@ -104,15 +113,19 @@ class MCPToolNode(PoolHolder, ToolNode):
             headers, ``_meta``, results into state, approval.
         server_options: :class:`~langgraph_mcp.options.ToolOptions` per server, for all of its tools.
         approval: Which tools wait for a person's approval before each call (``"destructive"``, a
-            collection of tool names as for ``tool_options``, ``True``, or ``None``).
+            collection of tool names as for ``tool_options``, ``True``, or ``None``), or an
+            :class:`~langgraph_mcp.options.ApprovalByRisk`: the calls it finds risky (by MCP
+            annotations, a risk classifier, or both) ask, low-risk ones run unasked.
         approval_decisions: The decisions a person may take (default approve, edit, reject;
             ``"respond"`` may be added).
-        approval_mode: ``"per_call"`` (default): each call asks in an interrupt of its own
-            (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: when several calls
-            of one checkpointed run need approval, they are asked together in one interrupt
-            (:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's ``HITLRequest`` shape)
-            answered with one decision per call, in order, before any of them runs, as UIs that
-            resume without an interrupt id (Agent Chat UI) need.
+        approval_mode: ``"per_call"``: each call asks in an interrupt of its own when it runs
+            (:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: the calls of one
+            model turn that need approval are asked together in one interrupt
+            (:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's ``HITLRequest`` shape;
+            a single one keeps its own ``MCPApprovalInterrupt``) answered with one decision per
+            call, in order, before any of them runs, as UIs that resume without an interrupt id
+            (Agent Chat UI) need. Default: ``"per_call"`` for ``MCPToolNode``, ``"batched"`` for
+            ``MCPMiddleware`` and ``create_mcp_agent`` (as ``HumanInTheLoopMiddleware``).
         tool_filter: ``(tool, run context) -> bool``: which MCP tools a run may call; the model is
             offered only those, and a call to another gets ``ToolNode``'s invalid-tool message.
             See :meth:`get_tools` for the model's side.
@@ -365,8 +378,7 @@ class MCPToolNode(PoolHolder, ToolNode):
         # One view for the run: its calls ask it (the tool_filter is asked once per tool).
         view = self._new_view(runtime.context, input, run)
         if is_checkpointed(config.get("configurable")) and len(tool_calls) > 1:
-            requests = await view.approvals(tool_calls)
-            batch = Batch(decided_together(requests))
+            batch = Batch(ask_turn(await self._judged(view, tool_calls, input, resuming())))
         token, viewing, tabling = _BATCH.set(batch), _VIEW.set(view), _TABLES.set(self._tables(run))
         try:
             return await super()._afunc(input, config, runtime)
@@ -467,7 +479,9 @@ class MCPToolNode(PoolHolder, ToolNode):
         tool_calls, input_type = self._parse_input(input)
         if not (is_checkpointed(config.get("configurable")) and len(tool_calls) > 1):
             return super()._func(input, config, runtime)
-        given = decided_together(run_sync(lambda: view.approvals(tool_calls), pool=self.pool))
+        resumes = resuming()
+
+        given = ask_turn(run_sync(lambda: self._judged(view, tool_calls, input, resumes), pool=self.pool))
         futures = [
             _tool_call_task_sync(functools.partial(self._run_in_task, call, input_type, tool_runtime, given))
             for call, tool_runtime in zip(
@@ -487,6 +501,22 @@ class MCPToolNode(PoolHolder, ToolNode):
         if failure is not None:
             raise failure
         return self._combine_tool_outputs(outputs, input_type)
+
+    async def _judged(self, view: ToolView, calls: list[ToolCall], input: Any, resumes: str | None) -> Turn:
+        """The questions of the node's calls, their risk judged (approval policies by risk)."""
+        requests = await view.approvals(calls)
+        tools = view.bound.by_name
+        judged = await risk_keys(calls, tools) if resumes == "turn" else ()
+        policies = risk_policies(requests, tools)
+        return await judge_turn(requests, policies, self._messages_of(input), resumes, judged)
+
+    def _messages_of(self, input: list[AnyMessage] | dict[str, Any] | BaseModel) -> list[Any]:
+        """The conversation of the node's input (a risk classifier is shown its end)."""
+        if isinstance(input, list):
+            return input
+        key = self._messages_key
+        messages = input.get(key) if isinstance(input, dict) else getattr(input, key, None)
+        return list(messages) if isinstance(messages, list) else []
 
     def _tool_runtimes(
         self, input: list[AnyMessage] | dict[str, Any] | BaseModel, config: RunnableConfig, runtime: Runtime

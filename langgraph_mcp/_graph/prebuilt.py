@@ -52,7 +52,7 @@ def create_mcp_agent(
     server_options: Mapping[str, ToolOptions] | None = None,
     approval: ApprovalPolicy = None,
     approval_decisions: Sequence[str] = DEFAULT_DECISIONS,
-    approval_mode: ApprovalMode = "per_call",
+    approval_mode: ApprovalMode = "batched",
     tool_filter: ToolFilter | None = None,
     tool_search: bool | ToolSearch = False,
     raise_errors: Collection[FailureKind] = (),

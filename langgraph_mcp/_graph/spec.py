@@ -24,7 +24,7 @@ from langgraph_mcp._catalog.users import UserCatalogs
 from langgraph_mcp._pool.pool import MCPPool, OnConnectionError
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
 from langgraph_mcp.errors import FAILURE_KINDS, FailureKind, MCPConfigError
-from langgraph_mcp.options import ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
+from langgraph_mcp.options import ApprovalByRisk, ApprovalPolicy, ToolFilter, ToolOptions, ToolSearch
 
 __all__ = ["AS_FOR_MIDDLEWARE", "AS_FOR_NODE", "OPTION_DOCS", "SHARED", "MCPOptions", "PoolHolder"]
 
@@ -61,6 +61,7 @@ class MCPOptions:
             approval is None
             or isinstance(approval, bool)
             or approval == "destructive"
+            or isinstance(approval, ApprovalByRisk)
             or (
                 not isinstance(approval, str | bytes)
                 and isinstance(approval, Collection)
@@ -70,8 +71,8 @@ class MCPOptions:
             raise MCPConfigError(
                 None,
                 None,
-                "approval must be 'destructive', a collection of tool names, True (every tool), False "
-                f"or None; got {approval!r}",
+                "approval must be 'destructive', a collection of tool names, an ApprovalByRisk, True "
+                f"(every tool), False or None; got {approval!r}",
             )
         if not self.approval_decisions:
             raise MCPConfigError(None, None, "approval_decisions must allow at least one decision")
@@ -205,18 +206,22 @@ OPTION_DOCS: Mapping[str, str] = {
     "server_options": ":class:`~langgraph_mcp.options.ToolOptions` per server, for all of its tools.",
     "approval": (
         'Which tools wait for a person\'s approval before each call (``"destructive"``, a '
-        "collection of tool names as for ``tool_options``, ``True``, or ``None``)."
+        "collection of tool names as for ``tool_options``, ``True``, or ``None``), or an "
+        ":class:`~langgraph_mcp.options.ApprovalByRisk`: the calls it finds risky (by MCP "
+        "annotations, a risk classifier, or both) ask, low-risk ones run unasked."
     ),
     "approval_decisions": (
         'The decisions a person may take (default approve, edit, reject; ``"respond"`` may be added).'
     ),
     "approval_mode": (
-        '``"per_call"`` (default): each call asks in an interrupt of its own '
-        '(:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: when several calls '
-        "of one checkpointed run need approval, they are asked together in one interrupt "
-        "(:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's ``HITLRequest`` shape) "
-        "answered with one decision per call, in order, before any of them runs, as UIs that "
-        "resume without an interrupt id (Agent Chat UI) need."
+        '``"per_call"``: each call asks in an interrupt of its own when it runs '
+        '(:class:`~langgraph_mcp.types.MCPApprovalInterrupt`). ``"batched"``: the calls of one '
+        "model turn that need approval are asked together in one interrupt "
+        "(:class:`~langgraph_mcp.types.MCPApprovalsInterrupt`, langchain's ``HITLRequest`` shape; "
+        "a single one keeps its own ``MCPApprovalInterrupt``) answered with one decision per call, "
+        "in order, before any of them runs, as UIs that resume without an interrupt id (Agent Chat "
+        'UI) need. Default: ``"per_call"`` for ``MCPToolNode``, ``"batched"`` for '
+        "``MCPMiddleware`` and ``create_mcp_agent`` (as ``HumanInTheLoopMiddleware``)."
     ),
     "tool_filter": (
         "``(tool, run context) -> bool``: which MCP tools a run may call; the model is offered only "

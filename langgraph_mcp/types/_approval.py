@@ -18,6 +18,7 @@ __all__ = [
     "MCPApprovalResponses",
     "MCPApprovalResume",
     "MCPApprovalReviewConfig",
+    "MCPApprovalRisk",
     "MCPApprovalsDecisions",
     "MCPApprovalsInterrupt",
     "MCPApprovalsResponses",
@@ -43,6 +44,18 @@ class MCPApprovalReviewConfig(TypedDict):
 
     action_name: str
     allowed_decisions: list[str]
+
+
+class MCPApprovalRisk(TypedDict):
+    """Why an approval policy by risk (``ApprovalByRisk``) asks about a call."""
+
+    by: Literal["annotations", "classifier", "classifier_error"]
+    """What judged it: the tool's MCP annotations, the risk classifier, or the classifier's
+    failure (an error, a timeout, an answer without the probability: the person decides)."""
+    reason: str
+    """The judgement in a few words, for the person."""
+    probability: NotRequired[float]
+    """With ``classifier``: the probability that the call is risky."""
 
 
 class MCPApprovalInterrupt(TypedDict):
@@ -73,6 +86,8 @@ class MCPApprovalInterrupt(TypedDict):
     """The decision ``type``s a person may take (of approve, edit, reject, respond)."""
     action_requests: list[MCPApprovalActionRequest]
     review_configs: list[MCPApprovalReviewConfig]
+    risk: NotRequired[MCPApprovalRisk]
+    """With ``approval=ApprovalByRisk(...)``: why this call is asked about."""
 
 
 class MCPApprovalEditedAction(TypedDict):

@@ -70,7 +70,7 @@ async def test_an_agent_paused_before_its_tools_still_asks() -> None:
     async with MCPPool(shop()) as pool:
         agent = create_agent(
             model,
-            middleware=[MCPMiddleware(pool, approval="destructive")],
+            middleware=[MCPMiddleware(pool, approval="destructive", approval_mode="per_call")],
             checkpointer=InMemorySaver(),
             interrupt_before=["tools"],
         )
@@ -176,7 +176,9 @@ async def test_an_agent_resumed_without_its_approval_policy_honours_the_reject(m
             {q.id: REJECT for q in questions} if mode == "per_call" else {"decisions": [REJECT, REJECT]}
         )
         unasking = create_agent(
-            ScriptModel(turns=turns), middleware=[MCPMiddleware(pool)], checkpointer=saver
+            ScriptModel(turns=turns),
+            middleware=[MCPMiddleware(pool, approval_mode="per_call")],
+            checkpointer=saver,
         )
         out = await unasking.ainvoke(Command(resume=resume), thread())
     results = {m.tool_call_id: m.text for m in out["messages"] if isinstance(m, ToolMessage)}

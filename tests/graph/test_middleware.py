@@ -124,7 +124,9 @@ async def test_mcp_approval_speaks_the_hitl_per_call_format() -> None:
     model = ScriptModel(turns=[[("delete_item", {"item": "x"}, "c1")], "ok"])
     async with MCPPool({"shop": {"server": shopfront.build_server()}}) as pool:
         agent = create_agent(
-            model, middleware=[MCPMiddleware(pool, approval="destructive")], checkpointer=InMemorySaver()
+            model,
+            middleware=[MCPMiddleware(pool, approval="destructive", approval_mode="per_call")],
+            checkpointer=InMemorySaver(),
         )
         out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
         value = out["__interrupt__"][0].value
@@ -333,7 +335,7 @@ async def test_a_retried_call_is_approved_once(tmp_path: Path) -> None:
     model = ScriptModel(turns=[[("flaky", {"marker": str(marker)}, "c1")]])
     retry = ToolRetryMiddleware(max_retries=2, retry_on=(MCPToolCallError,), initial_delay=0.05, jitter=False)
     async with MCPPool({"shop": stdio_params("shopfront")}) as pool:
-        mcp = MCPMiddleware(pool, approval=["flaky"], raise_errors=("connection",))
+        mcp = MCPMiddleware(pool, approval=["flaky"], approval_mode="per_call", raise_errors=("connection",))
         agent = create_agent(model, middleware=[mcp, retry], checkpointer=InMemorySaver())
         out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
         assert [i.value["type"] for i in out["__interrupt__"]] == ["tool_approval"]

@@ -115,6 +115,7 @@ PUBLIC: dict[str, list[str]] = {
         "MCP_CHANNEL",
     ],
     "langgraph_mcp.options": [
+        "ApprovalByRisk",
         "ApprovalPolicy",
         "ArgumentSource",
         "FromConfig",
@@ -193,6 +194,7 @@ PUBLIC: dict[str, list[str]] = {
         "MCPApprovalResponses",
         "MCPApprovalResume",
         "MCPApprovalReviewConfig",
+        "MCPApprovalRisk",
         "MCPApprovalsDecisions",
         "MCPApprovalsInterrupt",
         "MCPApprovalsResponses",

@@ -1,0 +1,127 @@
+"""Agents as Agent Chat UI drives them: with no option set, two approvals of one turn are one
+question answered with ``{"decisions": [...]}`` (no interrupt id); an edited call is shown with
+the arguments that ran in the AI message's tool call; and a question left unanswered (the person
+typed instead, the UI added "Successfully handled tool call.") never reaches the model as a
+success."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from langgraph_mcp import create_mcp_agent
+from tests.chat import ScriptModel
+from tests.helpers import thread
+from tests.servers import shopfront
+
+APPROVE = {"type": "approve"}
+
+
+def shop() -> dict[str, Any]:
+    return {"shop": {"server": shopfront.build_server()}}
+
+
+def edit(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "edit", "edited_action": {"name": name, "args": args}}
+
+
+def results(out: dict[str, Any]) -> dict[str, str]:
+    return {m.tool_call_id: m.text for m in out["messages"] if isinstance(m, ToolMessage)}
+
+
+def shown_args(out: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of each tool call as the AI messages show them (a UI's tool-call cards)."""
+    return {c["id"]: c["args"] for m in out["messages"] if isinstance(m, AIMessage) for c in m.tool_calls}
+
+
+async def test_two_approvals_of_a_turn_are_one_question_answered_by_decisions() -> None:
+    turn = [("delete_item", {"item": "x"}, "c1"), ("delete_item", {"item": "y"}, "c2")]
+    agent = create_mcp_agent(
+        ScriptModel(turns=[turn, "done"]), shop(), approval="destructive", checkpointer=InMemorySaver()
+    )
+    try:
+        out = await agent.ainvoke({"messages": [("user", "delete x and y")]}, thread())
+        [pending] = out["__interrupt__"]
+        assert pending.value["type"] == "tool_approvals"
+        assert [r["args"] for r in pending.value["action_requests"]] == [{"item": "x"}, {"item": "y"}]
+        # Agent Chat UI's answer: the decisions, in order, with no interrupt id; the edit as text.
+        out = await agent.ainvoke(
+            Command(resume={"decisions": [APPROVE, edit("delete_item", item="z")]}), thread()
+        )
+    finally:
+        await agent.mcp.aclose()
+    got = results(out)
+    assert got["c1"] == "deleted x"
+    assert got["c2"].endswith("deleted z") and "changed its arguments" in got["c2"]
+    assert shown_args(out) == {"c1": {"item": "x"}, "c2": {"item": "z"}}  # the card shows what ran
+    assert "__interrupt__" not in out
+
+
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+async def test_an_edit_asked_on_its_own_is_shown_in_the_tool_call(mode: str) -> None:
+    turn = [("delete_item", {"item": "x"}, "c1"), ("list_items", {}, "c2")]
+    agent = create_mcp_agent(
+        ScriptModel(turns=[turn, "done"]),
+        shop(),
+        approval=["delete_item"],
+        approval_mode=mode,  # type: ignore[arg-type]
+        checkpointer=InMemorySaver(),
+    )
+    try:
+        out = await agent.ainvoke({"messages": [("user", "delete x")]}, thread())
+        [pending] = out["__interrupt__"]
+        assert pending.value["type"] == "tool_approval"
+        out = await agent.ainvoke(Command(resume={"decisions": [edit("delete_item", item="w")]}), thread())
+    finally:
+        await agent.mcp.aclose()
+    assert results(out)["c1"].endswith("deleted w")
+    shown = shown_args(out)
+    # Batched asks at most one call of a turn on its own, so its edit is shown; per call, a turn
+    # of several calls keeps the model's arguments (two calls' edits would overwrite each other).
+    assert shown["c1"] == ({"item": "w"} if mode == "batched" else {"item": "x"})
+
+
+@pytest.mark.parametrize("question", ["approval", "elicitation"])
+async def test_a_question_left_unanswered_never_reaches_the_model_as_a_success(question: str) -> None:
+    call = (
+        ("delete_item", {"item": "x"}, "c1")
+        if question == "approval"
+        else ("confirm_info", {"item": "x"}, "c1")
+    )
+    model = ScriptModel(turns=[[call], "noted"])
+    approval = "destructive" if question == "approval" else None
+    agent = create_mcp_agent(model, shop(), approval=approval, checkpointer=InMemorySaver())
+    try:
+        out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
+        assert out["__interrupt__"]
+        # What Agent Chat UI sends when the person types while the question is pending.
+        fake = ToolMessage(content="Successfully handled tool call.", tool_call_id="c1", name=call[0])
+        out = await agent.ainvoke({"messages": [fake, HumanMessage("never mind, what's new?")]}, thread())
+    finally:
+        await agent.mcp.aclose()
+    seen = [m for m in model.calls[-1].messages if isinstance(m, ToolMessage)]
+    assert len(seen) == 1 and "Successfully" not in seen[0].text
+    assert "was not executed" in seen[0].text and "question was dropped" in seen[0].text
+    assert ("approval" in seen[0].text) == (question == "approval")
+    [stored] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert stored.status == "error" and stored.text == seen[0].text
+    assert "__interrupt__" not in out
+    assert out["messages"][-1].text == "noted"
+
+
+async def test_a_real_result_with_those_words_is_left_alone() -> None:
+    model = ScriptModel(turns=[[("list_items", {}, "c1")], "ok"])
+    agent = create_mcp_agent(model, shop(), checkpointer=InMemorySaver())
+    try:
+        await agent.ainvoke({"messages": [("user", "go")]}, thread())
+        # A local (non-MCP) call's own result with those words, after an MCP call: not touched.
+        own = AIMessage("", tool_calls=[{"name": "other", "args": {}, "id": "k1"}])
+        said = ToolMessage(content="Successfully handled tool call.", tool_call_id="k1", name="other")
+        await agent.ainvoke({"messages": [own, said, HumanMessage("and?")]}, thread())
+    finally:
+        await agent.mcp.aclose()
+    assert [m.text for m in model.calls[-1].messages if isinstance(m, ToolMessage)][-1] == said.text
