@@ -275,21 +275,54 @@ export function failure(message: string): Json {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
+/** The header (value ``1``) sent with each call to the route: the route reads a body that a proxy
+ * passed on as ``text/plain`` (Agent Chat UI's ``/api`` passthrough does) as JSON only with it,
+ * which no page of another site can send without a CORS preflight. */
+export const CALL_HEADER = "X-MCP-App-Call";
+/** Attempts of a request refused with 429 (too many calls at once), each after its ``Retry-After``. */
+const BUSY_TRIES = 3;
+
+/** The route's answer to one request, with the stream's own client: its API URL, default headers
+ * and request hook (authentication); never retried, but a 429 after its ``Retry-After`` (the route
+ * refuses it before anything runs) and a poll (GET) that could not reach the server. Any other
+ * refusal is an error at once, with the route's own message. */
 async function route(stream: any, path: string, body?: Json): Promise<[Json, number]> {
-  // The stream's own client: its API URL, default headers and request hooks (authentication).
   const client = stream?.client?.threads;
-  if (!client || typeof client.fetch !== "function") throw new Error("no LangGraph client in the stream context");
-  try {
-    const [answer, response] = await client.fetch(path, {
-      method: body ? "POST" : "GET",
-      json: body,
-      withResponse: true,
-      signal: undefined,
-    });
-    return [answer ?? {}, response.status];
-  } catch (error: any) {
-    const text = String(error?.message ?? error);
-    throw new Error(text.slice(0, 500));
+  if (!client || typeof client.apiUrl !== "string") throw new Error("no LangGraph client in the stream context");
+  const headers: Record<string, string> = { ...(client.defaultHeaders ?? {}), [CALL_HEADER]: "1" };
+  if (body) headers["content-type"] = "application/json";
+  let init: any = { method: body ? "POST" : "GET", headers, body: body ? JSON.stringify(body) : undefined };
+  const url = new URL(`${client.apiUrl}${path}`);
+  if (typeof client.onRequest === "function") init = await client.onRequest(url, init);
+  const send: typeof fetch = client.asyncCaller?.customFetch ?? fetch;
+  for (let attempt = 1; ; attempt++) {
+    let response: Response;
+    try {
+      response = await send(url.toString(), init);
+    } catch (error: any) {
+      if (!body && attempt < BUSY_TRIES) {
+        await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+        continue;
+      }
+      throw new Error(`the deployment could not be reached: ${String(error?.message ?? error).slice(0, 300)}`);
+    }
+    const text = await response.text();
+    let answer: any = {};
+    try {
+      answer = text ? JSON.parse(text) : {};
+    } catch {
+      answer = { error: text.slice(0, 500) };
+    }
+    if (response.status === 429 && attempt < BUSY_TRIES) {
+      const wait = Math.min(Number(response.headers.get("retry-after")) || 2, 10);
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+      continue;
+    }
+    if (response.status >= 400) {
+      const why = typeof answer?.error === "string" ? answer.error : typeof answer?.detail === "string" ? answer.detail : text;
+      throw new Error(`${String(why).slice(0, 500)} (HTTP ${response.status})`);
+    }
+    return [answer && typeof answer === "object" ? answer : {}, response.status];
   }
 }
 

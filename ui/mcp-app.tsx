@@ -11,7 +11,10 @@
  * said yes, and passes on the view's
  * ``tools/call`` and ``resources/read`` to the deployment's route
  * (``POST /mcp-apps/threads/<thread>/call``), which runs them on the thread under the graph's
- * policies. A call waiting for a person's approval is asked again until the thread answered it.
+ * policies (each with the header ``X-MCP-App-Call: 1``, so that it also passes Agent Chat UI's ``/api``
+ * passthrough, which sends bodies as text). A call the route refuses fails at once with the route's
+ * message (no retries; one refused for too many calls at once is tried again after ``Retry-After``).
+ * A call waiting for a person's approval is asked again until the thread answered it.
  * A view's ``ui/message`` is shown to the person, and sent as the next human message of the thread
  * only once they said yes (at most ``MESSAGE_RATE`` proposals a minute, none while a run is in
  * progress or the thread waits for a person); its ``ui/update-model-context`` is kept and sent with

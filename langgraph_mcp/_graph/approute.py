@@ -16,6 +16,12 @@ Contract (``{prefix}`` is ``/mcp-apps`` by default; bodies and answers are JSON)
     holds it (a later view call replaced it); 410 when it was dropped unanswered (the thread went
     on with another run while the call waited for its approval: it never ran).
 
+Bodies: ``application/json``; or JSON text sent as ``text/plain`` with the header
+``X-MCP-App-Call: 1``, as Agent Chat UI's ``/api`` passthrough
+sends what the ``mcp-app`` component posts: neither the header nor ``application/json`` can come
+from a form or a script of another site without a CORS preflight, so the user's cookies are never
+used by a request another site made (415 otherwise).
+
 Refusals, ``{"error": "..."}``: 400 a malformed request; 408 a body slower than
 :data:`BODY_TIMEOUT`; 401 / 403 as the LangGraph API answered the caller; 404 an unknown server or
 a thread the caller may not read; 403 a tool the view may not call (not its server's, or its
@@ -56,6 +62,7 @@ from langgraph_mcp._support.redact import mask_all
 from langgraph_mcp.errors import MCPError
 
 __all__ = [
+    "CALL_HEADER",
     "MAX_CALLS",
     "MAX_CALLS_PER_THREAD",
     "MAX_CALLS_PER_USER",
@@ -93,6 +100,10 @@ quarter of the route's cap (``max_calls // 4``), never less than a thread's cap;
 leaves at least 48 of the 64 places to everyone else."""
 RETRY_AFTER = 2
 """Seconds a request refused for the cap is told to wait (``Retry-After``)."""
+CALL_HEADER = "x-mcp-app-call"
+"""The header (value ``1``) the ``mcp-app`` component sends with each call: with it a body sent
+as ``text/plain`` is read as JSON, as a proxy that passes
+the body on as text sends it (see :func:`_json_sent`)."""
 
 
 def user_share(per_thread: int, total: int) -> int:
@@ -425,12 +436,30 @@ def _object(answer: Any) -> dict[str, Any]:
     return answer
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    # Only JSON: a page of another origin can send a form or plain text with the user's cookies
-    # without asking, but not application/json (that needs a CORS preflight the route refuses).
+def _json_sent(request: Request) -> bool:
+    """May the body be read as JSON? ``application/json``, or JSON text sent as ``text/plain``
+    (or with no type) by a caller that also sent :data:`CALL_HEADER`.
+
+    A page of another origin can send a form or plain text with the user's cookies without
+    asking, but neither ``application/json`` nor a header of its own choosing: both need a CORS
+    preflight first. (An ``Authorization`` header vouches for nothing: a browser adds the HTTP
+    Basic credentials it keeps for a site to a form another site posts there.) Agent Chat UI's
+    ``/api`` passthrough (``langgraph-nextjs-api-passthrough``) sends the body as text and passes
+    on only ``x-*`` headers and ``Authorization``: the ``mcp-app`` component's
+    :data:`CALL_HEADER` comes through it, and vouches for the text."""
     kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if kind != "application/json":
-        raise _Refused(415, "the request body must be application/json")
+    if kind == "application/json":
+        return True
+    return kind in ("text/plain", "") and request.headers.get(CALL_HEADER) == "1"
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    if not _json_sent(request):
+        raise _Refused(
+            415,
+            f"the request body must be application/json (or JSON text with the {CALL_HEADER} header "
+            "the mcp-app component sends)",
+        )
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
         raise _Refused(400, f"the request body is longer than {MAX_BODY} bytes")

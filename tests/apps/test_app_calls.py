@@ -208,7 +208,7 @@ def test_a_views_model_context_is_given_to_the_model_as_bounded_data() -> None:
     assert len(str(message.content)) < MAX_CONTEXT + 100
 
 
-async def test_the_route_takes_only_json_and_bounds_what_it_parses() -> None:
+async def test_the_route_takes_json_or_text_vouched_for_by_its_header_and_bounds_what_it_parses() -> None:
     # A page of another origin can post a form or plain text with the user's cookies unasked,
     # never application/json: anything else is refused before any thread is looked at.
     from starlette.applications import Starlette
@@ -223,6 +223,15 @@ async def test_the_route_takes_only_json_and_bounds_what_it_parses() -> None:
             body = '{"server": "apps", "method": "tools/call", "params": {"name": "refresh_chart"}}'
             refused = client.post(url, content=body, headers={"content-type": "text/plain"})
             assert refused.status_code == 415
+            # JSON text with the header the mcp-app component sends (a page of another site cannot
+            # send it unasked) is read as JSON: it gets as far as the LangGraph API (unreachable
+            # here). A form, or the header with another value, is still refused.
+            marked = {"content-type": "text/plain;charset=UTF-8", "x-mcp-app-call": "1"}
+            assert client.post(url, content=body, headers=marked).status_code == 502
+            form = {"content-type": "application/x-www-form-urlencoded", "x-mcp-app-call": "1"}
+            assert client.post(url, content=body, headers=form).status_code == 415
+            wrong = {"content-type": "text/plain", "x-mcp-app-call": "yes"}
+            assert client.post(url, content=body, headers=wrong).status_code == 415
             deep = "[" * 50_000 + "]" * 50_000
             nested = client.post(url, content=deep, headers={"content-type": "application/json"})
             assert nested.status_code == 400 and "nested too deeply" in nested.json()["error"]
