@@ -68,14 +68,14 @@ _MAX_VECTORS = 200_000
 
 def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[int]:
     """Reciprocal rank fusion of ``rankings`` (document numbers, best first): by the summed
-    ``1 / (k + rank)``, ties by the best rank a document has, then by its number."""
+    ``1 / (k + rank)``; a tie goes to the document the earlier ranking (BM25's) holds, higher."""
     scores: dict[int, float] = {}
-    best: dict[int, int] = {}
-    for ranking in rankings:
+    first: dict[int, tuple[int, int]] = {}
+    for which, ranking in enumerate(rankings):
         for rank, doc in enumerate(ranking, 1):
             scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
-            best[doc] = min(best.get(doc, rank), rank)
-    return sorted(scores, key=lambda doc: (-scores[doc], best[doc], doc))
+            first.setdefault(doc, (which, rank))
+    return sorted(scores, key=lambda doc: (-scores[doc], first[doc]))
 
 
 def _unit(vector: Sequence[float]) -> list[float]:

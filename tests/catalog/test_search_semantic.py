@@ -102,7 +102,7 @@ STAY = "somewhere to stay in Rome"
 def test_reciprocal_rank_fusion() -> None:
     assert fuse([[1, 2, 3], [3, 1]]) == [1, 3, 2]  # 1: 1/61 + 1/62; 3: 1/63 + 1/61; 2: 1/62
     assert fuse([[], [7, 8]]) == [7, 8]
-    assert fuse([[4], [5]]) == [4, 5]  # the same score: the first ranking's wins the tie (number)
+    assert fuse([[5], [4]]) == [5, 4]  # the same score: the first ranking's (BM25's) wins the tie
 
 
 async def test_a_paraphrase_bm25_misses_is_found_by_the_fused_ranking(pool: MCPPool) -> None:
