@@ -20,6 +20,7 @@ from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_SCRATCHPAD,
     INTERRUPT,
+    NS_SEP,
 )
 from langgraph._internal._scratchpad import PregelScratchpad
 from langgraph.config import get_config
@@ -34,6 +35,9 @@ __all__ = [
     "shown_question",
     "concurrency_limited",
     "default_handle_tool_errors",
+    "DroppedStep",
+    "adropped_step",
+    "dropped_step",
     "graph_configurable",
     "graph_run_key",
     "in_graph",
@@ -248,3 +252,93 @@ def ask(value: Any, *, response_schema: Any) -> Any:
     finally:
         var_child_runnable_config.reset(token)
         _answering.reset(shown)
+
+
+# -- the step a new input dropped -----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DroppedStep:
+    """The step a thread was interrupted in, which the current run's new input dropped (LangGraph
+    starts from the input; the step's finished tasks' writes and its questions are left behind)."""
+
+    written: list[tuple[str, Any]]
+    """``(channel, value)`` written by the step's tasks that finished."""
+    asked: list[Any]
+    """The values of the step's interrupts (the questions left unanswered)."""
+
+
+_WALK = 8
+"""Checkpoints looked at, newest first, for the current run's input."""
+
+
+def _thread(conf: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]] | None:
+    if conf is None or conf.get(CONFIG_KEY_CHECKPOINTER) is None or conf.get("thread_id") is None:
+        return None
+    # The task's namespace ends with the task's own segment; the graph's checkpoints are under the rest.
+    namespace = str(conf.get(CONFIG_KEY_CHECKPOINT_NS, "")).rpartition(NS_SEP)[0]
+    thread = {"thread_id": conf["thread_id"], "checkpoint_ns": namespace}
+    return conf[CONFIG_KEY_CHECKPOINTER], {"configurable": thread}
+
+
+def _dropped(tuples: list[Any]) -> DroppedStep | None:
+    """From checkpoints newest first: the one before the latest ``input`` checkpoint, if it was
+    interrupted."""
+    for index, item in enumerate(tuples[:-1]):
+        if (item.metadata or {}).get("source") == "input":
+            parent = tuples[index + 1]
+            writes = parent.pending_writes or []
+            asked = [
+                v
+                for _t, c, value in writes
+                if c == INTERRUPT
+                for v in (value if isinstance(value, list | tuple) else [value])
+            ]
+            if not asked:
+                return None
+            written = [(c, value) for _t, c, value in writes if c != INTERRUPT and not c.startswith("__")]
+            return DroppedStep(written, [getattr(a, "value", a) for a in asked])
+    return None
+
+
+async def adropped_step(conf: Mapping[str, Any] | None) -> DroppedStep | None:
+    """The interrupted step the current run's input dropped, read from the graph's checkpointer
+    (``None``: none, no checkpointer, or it cannot be read)."""
+    thread = _thread(conf)
+    if thread is None:
+        return None
+    saver, config = thread
+    tuples: list[Any] = []
+    try:
+        item = await saver.aget_tuple(config)
+        while item is not None and len(tuples) < _WALK:
+            tuples.append(item)
+            item = await saver.aget_tuple(item.parent_config) if item.parent_config else None
+    except Exception:  # a checkpointer that cannot be read here: nothing is known
+        return None
+    return _dropped(tuples)
+
+
+def dropped_step(conf: Mapping[str, Any] | None) -> DroppedStep | None:
+    """:func:`adropped_step` for synchronous runs."""
+    thread = _thread(conf)
+    if thread is None:
+        return None
+    saver, config = thread
+    tuples: list[Any] = []
+    try:
+        item = saver.get_tuple(config)
+        while item is not None and len(tuples) < _WALK:
+            tuples.append(item)
+            item = saver.get_tuple(item.parent_config) if item.parent_config else None
+    except Exception:  # e.g. an asynchronous-only checkpointer
+        return None
+    return _dropped(tuples)
+
+
+def refused_resume(error: BaseException) -> BaseException:
+    """``error``, marked as LangGraph marks a resume value that does not fit its interrupt's
+    ``response_schema``: ``ToolNode`` fails the run with it whatever ``handle_tool_errors`` says,
+    and the interrupt stays pending."""
+    _mark_invalid_resume(error)
+    return error

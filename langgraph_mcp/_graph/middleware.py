@@ -21,7 +21,7 @@ middleware sees them); summarisation leaves the tools alone.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, Self
+from typing import Annotated, Any, Literal, NotRequired, Self
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -52,6 +52,7 @@ from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
+from langgraph_mcp._compat.langgraph import DroppedStep, adropped_step, dropped_step
 from langgraph_mcp._graph.batch import Turn, ask_turn, judge_turn, resuming, risk_keys, risk_policies
 from langgraph_mcp._graph.node import MCPToolNode, graph_config, graph_store
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
@@ -76,7 +77,7 @@ from langgraph_mcp.options import (
 )
 from langgraph_mcp.types import SKILL_GRANTS_KEY
 
-__all__ = ["UNANSWERED_MARK", "MCPMiddleware", "unanswered"]
+__all__ = ["UNANSWERED_MARK", "MCPMiddleware", "Waited", "unanswered"]
 
 
 class MCPMiddleware(PoolHolder, AgentMiddleware):
@@ -117,6 +118,11 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
             ends the run without reaching the model. Serve its route with
             ``app_routes(middleware)``. A view's model context (``mcp_app_context``) is given to the
             model before the conversation, as data (``langgraph_mcp.apps.app_context_message``).
+
+    Before each model call (``before_model``), a result a UI made up for an MCP call whose
+    question was left unanswered (Agent Chat UI's "Successfully handled tool call." when the
+    person types instead of answering) is replaced by what happened: the call's real result if it
+    finished in the step the new input dropped, else an error saying it did not run.
 
     A server that cannot be reached when the model is called leaves its tools out (they come
     back once it answers); with every server down and ``on_connection_error="raise"`` the model
@@ -336,44 +342,67 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
 
     # -- questions left unanswered ------------------------------------------------------------
 
-    def _unanswered(self, state: Any) -> dict[str, Any] | None:
-        """The fake results a UI added for MCP calls whose question was pending when the person
-        sent a new message instead of an answer (:data:`UNANSWERED_MARK`, Agent Chat UI's),
-        replaced by what happened: the call did not run, its question was dropped. Only the
-        messages after the latest AI message are looked at (where such a UI puts them)."""
+    def _made_up(self, state: Any) -> list[tuple[ToolMessage, str]]:
+        """The results a UI made up (:data:`UNANSWERED_MARK`) for this middleware's MCP calls, with
+        each call's tool name: only the messages after the latest AI message are looked at (where
+        such a UI puts them), and only a result with no artifact (a real MCP result has one)."""
         messages = state.get("messages") if isinstance(state, Mapping) else None
-        if not messages:
-            return None
         trailing: list[ToolMessage] = []
         ai = None
-        for message in reversed(messages):
+        for message in reversed(messages or []):
             if isinstance(message, AIMessage):
                 ai = message
                 break
             if isinstance(message, ToolMessage):
                 trailing.append(message)
         if ai is None or not trailing:
-            return None
+            return []
         calls = {c.get("id"): c.get("name", "") for c in ai.tool_calls}
-        fixed = []
+        made_up = []
         for message in reversed(trailing):
             name = calls.get(message.tool_call_id)
             if name is None or message.artifact is not None or message.content != UNANSWERED_MARK:
                 continue
-            tool = self.toolset.get(name)
-            if tool is None and name not in self.toolset.bound.by_name:
+            if self.toolset.get(name) is None:
                 continue  # not an MCP call of this middleware's
-            fixed.append(unanswered(message, name, asked_approval=tool is not None and tool.needs_approval))
-        return {"messages": fixed} if fixed else None
+            made_up.append((message, name))
+        return made_up
+
+    def _what_happened(
+        self, made_up: list[tuple[ToolMessage, str]], dropped: DroppedStep | None
+    ) -> dict[str, Any] | None:
+        """Each made-up result replaced (same message id) by what happened to its call: its real
+        result when it finished in the dropped step, else why it did not run."""
+        if not made_up:
+            return None
+        fixed = []
+        for message, name in made_up:
+            real = _result_in(dropped, message.tool_call_id) if dropped is not None else None
+            if real is not None:
+                fixed.append(real.model_copy(update={"id": message.id}))
+                continue
+            tool = self.toolset.get(name)
+            waited = _question_of(dropped, message.tool_call_id) if dropped is not None else None
+            if waited is None:
+                waited = "approval" if tool is not None and tool.needs_approval else "unknown"
+            fixed.append(unanswered(message, name, waited))
+        return {"messages": fixed}
 
     def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """A fake success a UI added for an MCP call whose question was left unanswered never
-        reaches the model: it is replaced by what happened (see :func:`unanswered`)."""
-        return self._unanswered(state)
+        """A result a UI made up for an MCP call whose question was left unanswered never reaches
+        the model as a success: it is replaced by what happened, read from the thread's
+        checkpoints (its real result if it finished, else an error saying it did not run)."""
+        made_up = self._made_up(state)
+        if not made_up:
+            return None
+        return self._what_happened(made_up, dropped_step(get_config().get("configurable")))
 
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """As :meth:`before_model`."""
-        return self._unanswered(state)
+        made_up = self._made_up(state)
+        if not made_up:
+            return None
+        return self._what_happened(made_up, await adropped_step(get_config().get("configurable")))
 
     # -- the tools' side ---------------------------------------------------------------------
 
@@ -493,16 +522,56 @@ types a new message instead of answering: the new run drops the question and the
 runs."""
 
 
-def unanswered(message: ToolMessage, name: str, *, asked_approval: bool) -> ToolMessage:
-    """``message`` (same id, so it replaces the fake result in the state) saying what happened to
-    the call: it did not run, because the question it waited on was left unanswered."""
-    waited = "a person's approval" if asked_approval else "a person's answer to its question"
+Waited = Literal["approval", "turn", "server", "unknown"]
+"""What a call whose question was left unanswered was waiting for: its own approval, the
+approval of its turn's calls, a question from its server, or something not known."""
+
+_WAITED: Mapping[str, str] = {
+    "approval": "was not executed: it was waiting for a person's approval",
+    "turn": "was not executed: it was waiting, with the other calls of its turn, for a person's approval",
+    "server": (
+        "did not complete: its server asked the person a question and was waiting for the answer "
+        "(the server may have begun the work; it was not finished)"
+    ),
+    "unknown": "did not complete: it was waiting for a person's answer",
+}
+
+
+def unanswered(message: ToolMessage, name: str, waited: Waited) -> ToolMessage:
+    """``message`` (same id, so it replaces the made-up result in the state) saying what happened
+    to the call: it did not run (or not to its end), because the question it waited on was left
+    unanswered and dropped when the person sent a new message."""
     text = (
-        f"The tool call `{name}` was not executed: it was waiting for {waited}, and the person sent "
-        "a new message instead of answering, so the question was dropped. Nothing was done by this "
-        "call; do not treat it as done. If it is still wanted, ask the person or call it again."
+        f"The tool call `{name}` {_WAITED[waited]}, and the person sent a new message instead of "
+        "answering, so the question was dropped. Do not treat the call as done; if it is still "
+        "wanted, ask the person or call it again."
     )
     return message.model_copy(update={"content": text, "status": "error"})
+
+
+def _result_in(dropped: DroppedStep, call_id: str) -> ToolMessage | None:
+    """The result the call wrote in the dropped step (it finished there), if any."""
+    for _channel, value in dropped.written:
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, ToolMessage) and item.tool_call_id == call_id:
+                return item
+    return None
+
+
+def _question_of(dropped: DroppedStep, call_id: str) -> Waited | None:
+    """What the call waited for in the dropped step, by the questions left pending there."""
+    turn = False
+    for value in dropped.asked:
+        if not isinstance(value, Mapping):
+            continue
+        if value.get("type") == "tool_approvals":
+            approvals = value.get("approvals") or []
+            if any(isinstance(a, Mapping) and a.get("tool_call_id") == call_id for a in approvals):
+                return "approval"
+            turn = True  # the turn's calls wait for it
+        elif value.get("tool_call_id") == call_id:
+            return "approval" if value.get("type") == "tool_approval" else "server"
+    return "turn" if turn else None
 
 
 DECISIONS_KEY = "mcp_approval_decisions"

@@ -6,6 +6,7 @@ success."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -105,12 +106,72 @@ async def test_a_question_left_unanswered_never_reaches_the_model_as_a_success(q
         await agent.mcp.aclose()
     seen = [m for m in model.calls[-1].messages if isinstance(m, ToolMessage)]
     assert len(seen) == 1 and "Successfully" not in seen[0].text
-    assert "was not executed" in seen[0].text and "question was dropped" in seen[0].text
-    assert ("approval" in seen[0].text) == (question == "approval")
+    assert "question was dropped" in seen[0].text
+    if question == "approval":
+        assert "was not executed: it was waiting for a person's approval" in seen[0].text
+    else:
+        assert "did not complete: its server asked the person a question" in seen[0].text
     [stored] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert stored.status == "error" and stored.text == seen[0].text
     assert "__interrupt__" not in out
     assert out["messages"][-1].text == "noted"
+
+
+async def test_a_call_that_finished_beside_the_pending_question_gets_its_real_result() -> None:
+    """Per call, a call of the turn finished while another's question was pending: the new run
+    drops both from the thread, the UI makes up a result for each; the finished one gets its real
+    result back, the other says it did not run."""
+    turn = [("rename_item", {"item": "a", "name": "b"}, "c1"), ("delete_item", {"item": "x"}, "c2")]
+    model = ScriptModel(turns=[turn, "noted"])
+    agent = create_mcp_agent(
+        model, shop(), approval="destructive", approval_mode="per_call", checkpointer=InMemorySaver()
+    )
+    try:
+        out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
+        assert [q.value["tool_call_id"] for q in out["__interrupt__"]] == ["c2"]
+        fakes = [
+            ToolMessage(content="Successfully handled tool call.", tool_call_id=c, name=n) for n, _, c in turn
+        ]
+        out = await agent.ainvoke({"messages": [*fakes, HumanMessage("what happened?")]}, thread())
+    finally:
+        await agent.mcp.aclose()
+    seen = {m.tool_call_id: m for m in model.calls[-1].messages if isinstance(m, ToolMessage)}
+    assert seen["c1"].text == "renamed a to b" and seen["c1"].artifact is not None
+    assert seen["c2"].text.startswith(
+        "The tool call `delete_item` was not executed: it was waiting for a person's approval"
+    )
+    assert results(out) == {"c1": "renamed a to b", "c2": seen["c2"].text}
+
+
+async def test_a_turn_left_unanswered_in_a_synchronous_agent() -> None:
+    """Batched (the default): nothing of the turn ran; each call says what it waited for."""
+    turn = [
+        ("delete_item", {"item": "x"}, "c1"),
+        ("delete_item", {"item": "y"}, "c2"),
+        ("list_items", {}, "c3"),
+    ]
+    model = ScriptModel(turns=[turn, "noted"])
+    agent = create_mcp_agent(model, shop(), approval="destructive", checkpointer=InMemorySaver())
+    try:
+        out = await asyncio.to_thread(agent.invoke, {"messages": [("user", "go")]}, thread())
+        assert out["__interrupt__"][0].value["type"] == "tool_approvals"
+        fakes = [
+            ToolMessage(content="Successfully handled tool call.", tool_call_id=c, name=n) for n, _, c in turn
+        ]
+        said = {"messages": [*fakes, HumanMessage("stop")]}
+        out = await asyncio.to_thread(agent.invoke, said, thread())
+    finally:
+        await agent.mcp.aclose()
+    got = results(out)
+    assert all(
+        got[c].startswith(
+            "The tool call `delete_item` was not executed: it was waiting for a person's approval"
+        )
+        for c in ("c1", "c2")
+    )
+    assert got["c3"].startswith(
+        "The tool call `list_items` was not executed: it was waiting, with the other calls"
+    )
 
 
 async def test_a_real_result_with_those_words_is_left_alone() -> None:
