@@ -48,7 +48,8 @@ def load_graph(target: str) -> Any:
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
     else:
-        sys.path.insert(0, os.getcwd())
+        if os.getcwd() not in sys.path:  # a module of the project the command runs in
+            sys.path.insert(0, os.getcwd())
         module = importlib.import_module(where)
     value = getattr(module, name, None)
     if value is None:
