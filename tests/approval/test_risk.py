@@ -5,6 +5,7 @@ langchain's ``AutoModeMiddleware`` asks its decision model, and never again for 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -15,9 +16,10 @@ from langgraph.types import Command
 from pydantic import Field
 
 from langgraph_mcp import MCPConfigError, MCPToolNode, create_mcp_agent
+from langgraph_mcp.elicitation import accept, resume_elicitations
 from langgraph_mcp.options import ApprovalByRisk
 from tests.chat import ScriptModel
-from tests.helpers import ai, thread, tool_graph, tool_results
+from tests.helpers import ai, check, thread, tool_graph, tool_results
 from tests.servers import shopfront
 
 APPROVE = {"type": "approve"}
@@ -40,7 +42,8 @@ class Judge(BaseDecisionModel):
     def _classify(self, state: Any, questions: Any) -> ClassifierResponse:
         self.asked.append(state["tool_call"]["id"])
         self.requests.append((state, questions))
-        verdict = self.verdicts[state["tool_call"]["args"]["name"]]
+        call = state["tool_call"]
+        verdict = self.verdicts[call["args"].get("name", call["name"])]
         if verdict == "error":
             raise RuntimeError("the classifier is down")
         if verdict == "garbage":
@@ -50,6 +53,9 @@ class Judge(BaseDecisionModel):
         )
 
     async def _aclassify(self, state: Any, questions: Any) -> ClassifierResponse:
+        if self.verdicts.get(state["tool_call"]["args"].get("name")) == "hang":
+            self.asked.append(state["tool_call"]["id"])
+            await asyncio.Event().wait()  # never answers: the policy's timeout ends it
         return self._classify(state, questions)
 
 
@@ -83,6 +89,7 @@ async def test_an_agent_asks_about_the_risky_calls_of_a_turn_together_and_runs_t
         out = await agent.ainvoke({"messages": [("user", "tidy the shop")]}, thread())
         [pending] = out["__interrupt__"]
         value = pending.value
+        check("interrupt", value)  # the risk entry fits the published schema
         assert value["type"] == "tool_approvals"
         assert [a["tool_call_id"] for a in value["approvals"]] == ["c3", "c4"]
         assert [a["risk"]["by"] for a in value["approvals"]] == ["classifier", "annotations"]
@@ -108,7 +115,7 @@ async def test_an_agent_asks_about_the_risky_calls_of_a_turn_together_and_runs_t
     assert judge.asked == ["c2", "c3"]  # not judged again on the resume
 
 
-@pytest.mark.parametrize("failure", ["error", "garbage"])
+@pytest.mark.parametrize("failure", ["error", "garbage", "hang"])
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
 async def test_a_failing_classifier_asks_the_person(mode: str, failure: str) -> None:
     judge = Judge(verdicts={"broken": failure})
@@ -116,7 +123,7 @@ async def test_a_failing_classifier_asks_the_person(mode: str, failure: str) -> 
     agent = create_mcp_agent(
         ScriptModel(turns=[turn, "done"]),
         shop(),
-        approval=ApprovalByRisk(classifier=judge),
+        approval=ApprovalByRisk(classifier=judge, timeout=0.01),
         approval_mode=mode,  # type: ignore[arg-type]
         checkpointer=InMemorySaver(),
     )
@@ -204,3 +211,57 @@ async def test_by_annotations_alone_only_low_risk_tools_run_unasked() -> None:
         ApprovalByRisk(annotations=False)
     with pytest.raises(MCPConfigError, match="threshold"):
         ApprovalByRisk(threshold=0)
+
+
+@pytest.mark.parametrize("mode", ["batched", "per_call"])
+@pytest.mark.parametrize("risk", [0.1, 0.9], ids=["low", "risky"])
+async def test_a_call_is_judged_once_across_its_later_questions(mode: str, risk: float) -> None:
+    """A call let through (or asked about) whose server then asks a question of its own: the
+    resumed run neither asks the classifier again nor shifts the call's answers."""
+    judge = Judge(verdicts={"confirm_info": risk})
+    agent = create_mcp_agent(
+        ScriptModel(turns=[[("confirm_info", {"item": "x"}, "c1")], "done"]),
+        shop(),
+        approval=ApprovalByRisk(annotations=False, classifier=judge),
+        approval_mode=mode,  # type: ignore[arg-type]
+        checkpointer=InMemorySaver(),
+    )
+    try:
+        out = await agent.ainvoke({"messages": [("user", "confirm x")]}, thread())
+        if risk > 0.5:
+            [pending] = out["__interrupt__"]
+            assert pending.value["type"] == "tool_approval"
+            out = await agent.ainvoke(Command(resume={"decisions": [APPROVE]}), thread())
+        [pending] = out["__interrupt__"]
+        assert pending.value["type"] == "mcp_elicitation"
+        out = await agent.ainvoke(
+            resume_elicitations(
+                out["__interrupt__"], lambda p: {r["key"]: accept({"ok": True}) for r in p["requests"]}
+            ),
+            thread(),
+        )
+    finally:
+        await agent.mcp.aclose()
+    assert '"ok": true' in results(out)["c1"]
+    assert judge.asked == ["c1"]
+
+
+async def test_a_synchronous_agent_judges_and_asks_the_same() -> None:
+    judge = Judge(verdicts={"safe": 0.1, "evil": 0.9})
+    agent = create_mcp_agent(
+        ScriptModel(turns=[TURN, "done"]),
+        shop(),
+        approval=ApprovalByRisk(classifier=judge),
+        checkpointer=InMemorySaver(),
+    )
+    try:
+        out = await asyncio.to_thread(agent.invoke, {"messages": [("user", "tidy")]}, thread())
+        [pending] = out["__interrupt__"]
+        assert [a["tool_call_id"] for a in pending.value["approvals"]] == ["c3", "c4"]
+        resume = Command(resume={"decisions": [REJECT, APPROVE]})
+        out = await asyncio.to_thread(agent.invoke, resume, thread())
+    finally:
+        await agent.mcp.aclose()
+    got = results(out)
+    assert got["c2"] == "renamed apple to safe" and "rejected" in got["c3"] and got["c4"] == "deleted plum"
+    assert judge.asked == ["c2", "c3"]
