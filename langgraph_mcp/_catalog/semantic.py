@@ -20,7 +20,9 @@ needs no calibration between BM25 scores and cosine similarities.
 
 Embedding never fails a search: an error, or no answer within :data:`EMBED_TIMEOUT`, falls back to
 BM25 alone with one warning, and the semantic ranking is tried again :data:`RETRY_AFTER` seconds
-later (one warning per outage).
+later (one warning per outage). Embedding the catalog runs as a task of its own: a search waits for
+it at most :data:`EMBED_TIMEOUT` and then ranks by BM25 alone, while the embedding goes on for the
+searches after it.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ class Semantic:
             weakref.WeakKeyDictionary()
         )  # a lock per event loop: a pool may serve several
         self._stored: dict[tuple[int, str], Any] = {}  # (id(store), version) -> store: written
+        self._pending: dict[tuple[Any, ...], asyncio.Task[Any]] = {}
         self._down_until = 0.0
         self._warned = False
 
@@ -132,7 +135,9 @@ class Semantic:
         try:
             if self.embeddings is not None:
                 if vectors is None:
-                    vectors = await asyncio.wait_for(self._embed(texts), EMBED_TIMEOUT)
+                    vectors = await self._ready(("embed", digest(texts)), lambda: self._embed(texts))
+                    if vectors is None:
+                        return None, None  # still embedding the catalog
                 ranked = await self._by_vectors(query, vectors, keep)
             else:
                 if store is None or getattr(store, "index_config", None) is None:
@@ -141,7 +146,18 @@ class Semantic:
                         "(index={'embed': ..., 'dims': ...}); ranking by BM25 only"
                     )
                     return None, vectors
-                ranked = await asyncio.wait_for(self._by_store(query, texts, keep, store), EMBED_TIMEOUT)
+                version = digest(texts)
+                namespace = (*STORE_NAMESPACE, version)
+                if self._stored.get((id(store), version)) is not store:
+                    written = await self._ready(
+                        ("store", id(store), version), lambda: self._write(store, namespace, texts)
+                    )
+                    if written is None:
+                        return None, vectors  # still writing the catalog
+                    self._stored[(id(store), version)] = store
+                ranked = await asyncio.wait_for(
+                    self._by_store(query, len(texts), keep, store, namespace), EMBED_TIMEOUT
+                )
         except Exception as exc:  # any failure of the embedding service: BM25 alone
             self._down_until = time.monotonic() + RETRY_AFTER
             self._warn(
@@ -152,6 +168,27 @@ class Semantic:
             return None, vectors
         self._warned = False
         return ranked, vectors
+
+    async def _ready(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """The result of the catalog's embedding ``make()``, run once per ``key`` as a task of its
+        own (a slow one is not cancelled by a search that stops waiting): waited for at most
+        :data:`EMBED_TIMEOUT` (then ``None``, with one warning: BM25 alone meanwhile)."""
+        loop = asyncio.get_running_loop()
+        task = self._pending.get(key)
+        if task is None or task.get_loop() is not loop:
+            task = self._pending[key] = loop.create_task(make())
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read: never "lost"
+        done, _ = await asyncio.wait({task}, timeout=EMBED_TIMEOUT)
+        if not done:
+            self._warn(
+                "tool search: the tool catalog is still being embedded after %gs; ranking by BM25 "
+                "only until it is done",
+                EMBED_TIMEOUT,
+            )
+            return None
+        if self._pending.get(key) is task:
+            del self._pending[key]
+        return task.result()  # raises what the embedding raised
 
     def _lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -206,34 +243,30 @@ class Semantic:
 
     # -- the graph store's vector index --------------------------------------------------------
 
-    async def _by_store(
-        self, query: str, texts: Sequence[str], keep: Callable[[int], bool], store: Any
-    ) -> list[int]:
+    async def _write(self, store: Any, namespace: tuple[str, ...], texts: Sequence[str]) -> bool:
+        """Write ``texts`` to ``store`` under ``namespace`` unless a process did already (the last
+        item marks them complete)."""
         from langgraph.store.base import PutOp
 
-        version = digest(texts)
-        namespace = (*STORE_NAMESPACE, version)
-        mark = (id(store), version)
-        if self._stored.get(mark) is not store:
-            async with self._lock():
-                if self._stored.get(mark) is not store and await store.aget(namespace, _COMPLETE) is None:
-                    puts = [
-                        PutOp(namespace, str(doc), {"text": text}, index=["text"])
-                        for doc, text in enumerate(texts)
-                    ]
-                    await store.abatch(
-                        [*puts, PutOp(namespace, _COMPLETE, {"tools": len(texts)}, index=False)]
-                    )
-                self._stored[mark] = store
+        if await store.aget(namespace, _COMPLETE) is None:
+            puts = [
+                PutOp(namespace, str(doc), {"text": text}, index=["text"]) for doc, text in enumerate(texts)
+            ]
+            await store.abatch([*puts, PutOp(namespace, _COMPLETE, {"tools": len(texts)}, index=False)])
+        return True
+
+    async def _by_store(
+        self, query: str, count: int, keep: Callable[[int], bool], store: Any, namespace: tuple[str, ...]
+    ) -> list[int]:
         ranked: list[int] = []
         offset = 0
-        while len(ranked) < DEPTH and offset < len(texts):
+        while len(ranked) < DEPTH and offset < count:
             items = await store.asearch(namespace, query=query, limit=DEPTH, offset=offset)
             if not items:
                 break
             offset += len(items)
             for item in items:
-                if item.key.isdigit() and int(item.key) < len(texts) and keep(int(item.key)):
+                if item.key.isdigit() and int(item.key) < count and keep(int(item.key)):
                     ranked.append(int(item.key))
             if len(items) < DEPTH:
                 break

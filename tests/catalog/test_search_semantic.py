@@ -18,6 +18,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.store.memory import InMemoryStore
 
 from langgraph_mcp import MCPConfigError, MCPPool, create_mcp_agent
+from langgraph_mcp._catalog import semantic
 from langgraph_mcp._catalog.bind import ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.semantic import STORE_NAMESPACE, fuse
@@ -141,6 +142,42 @@ async def test_a_failing_embedding_falls_back_to_bm25_with_one_warning(
     assert warnings == [
         "tool search: semantic ranking failed (the embedding service is down); ranking by BM25 only for 60s"
     ]
+
+
+class Slow(Lexicon):
+    """Embeds the catalog only once ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = asyncio.Event()
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        await self.go.wait()
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
+
+
+async def test_a_slow_catalog_embedding_leaves_searches_to_bm25_until_it_is_done(
+    pool: MCPPool, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic, "EMBED_TIMEOUT", 0.01)
+    slow = Slow()
+    searcher = ToolSearcher(ToolSet(pool, reserved=[SEARCH]), ToolSearch(embeddings=slow))
+    await searcher.toolset.tools()
+    view = ToolView(searcher.toolset)
+    with caplog.at_level(logging.WARNING, logger="langgraph_mcp.search"):
+        assert await searcher.search(STAY, 3, view) == []  # BM25 alone, the embedding goes on
+        assert await searcher.search(STAY, 3, view) == []
+    assert len([r for r in caplog.records if r.name == "langgraph_mcp.search"]) == 1
+    slow.go.set()
+    assert (await names_of(searcher, STAY, view))[0] == "find_hotels"
+    assert len(slow.documents) == 1  # embedded once, by the task the first search started
+
+
+async def names_of(searcher: ToolSearcher, query: str, view: ToolView) -> list[str]:
+    return [t.name for t in await searcher.search(query, 3, view)]
 
 
 def counting_store(lexicon: Lexicon) -> InMemoryStore:
