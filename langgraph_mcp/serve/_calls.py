@@ -6,6 +6,7 @@ Also :class:`ServeOptions`, the options every part reads.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ __all__ = [
     "answers_of",
     "cannot_answer",
     "error_result",
+    "input_round",
     "new_run_id",
     "pending_questions",
     "resume_command",
@@ -110,6 +112,15 @@ def resume_command(
         mine = [q for q in asked if q.interrupt_id == str(interrupt.id)]
         values[str(interrupt.id)] = resume_value(interrupt.value, mine, answers)
     return Command(resume=values)
+
+
+def input_round(call: Call, asked: Sequence[Question]) -> types.InputRequiredResult:
+    """The 2026-07-28 input round that asks ``asked``: its ``requestState`` names the run's
+    thread (the SDK seals it, bound to the tool, the arguments and the caller)."""
+    return types.InputRequiredResult(
+        input_requests={q.key: q.request() for q in asked},
+        request_state=json.dumps({"thread": call.thread}),
+    )
 
 
 def cannot_answer(

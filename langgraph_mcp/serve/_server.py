@@ -30,6 +30,7 @@ from langgraph_mcp.serve._calls import (
     answers_of,
     cannot_answer,
     error_result,
+    input_round,
     pending_questions,
     resume_command,
 )
@@ -243,10 +244,7 @@ class GraphServer(MCPServer[Any]):
             if refusal is not None:
                 return refusal
             if context.protocol_version == MODERN:
-                return types.InputRequiredResult(
-                    input_requests={q.key: q.request() for q in asked},
-                    request_state=json.dumps({"thread": call.thread}),
-                )
+                return input_round(call, asked)
             answers: dict[str, types.ElicitResult] = {}
             for question in asked:
                 answers[question.key] = await _ask_live(context, question)

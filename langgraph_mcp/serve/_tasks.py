@@ -34,6 +34,8 @@ from langgraph_mcp.serve._calls import (
     Call,
     Host,
     answers_of,
+    cannot_answer,
+    input_round,
     new_run_id,
     pending_questions,
     resume_command,
@@ -50,6 +52,7 @@ logger = logging.getLogger("langgraph_mcp.serve")
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The tasks extension (2026-07-28) a client declares to have long runs answered as tasks."""
 MISSING_CAPABILITY = -32021
+MODERN = "2026-07-28"
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 TASK_METADATA = "served_as"
 """The checkpoint metadata key of a run's checkpoints when it ran as a task (value ``"task"``)."""
@@ -261,6 +264,7 @@ class ServedTasks(Extension):
         server = self._server
         if (
             server.options.tasks == "never"
+            or ctx.protocol_version != MODERN
             or not declared(ctx)
             or params.request_state is not None
             or server.served(params.name) is None
@@ -281,6 +285,10 @@ class ServedTasks(Extension):
                 outcome = run.job.result()
                 if outcome.kind == "done":
                     return server.result(begun, outcome)
+                if outcome.kind == "asked":  # it stopped to ask: an input round, as inline
+                    asked = pending_questions(outcome)
+                    refusal = cannot_answer(begun, asked, ctx.session.client_capabilities)
+                    return refusal if refusal is not None else input_round(begun, asked)
         state = await self._runs.state(run)
         keep = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs")
         return {"resultType": "task", **{k: v for k, v in state.items() if k in keep}}

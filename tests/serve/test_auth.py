@@ -4,20 +4,28 @@ points at its protected-resource metadata."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
 
-from langgraph_mcp.serve import GraphServer, ServeOptions
+from langgraph_mcp._session.taskwire import STATE, TaskParams, TaskRequest, TaskState
+from langgraph_mcp.serve import TASKS_EXTENSION, GraphServer, ServeOptions
+from langgraph_mcp.serve._calls import Call
+from langgraph_mcp.serve._tasks import Run
+from langgraph_mcp.serve._threads import task_id
 from tests.conftest_servers import serve_in_loop
 from tests.helpers import free_port
 from tests.servers import served_graphs
@@ -42,11 +50,20 @@ async def _no_answer(ctx: Any, params: Any) -> types.ElicitResult:
 @asynccontextmanager
 async def _client(url: str, token: str) -> AsyncIterator[Client]:
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-    async with (
-        http,
-        Client(streamable_http_client(url, http_client=http), elicitation_callback=_no_answer) as c,
-    ):
+    transport = streamable_http_client(url, http_client=http)
+    extensions = [advertise(TASKS_EXTENSION)]
+    async with http, Client(transport, elicitation_callback=_no_answer, extensions=extensions) as c:
         yield c
+
+
+def _as(token: str) -> Any:
+    """A request as the server sees it once ``token`` was verified."""
+    return SimpleNamespace(scope={"user": SimpleNamespace(access_token=TOKENS[token])})
+
+
+async def _task_state(client: Client, task: str) -> TaskState:
+    request = TaskRequest(method="tasks/get", params=TaskParams(task_id=task))
+    return await client.session.send_request(request, STATE)
 
 
 async def test_two_users_are_isolated_over_http() -> None:
@@ -62,7 +79,7 @@ async def test_two_users_are_isolated_over_http() -> None:
         [served_graphs.writer, served_graphs.notes],
         token_verifier=Tokens(),
         auth=auth,
-        options=ServeOptions(tasks="never"),
+        options=ServeOptions(tasks="auto", task_after=30),
     )
     async with serve_in_loop(server, port=port) as url:
         async with httpx2.AsyncClient() as plain:
@@ -114,3 +131,14 @@ async def test_two_users_are_isolated_over_http() -> None:
             )
             assert isinstance(done, types.CallToolResult) and not done.is_error
             assert done.structured_content == {"topic": "keys", "answer": "Alice writes about keys"}
+
+            # alice's task: hers to poll, not found for bob
+            call = server.begin("writer", {"topic": "tasks"}, _as("tok-alice"), None)
+            assert isinstance(call, Call)
+            run = Run(task_id(call.thread, "writer:1"), call)
+            server.runs.start(run, call.payload)
+            assert run.job is not None
+            await asyncio.wait({run.job})
+            assert (await _task_state(alice, run.task_id)).status == "input_required"
+            with pytest.raises(MCPError, match="Task not found"):
+                await _task_state(bob, run.task_id)
