@@ -157,7 +157,8 @@ class Runs:
         if outcome.kind == "cancelled":
             return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}
         if outcome.kind == "stopped":  # left part way by an earlier process (a deployment
-            self.start(run, None)  # cancels a run whose stream was dropped): go on
+            if run.job is None or run.job.done():  # cancels a run whose stream was dropped): go
+                self.start(run, None)  # on, once (a poll that came meanwhile may have started it)
             return {**base, "status": "working", "statusMessage": "resumed"}
         if outcome.kind == "asked":
             requests = {

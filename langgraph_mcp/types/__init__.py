@@ -196,13 +196,16 @@ class MCPElicitationActionRequest(TypedDict):
     written for tool approvals (Agent Chat UI) shows it as a form it can answer."""
 
     name: str
-    """A label for the question: the tool's name (with ``(link)`` for a URL request, and ``#2``,
-    ``#3``... when the label would repeat within the payload)."""
+    """The question's title, as a UI shows it above the form: the tool's name, ``(step N)`` from
+    the call's second question on (the interrupt's ``step``), ``(link)`` for a URL request, then
+    the question's message, shortened (``book (step 2): Book 2 nights from 2026-12-24?``); ``#2``,
+    ``#3``... added when it would repeat within the payload."""
     args: dict[str, Any]
     """A form's fields as shown: the schema's default, or ``""`` for a field without one. A URL
     request has none."""
     description: str
-    """The question's message (cleaned as ``message`` is); a URL request's URL after it."""
+    """The question's message (cleaned as ``message`` is); then a URL request's URL, or a form's
+    fields, one a line, each with its title, whether it is required and what to enter."""
 
 
 class MCPElicitationReviewConfig(TypedDict):
@@ -233,6 +236,9 @@ class MCPElicitationInterrupt(TypedDict):
     tool_call_id: str | None
     requests: list[MCPElicitationRequest]
     """One or more questions; answer each of them, by its ``key``."""
+    step: NotRequired[int]
+    """Which of the call's interrupts for a person's answers this is: 1 for its first, 2 for the
+    second round of a two-round question, ..."""
     action_requests: NotRequired[list[MCPElicitationActionRequest]]
     """One per request, in the order of ``requests``."""
     review_configs: NotRequired[list[MCPElicitationReviewConfig]]
