@@ -197,6 +197,9 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         self.search = options.searcher(self.toolset, self.users)
         self.tools = [*options.readers(self.pool), *([self.search.tool] if self.search is not None else [])]
         self.raise_errors = frozenset(options.raise_errors)
+        self._may_ask = options.may_ask
+        """Can any call need approval here? If not, a turn is looked at only to apply a question
+        asked before the policy changed."""
         schema = state_schema or self.state_schema
         if options.approval_mode == "batched":
             schema = _with_decisions(state_schema or AgentState)
@@ -699,9 +702,14 @@ class _BatchedApprovals(MCPMiddleware):
             update["messages"] = [shown]
         return update
 
+    def _asks(self, state: Mapping[str, Any]) -> list[Any]:
+        """The turn's calls to look at: none when no call can need approval (no approval policy,
+        and no turn's question asked under an earlier one is resumed)."""
+        return self._turn(state) if self._may_ask or resuming() == "turn" else []
+
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Asks about the turn's MCP calls that need approval, together."""
-        calls = self._turn(state)
+        calls = self._asks(state)
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
         await self._current()
@@ -712,7 +720,7 @@ class _BatchedApprovals(MCPMiddleware):
 
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Synchronous agents: as :meth:`aafter_model`, the tools listed on the package's loop."""
-        calls = self._turn(state)
+        calls = self._asks(state)
         if not calls:
             return {DECISIONS_KEY: {}} if state.get(DECISIONS_KEY) else None
 

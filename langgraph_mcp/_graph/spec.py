@@ -81,6 +81,13 @@ class MCPOptions:
                 None, None, f"approval_mode must be one of {list(APPROVAL_MODES)}; got {self.approval_mode!r}"
             )
 
+    @property
+    def may_ask(self) -> bool:
+        """Can a call need a person's approval under these options (the face's ``approval``, or a
+        tool's or server's ``ToolOptions(approval=...)``)?"""
+        own = [*(self.tool_options or {}).values(), *(self.server_options or {}).values()]
+        return self.approval not in (None, False) or any(o.approval not in (None, False) for o in own)
+
     def hold_pool(self, connections: Any) -> tuple[MCPPool, bool]:
         """The face's pool and whether the face owns it: ``connections`` itself when it is an
         :class:`~langgraph_mcp.MCPPool` (left to its owner), else a pool made from them."""

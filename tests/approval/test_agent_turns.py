@@ -62,6 +62,25 @@ async def test_two_approvals_of_a_turn_are_one_question_answered_by_decisions() 
     assert "__interrupt__" not in out
 
 
+async def test_a_turns_reject_holds_in_an_agent_rebuilt_without_approval() -> None:
+    """The turn was asked under ``approval=``; the resume reaches an agent built without it (both
+    with the default mode): the turn's step still takes the answer, and a reject stays a reject."""
+    saver = InMemorySaver()
+    turns: Any = [[("delete_item", {"item": "x"}, "c1"), ("delete_item", {"item": "y"}, "c2")], "done"]
+    asking = create_mcp_agent(ScriptModel(turns=turns), shop(), approval="destructive", checkpointer=saver)
+    unasking = create_mcp_agent(ScriptModel(turns=turns), shop(), checkpointer=saver)
+    try:
+        out = await asking.ainvoke({"messages": [("user", "delete x and y")]}, thread())
+        assert out["__interrupt__"][0].value["type"] == "tool_approvals"
+        reject = {"type": "reject", "message": "keep them"}
+        out = await unasking.ainvoke(Command(resume={"decisions": [reject, reject]}), thread())
+    finally:
+        await asking.mcp.aclose()
+        await unasking.mcp.aclose()
+    got = results(out)
+    assert set(got) == {"c1", "c2"} and all("keep them" in t and "deleted" not in t for t in got.values())
+
+
 @pytest.mark.parametrize("mode", ["batched", "per_call"])
 async def test_an_edit_asked_on_its_own_is_shown_in_the_tool_call(mode: str) -> None:
     turn = [("delete_item", {"item": "x"}, "c1"), ("list_items", {}, "c2")]
