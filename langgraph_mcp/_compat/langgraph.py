@@ -24,6 +24,7 @@ from langgraph._internal._constants import (
 )
 from langgraph._internal._scratchpad import PregelScratchpad
 from langgraph.config import get_config
+from langgraph.errors import _mark_invalid_resume
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import _default_handle_tool_errors, _get_all_injected_args
 from langgraph.pregel._algo import _scratchpad
@@ -34,10 +35,10 @@ __all__ = [
     "ask",
     "shown_question",
     "concurrency_limited",
-    "default_handle_tool_errors",
     "DroppedStep",
     "adropped_step",
     "dropped_step",
+    "default_handle_tool_errors",
     "graph_configurable",
     "graph_run_key",
     "in_graph",
@@ -45,6 +46,7 @@ __all__ = [
     "is_checkpointed",
     "is_resuming",
     "pending_questions",
+    "refused_resume",
     "stream_writer_here",
     "task_scratchpad",
 ]

@@ -8,8 +8,10 @@ its keys differ, and an answer given for the old question is recognised as such
 (:data:`STALE`) instead of being applied to the new one.
 
 An accepted form is checked against its ``requested_schema`` (omitted fields take the schema's
-defaults) before it reaches the server; a resume value that does not fit fails the resume with a
-``pydantic.ValidationError`` and the interrupt stays pending.
+defaults) before it reaches the server; a resume value that does not fit fails the resume and the
+interrupt stays pending. A form answer that does not fit is refused with :class:`AnswerRefused`,
+worded for the person who typed it (each field by its title, why, and what to enter; never a
+question key), with the same as data in ``problems`` for code.
 
 What a person is shown is the server's text, so it is made fit to show first: the message, and
 the titles, descriptions and ``enumNames`` of the requested schema, are sanitised like tool
@@ -45,6 +47,7 @@ from langgraph_mcp._elicitation.hitl import (
     keyed_elsewhere,
     shown_here,
 )
+from langgraph_mcp._elicitation.refusals import AnswerRefused, problem_of
 from langgraph_mcp._elicitation.urls import MAX_URL, UnfitQuestion, check_url
 from langgraph_mcp._support.patterns import (
     PatternNotChecked,
@@ -59,6 +62,7 @@ from langgraph_mcp._support.schema import REGISTRY, model_schema
 from langgraph_mcp.types import MCPElicitationRequest, MCPElicitationUrlRequest
 
 __all__ = [
+    "AnswerRefused",
     "MAX_MESSAGE",
     "MAX_PATTERNS",
     "MAX_REQUESTED_SCHEMA",
@@ -239,6 +243,7 @@ def check_response(request: MCPElicitationRequest, response: Any) -> types.Elici
     """Validate one response to ``request``; fill schema defaults into accepted forms.
 
     Raises:
+        AnswerRefused: an accepted form's content does not fit its schema (a ``ValueError``).
         ValueError: saying what is wrong.
     """
     key = request["key"]
@@ -281,7 +286,12 @@ def check_response(request: MCPElicitationRequest, response: Any) -> types.Elici
         details = "; ".join(
             f"{'.'.join(map(str, e.absolute_path)) or '<content>'}: {e.message}" for e in errors
         )
-        raise ValueError(f"response for {key!r} does not match the requested schema: {details}")
+        problems: list[dict[str, str]] = []
+        for error in errors:
+            problem = problem_of(schema, error)
+            if problem["field"] not in {p["field"] for p in problems}:  # one problem per field
+                problems.append(problem)
+        raise AnswerRefused(problems, f"response for {key!r} does not match the requested schema: {details}")
     return types.ElicitResult(action="accept", content=filled)
 
 
@@ -317,7 +327,7 @@ def _resume_schema(requests: list[MCPElicitationRequest]) -> dict[str, Any]:
     }
 
 
-def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = None) -> Any:
+def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = None, step: int = 1) -> Any:
     """A type for ``interrupt(response_schema=...)``: LangGraph validates the resume value with
     it before anything is saved (an invalid answer leaves the interrupt pending), and again when
     a stored answer is replayed: an answer whose keys all belong to another question then comes
@@ -345,7 +355,7 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
                 # they sent them. Replayed later (the call re-issued, the server asking something
                 # else), or sent when nothing was asked, they answer nothing: ask again.
                 return STALE
-            value = decisions_as_responses(tool_name, requests, decisions)
+            value = decisions_as_responses(tool_name, requests, decisions, step)
             if not bound:
                 bind(decisions, requests)
         if (
@@ -370,7 +380,7 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
 
     schema = _resume_schema(requests)
     if tool_name is not None:  # {"responses": ...} or {"decisions": [...]}
-        decisions = decisions_schema(tool_name, requests)["properties"]["decisions"]
+        decisions = decisions_schema(tool_name, requests, step)["properties"]["decisions"]
         schema["properties"]["decisions"] = decisions
         schema["oneOf"] = [{"required": [schema.pop("required")[0]]}, {"required": ["decisions"]}]
     return Annotated[Any, AfterValidator(validate), WithJsonSchema(schema)]

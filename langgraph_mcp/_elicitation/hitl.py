@@ -14,10 +14,12 @@ length, or a decision a question does not allow, is refused and the question sta
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph_mcp._compat.langgraph import shown_question
+from langgraph_mcp._elicitation.refusals import AnswerRefused, field_label, field_problem, noun, what_to_enter
 from langgraph_mcp._support.coerce import coerce_edited
 from langgraph_mcp.types import (
     MCPElicitationActionRequest,
@@ -37,10 +39,40 @@ __all__ = [
 ]
 
 
-def action_names(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> list[str]:
-    """The action request name of each question: the tool's name, ``(link)`` added for a URL
-    request, ``#2``, ``#3``... added when a name would repeat (a UI finds a question's review
-    config by its name)."""
+MAX_NAME_MESSAGE = 60
+"""The most characters of a question's message its action request's ``name`` shows."""
+
+
+def _short(message: str) -> str:
+    text = " ".join(message.split())
+    if len(text) <= MAX_NAME_MESSAGE:
+        return text
+    cut = text[:MAX_NAME_MESSAGE].rsplit(" ", 1)[0] or text[:MAX_NAME_MESSAGE]
+    return cut.rstrip(" ,;:.") + "..."
+
+
+def action_names(tool_name: str, requests: Sequence[MCPElicitationRequest], step: int = 1) -> list[str]:
+    """The action request name of each question, what a UI shows as the form's title: the tool's
+    name, ``(step N)`` from the call's second question on, ``(link)`` for a URL request, then the
+    question's message (shortened); ``#2``, ``#3``... added when a name would repeat (a UI finds a
+    question's review config by its name)."""
+    names: list[str] = []
+    for request in requests:
+        label = tool_name + (f" (step {step})" if step > 1 else "")
+        label += "" if request["mode"] == "form" else " (link)"
+        short = _short(request["message"])
+        base = f"{label}: {short}" if short else label
+        name, n = base, 1
+        while name in names:
+            n += 1
+            name = f"{base} #{n}"
+        names.append(name)
+    return names
+
+
+def _former_names(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> list[str]:
+    """The names earlier releases gave (the tool's name only): an edit stored with one still
+    answers its question."""
     names: list[str] = []
     for request in requests:
         base = tool_name if request["mode"] == "form" else f"{tool_name} (link)"
@@ -50,6 +82,25 @@ def action_names(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> l
             name = f"{base} #{n}"
         names.append(name)
     return names
+
+
+def _described(request: MCPElicitationRequest) -> str:
+    """The question as a person reads it behind the form: its message, then a URL request's link or
+    a form's fields, each with what to enter."""
+    if request["mode"] == "url":
+        return f"{request['message']}\n\nLink: {request['url']}"
+    schema = request["requested_schema"]
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return request["message"]
+    listed = schema.get("required")
+    required = listed if isinstance(listed, list) else []
+    lines = []
+    for name, prop in properties.items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        need = "required" if name in required else "optional"
+        lines.append(f"- {field_label(str(name), prop)} ({need}): {what_to_enter(prop)}")
+    return request["message"] + "\n\n" + "\n".join(lines)
 
 
 def _fields(request: MCPElicitationRequest) -> dict[str, Any]:
@@ -69,17 +120,14 @@ def _allowed(request: MCPElicitationRequest) -> list[str]:
 
 
 def hitl_fields(
-    tool_name: str, requests: Sequence[MCPElicitationRequest]
+    tool_name: str, requests: Sequence[MCPElicitationRequest], step: int = 1
 ) -> tuple[list[MCPElicitationActionRequest], list[MCPElicitationReviewConfig]]:
-    """``action_requests`` and ``review_configs`` for the payload that asks ``requests``."""
+    """``action_requests`` and ``review_configs`` for the payload that asks ``requests``, the
+    call's ``step``-th question."""
     actions: list[MCPElicitationActionRequest] = []
     configs: list[MCPElicitationReviewConfig] = []
-    for name, request in zip(action_names(tool_name, requests), requests, strict=True):
-        if request["mode"] == "url":
-            description = f"{request['message']}\n\nLink: {request['url']}"
-        else:
-            description = request["message"]
-        actions.append({"name": name, "args": _fields(request), "description": description})
+    for name, request in zip(action_names(tool_name, requests, step), requests, strict=True):
+        actions.append({"name": name, "args": _fields(request), "description": _described(request)})
         config: MCPElicitationReviewConfig = {"action_name": name, "allowed_decisions": _allowed(request)}
         if request["mode"] == "form":
             config["args_schema"] = request["requested_schema"]
@@ -96,11 +144,27 @@ def _content(request: MCPElicitationRequest, args: Mapping[str, Any]) -> dict[st
     schema = request["requested_schema"]
     placeholders = {k for k, v in _fields(request).items() if v == ""}
     given = {k: v for k, v in args.items() if not (v == "" and k in placeholders)}
-    return coerce_edited(given, schema)
+    try:
+        return coerce_edited(given, schema)
+    except ValueError as exc:
+        detail = str(exc)
+    # Which fields did not read as their type: said to the person, field by field.
+    problems = []
+    for name, value in given.items():
+        try:
+            coerce_edited({name: value}, schema)
+        except ValueError:
+            shown = json.dumps(value if len(str(value)) <= 40 else str(value)[:40] + "...")
+            problem = field_problem(schema, str(name), "")
+            prop = (schema.get("properties") or {}).get(name)
+            wanted = noun(prop.get("type")) if isinstance(prop, Mapping) else "a value of this field"
+            problem["reason"] = f"{shown} is not {wanted}"
+            problems.append(problem)
+    raise AnswerRefused(problems, detail) if problems else ValueError(detail)
 
 
 def decisions_as_responses(
-    tool_name: str, requests: Sequence[MCPElicitationRequest], decisions: Any
+    tool_name: str, requests: Sequence[MCPElicitationRequest], decisions: Any, step: int = 1
 ) -> dict[str, Any]:
     """``{"responses": ...}`` for a ``{"decisions": [...]}`` resume value (still to be checked
     against each question's schema).
@@ -116,8 +180,9 @@ def decisions_as_responses(
             "request, in order"
         )
     responses: dict[str, Any] = {}
+    former = _former_names(tool_name, requests)
     for index, (name, request, decision) in enumerate(
-        zip(action_names(tool_name, requests), requests, decisions, strict=True), start=1
+        zip(action_names(tool_name, requests, step), requests, decisions, strict=True), start=1
     ):
         where = f"decision {index} ({name!r})"
         if not isinstance(decision, Mapping) or not isinstance(decision.get("type"), str):
@@ -134,11 +199,13 @@ def decisions_as_responses(
             action = decision.get("edited_action")
             if not isinstance(action, Mapping) or not isinstance(action.get("args"), Mapping):
                 raise ValueError(f"{where}: an 'edit' needs 'edited_action': {{'args': {{...}}}}")
-            if action.get("name", name) != name:
+            if action.get("name", name) not in (name, former[index - 1]):
                 raise ValueError(f"{where}: the edit names {action.get('name')!r}, not this question")
             args = action["args"]
         try:
             content = _content(request, args)
+        except AnswerRefused:
+            raise  # worded for the person already
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         responses[request["key"]] = (
@@ -147,10 +214,12 @@ def decisions_as_responses(
     return {"responses": responses}
 
 
-def decisions_schema(tool_name: str, requests: Sequence[MCPElicitationRequest]) -> dict[str, Any]:
+def decisions_schema(
+    tool_name: str, requests: Sequence[MCPElicitationRequest], step: int = 1
+) -> dict[str, Any]:
     """The JSON Schema of a ``{"decisions": [...]}`` answer to ``requests``."""
     items = []
-    for name, request in zip(action_names(tool_name, requests), requests, strict=True):
+    for name, request in zip(action_names(tool_name, requests, step), requests, strict=True):
         decision: dict[str, Any] = {
             "type": "object",
             "properties": {"type": {"enum": _allowed(request)}, "message": {"type": "string"}},

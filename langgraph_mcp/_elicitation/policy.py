@@ -19,8 +19,9 @@ from typing import Any, cast
 
 import mcp_types as types
 from langchain_core.language_models import BaseChatModel
+from pydantic import ValidationError
 
-from langgraph_mcp._compat.langgraph import ask
+from langgraph_mcp._compat.langgraph import ask, refused_resume
 from langgraph_mcp._elicitation.answers import (
     UnfitQuestion,
     call_scope,
@@ -33,6 +34,7 @@ from langgraph_mcp._elicitation.answers import (
     sampling_resume_type,
 )
 from langgraph_mcp._elicitation.hitl import hitl_fields
+from langgraph_mcp._elicitation.refusals import AnswerRefused
 from langgraph_mcp._elicitation.sampling import (
     SamplingResult,
     UnfitSampling,
@@ -60,6 +62,15 @@ logger = logging.getLogger("langgraph_mcp.elicitation")
 
 Responses = dict[str, Any]
 """``InputResponses`` for one round, by the server's request key."""
+
+
+def _refusal_in(error: ValidationError) -> AnswerRefused | None:
+    """The :class:`AnswerRefused` an answer's validator raised, if that is what ``error`` is."""
+    for detail in error.errors():
+        cause = (detail.get("ctx") or {}).get("error")
+        if isinstance(cause, AnswerRefused):
+            return cause
+    return None
 
 
 def needs_person(config: ServerConfig) -> bool:
@@ -108,6 +119,8 @@ class Answerer:
         self._answered: dict[str, dict[str, Any]] = {}
         self._decisions: dict[str, dict[str, Any]] = {}
         self._samples = 0
+        self._steps = 0
+        """Interrupts this call asked a person's answers in (see :meth:`_ask`)."""
         """Sampling requests of 2026-07-28 rounds (and a task's questions) answered in this run
         (a 2025-11-25 server's live ones are counted by the session layer)."""
 
@@ -150,7 +163,10 @@ class Answerer:
             return {r["key"]: types.ElicitResult(action="decline") for r in requests}
         if callable(policy):
             handler = cast(ElicitationHandler, policy)
-            return {r["key"]: check_response(r, await handler(r, self.info)) for r in requests}
+            try:
+                return {r["key"]: check_response(r, await handler(r, self.info)) for r in requests}
+            except AnswerRefused as exc:  # a handler's answer: said to its developer
+                raise ValueError(exc.detail) from None
         return self._ask(requests)
 
     def _ask(self, requests: list[MCPElicitationRequest]) -> dict[str, types.ElicitResult]:
@@ -164,11 +180,26 @@ class Answerer:
                 "tool_call_id": self.tool_call_id,
                 "requests": pending,
             }
-            payload["action_requests"], payload["review_configs"] = hitl_fields(self.tool_name, pending)
+            # Which of the call's questions this is: counted as the call asks them, so a replay
+            # counts them alike (a UI's form title shows it, and the decisions name it).
+            self._steps += 1
+            payload["step"] = self._steps
+            payload["action_requests"], payload["review_configs"] = hitl_fields(
+                self.tool_name, pending, self._steps
+            )
             # A stored answer to another question (the call was re-issued and the server now asks
             # something else) is skipped: the next interrupt asks the person this question.
-            while is_stale(resume := ask(payload, response_schema=resume_type(pending, self.tool_name))):
-                pass
+            schema = resume_type(pending, self.tool_name, self._steps)
+            try:
+                while is_stale(resume := ask(payload, response_schema=schema)):
+                    pass
+            except ValidationError as exc:
+                # A person's answer that does not fit: refused in their words (the pydantic error,
+                # with the question keys, stays the cause); the interrupt stays pending.
+                refused = _refusal_in(exc)
+                if refused is None:
+                    raise
+                raise refused_resume(refused) from exc
             for request in pending:
                 self._answered[request["key"]] = resume["responses"][request["key"]]
         return {r["key"]: types.ElicitResult.model_validate(self._answered[r["key"]]) for r in requests}

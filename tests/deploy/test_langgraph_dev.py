@@ -284,8 +284,12 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
             wrong = fill('{"responses": {"$key": {"action": "accept", "content": {"ok": 7}}}}', key=key)
             run = {"assistant_id": "tools", "command": {"resume": wrong}}
             out = (await rest.post(f"/threads/{thread}/runs/wait", json=run)).json()
-            assert "ValidationError" in out["__error__"]["error"], out
-            assert "ok" in out["__error__"]["message"], out
+            # The error says, for a person, which field and what to enter (no question key).
+            assert out["__error__"]["error"] == "AnswerRefused", out
+            assert (
+                "Ok: 7 is not yes or no; answer yes (true) or no (false)." in out["__error__"]["message"]
+            ), out
+            assert key not in out["__error__"]["message"], out
             state = (await rest.get(f"/threads/{thread}/state")).json()
             assert [(i["id"], i["value"]) for i in state["interrupts"]] == [(pending["id"], pending["value"])]
             answer = fill('{"responses": {"$key": {"action": "decline"}}}', key=key)

@@ -21,6 +21,7 @@ from mcp_types import ElicitRequestURLParams
 from pydantic import ValidationError
 
 from langgraph_mcp import MCPPool, MCPToolCallError, MCPToolNode
+from langgraph_mcp._elicitation.refusals import AnswerRefused
 from langgraph_mcp.elicitation import accept, cancel, decline, resume_elicitations
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import run_phase, send_per_call, tools_by_name
@@ -142,9 +143,12 @@ async def test_invalid_answer_is_rejected_and_stays_pending(server: Asker) -> No
             {"confirm": True},  # not the resume shape at all
         ]
         for bad in bad_answers:
-            with pytest.raises(ValidationError) as info:
+            # A form answer that does not fit is refused in the person's words; a resume value of
+            # the wrong shape (a UI's mistake) with pydantic's.
+            with pytest.raises((AnswerRefused, ValidationError)) as info:
                 await graph.ainvoke(Command(resume={pending.id: bad}), THREAD)
             assert is_invalid_resume(info.value)
+            assert isinstance(info.value, AnswerRefused) == (bad is bad_answers[0])
             state = await graph.aget_state(THREAD)
             assert [i.id for i in state.interrupts] == [pending.id]
         calls_before = len(server.log())
@@ -174,9 +178,9 @@ async def test_enums_multi_select_and_defaults(server: Asker) -> None:
         graph = _graph(node)
         out = await graph.ainvoke(_request(("pick_options", {}, "c1")), THREAD)
         key = _only_key(out["__interrupt__"][0].value)
-        with pytest.raises(ValidationError):
+        with pytest.raises(AnswerRefused):
             await graph.ainvoke(Command(resume={"responses": {key: accept({"color": "purple"})}}), THREAD)
-        with pytest.raises(ValidationError):
+        with pytest.raises(AnswerRefused):
             await graph.ainvoke(
                 Command(resume={"responses": {key: accept({"color": "red", "toppings": ["x"]})}}), THREAD
             )
