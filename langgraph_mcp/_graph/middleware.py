@@ -54,6 +54,7 @@ from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
 from langgraph_mcp._compat.langgraph import DroppedStep, adropped_step, dropped_step
 from langgraph_mcp._graph.batch import Turn, ask_turn, judge_turn, resuming, risk_keys, risk_policies
+from langgraph_mcp._graph.instructions import with_instructions
 from langgraph_mcp._graph.node import MCPToolNode, graph_config, graph_store
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._graph.viewcalls import (
@@ -287,11 +288,13 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         revealed = revealed_in(request.state) if self.search is not None else None
         view = self._view(request.runtime.context, revealed, run)
         allowed = [t for t in [*view.signin, *view.offered] if t.name not in taken]
-        return self._with_view_context(request.override(tools=[*request.tools, *allowed]))
+        return self._with_view_context(request.override(tools=[*request.tools, *allowed]), view)
 
-    def _with_view_context(self, request: ModelRequest) -> ModelRequest:
+    def _with_view_context(self, request: ModelRequest, view: ToolView) -> ModelRequest:
         """With ``view_calls``: what an MCP Apps view said the user sees (``mcp_app_context``),
-        given to the model as data before the conversation (``app_context_message``)."""
+        given to the model as data before the conversation (``app_context_message``); and the
+        instructions of the servers whose tools the run may use, where they opt in."""
+        request = with_instructions(request, self.pool, {t.server for t in view.allowed})
         context = app_context_message(request.state) if self.view_calls is not None else None
         return request if context is None else request.override(messages=[context, *request.messages])
 
@@ -316,7 +319,7 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         bound = view.bound  # the copies are made once per listing
         deferred = [bound.deferred(t) for t in view.offered if t.name not in taken]
         signin = [t for t in view.signin if t.name not in taken]
-        return self._with_view_context(request.override(tools=[*own, *signin, *deferred]))
+        return self._with_view_context(request.override(tools=[*own, *signin, *deferred]), view)
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
