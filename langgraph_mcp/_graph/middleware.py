@@ -349,9 +349,9 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
     # -- questions left unanswered ------------------------------------------------------------
 
     def _made_up(self, state: Any) -> list[tuple[ToolMessage, str]]:
-        """The results a UI made up (:data:`UNANSWERED_MARK`) for this middleware's MCP calls, with
-        each call's tool name: only the messages after the latest AI message are looked at (where
-        such a UI puts them), and only a result with no artifact (a real MCP result has one)."""
+        """The results that may be made up by a UI (:data:`UNANSWERED_MARK`, no artifact: a real
+        MCP result has one), with each call's tool name: only the messages after the latest AI
+        message are looked at (where such a UI puts them)."""
         messages = state.get("messages") if isinstance(state, Mapping) else None
         trailing: list[ToolMessage] = []
         ai = None
@@ -364,35 +364,36 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if ai is None or not trailing:
             return []
         calls = {c.get("id"): c.get("name", "") for c in ai.tool_calls}
-        made_up = []
-        for message in reversed(trailing):
-            name = calls.get(message.tool_call_id)
-            if name is None or message.artifact is not None or message.content != UNANSWERED_MARK:
-                continue
-            if self.toolset.get(name) is None:
-                continue  # not an MCP call of this middleware's
-            made_up.append((message, name))
-        return made_up
+        return [
+            (m, calls[m.tool_call_id])
+            for m in reversed(trailing)
+            if m.tool_call_id in calls and m.artifact is None and m.content == UNANSWERED_MARK
+        ]
 
     def _what_happened(
         self, made_up: list[tuple[ToolMessage, str]], dropped: DroppedStep | None
     ) -> dict[str, Any] | None:
-        """Each made-up result replaced (same message id) by what happened to its call: its real
-        result when it finished in the dropped step, else why it did not run."""
-        if not made_up:
-            return None
+        """Each made-up result of an MCP call of this middleware's (a tool it lists, or a call
+        whose MCP question the dropped step left pending) replaced, same message id, by what
+        happened to the call: its real result when it finished in the dropped step, else why it did
+        not run. Results of other calls are left alone."""
         fixed = []
         for message, name in made_up:
             real = _result_in(dropped, message.tool_call_id) if dropped is not None else None
+            waited = _question_of(dropped, message.tool_call_id) if dropped is not None else None
+            tool = self.toolset.get(name)
+            ours = (
+                tool is not None or waited in ("approval", "server") or (real is not None and _from_mcp(real))
+            )
+            if not ours:
+                continue  # not an MCP call of this middleware's
             if real is not None:
                 fixed.append(real.model_copy(update={"id": message.id}))
                 continue
-            tool = self.toolset.get(name)
-            waited = _question_of(dropped, message.tool_call_id) if dropped is not None else None
             if waited is None:
                 waited = "approval" if tool is not None and tool.needs_approval else "unknown"
             fixed.append(unanswered(message, name, waited))
-        return {"messages": fixed}
+        return {"messages": fixed} if fixed else None
 
     def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """A result a UI made up for an MCP call whose question was left unanswered never reaches
@@ -401,13 +402,18 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         made_up = self._made_up(state)
         if not made_up:
             return None
-        return self._what_happened(made_up, dropped_step(get_config().get("configurable")))
+        conf = get_config().get("configurable")
+        if any(self.toolset.get(name) is None for _, name in made_up):
+            run_sync(self._current, pool=self.pool)  # a new process: the tools are listed first
+        return self._what_happened(made_up, dropped_step(conf))
 
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """As :meth:`before_model`."""
         made_up = self._made_up(state)
         if not made_up:
             return None
+        if any(self.toolset.get(name) is None for _, name in made_up):
+            await self._current()  # a new process: the tools are listed first
         return self._what_happened(made_up, await adropped_step(get_config().get("configurable")))
 
     # -- the tools' side ---------------------------------------------------------------------
@@ -562,6 +568,11 @@ def _result_in(dropped: DroppedStep, call_id: str) -> ToolMessage | None:
             if isinstance(item, ToolMessage) and item.tool_call_id == call_id:
                 return item
     return None
+
+
+def _from_mcp(message: ToolMessage) -> bool:
+    """Is ``message`` an MCP tool's result (its artifact names its server)?"""
+    return isinstance(message.artifact, Mapping) and "server" in message.artifact
 
 
 def _question_of(dropped: DroppedStep, call_id: str) -> Waited | None:

@@ -139,21 +139,25 @@ async def test_a_question_left_unanswered_never_reaches_the_model_as_a_success(q
 async def test_a_call_that_finished_beside_the_pending_question_gets_its_real_result() -> None:
     """Per call, a call of the turn finished while another's question was pending: the new run
     drops both from the thread, the UI makes up a result for each; the finished one gets its real
-    result back, the other says it did not run."""
+    result back, the other says it did not run. The new run is served by a new agent (a new
+    process: its tools not listed yet)."""
     turn = [("rename_item", {"item": "a", "name": "b"}, "c1"), ("delete_item", {"item": "x"}, "c2")]
+    saver = InMemorySaver()
     model = ScriptModel(turns=[turn, "noted"])
-    agent = create_mcp_agent(
-        model, shop(), approval="destructive", approval_mode="per_call", checkpointer=InMemorySaver()
-    )
+    agents = [
+        create_mcp_agent(model, shop(), approval="destructive", approval_mode="per_call", checkpointer=saver)
+        for _ in range(2)
+    ]
     try:
-        out = await agent.ainvoke({"messages": [("user", "go")]}, thread())
+        out = await agents[0].ainvoke({"messages": [("user", "go")]}, thread())
         assert [q.value["tool_call_id"] for q in out["__interrupt__"]] == ["c2"]
         fakes = [
             ToolMessage(content="Successfully handled tool call.", tool_call_id=c, name=n) for n, _, c in turn
         ]
-        out = await agent.ainvoke({"messages": [*fakes, HumanMessage("what happened?")]}, thread())
+        out = await agents[1].ainvoke({"messages": [*fakes, HumanMessage("what happened?")]}, thread())
     finally:
-        await agent.mcp.aclose()
+        for agent in agents:
+            await agent.mcp.aclose()
     seen = {m.tool_call_id: m for m in model.calls[-1].messages if isinstance(m, ToolMessage)}
     assert seen["c1"].text == "renamed a to b" and seen["c1"].artifact is not None
     assert seen["c2"].text.startswith(
