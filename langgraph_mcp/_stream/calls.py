@@ -231,7 +231,7 @@ class MCPCallTracker:
         if snapshot["status"] == "waiting" and changes.get("change") in ("progress", "log"):
             snapshot["status"] = "running"  # answered: the call goes on
             snapshot["questions"] = []
-        return MCPCallSnapshot(**snapshot)  # type: ignore[typeddict-item]
+        return MCPCallSnapshot(**snapshot)
 
 
 def _finished(output: Any) -> tuple[str, str | None, str | None]:
