@@ -52,6 +52,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired, TypeAlias
 
+from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolRuntime
@@ -319,11 +320,16 @@ class ApprovalByRisk:
             raise MCPConfigError(
                 None, None, "ApprovalByRisk(annotations=False) needs a classifier: nothing else judges risk"
             )
-        if self.classifier is not None and not callable(getattr(self.classifier, "ainvoke", None)):
+        if self.classifier is not None and (
+            isinstance(self.classifier, BaseLanguageModel)
+            or not callable(getattr(self.classifier, "ainvoke", None))
+        ):
             raise MCPConfigError(
                 None,
                 None,
-                f"ApprovalByRisk.classifier must be a decision model; got {self.classifier!r}"[:200],
+                "ApprovalByRisk.classifier must be a decision model (langchain_core.decisions."
+                "BaseDecisionModel, as AutoModeMiddleware's), not a chat model; got "
+                f"{type(self.classifier).__name__}",
             )
         if not (isinstance(self.threshold, int | float) and 0 < self.threshold <= 1):
             raise MCPConfigError(

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from langgraph_mcp import MCPConfigError, MCPToolNode, create_mcp_agent
 from langgraph_mcp.elicitation import accept, resume_elicitations
-from langgraph_mcp.options import ApprovalByRisk
+from langgraph_mcp.options import ApprovalByRisk, ToolOptions
 from tests.chat import ScriptModel
 from tests.helpers import ai, check, thread, tool_graph, tool_results
 from tests.servers import shopfront
@@ -207,8 +207,19 @@ async def test_by_annotations_alone_only_low_risk_tools_run_unasked() -> None:
             {"messages": [ai(("rename_item", {"item": "apple", "name": "x"}, "c1"))]}, thread("b")
         )
         assert out["__interrupt__"][0].value["risk"]["by"] == "annotations"
+    # A tool's own policy (here a server's), the node asking nothing else.
+    judge = Judge(verdicts={"x": 0.9})
+    options = {"shop": ToolOptions(approval=ApprovalByRisk(classifier=judge))}
+    async with MCPToolNode(shop(), server_options=options) as node:
+        graph = tool_graph(node)
+        out = await graph.ainvoke(
+            {"messages": [ai(("rename_item", {"item": "apple", "name": "x"}, "c1"))]}, thread("c")
+        )
+        assert out["__interrupt__"][0].value["risk"]["by"] == "classifier"
     with pytest.raises(MCPConfigError, match="needs a classifier"):
         ApprovalByRisk(annotations=False)
+    with pytest.raises(MCPConfigError, match="not a chat model"):
+        ApprovalByRisk(classifier=ScriptModel(turns=[]))
     with pytest.raises(MCPConfigError, match="threshold"):
         ApprovalByRisk(threshold=0)
 
