@@ -54,6 +54,12 @@ class ServeOptions:
             ``"optional"`` (a client may ask for a task), ``"required"`` (clients that follow
             tasks only when a tool requires one, as this package's, then do) or ``None`` (no
             2025-11-25 tasks).
+
+    Example:
+        ```python
+        options = ServeOptions(thread_argument="conversation", tasks="always", poll_interval_ms=200)
+        server = GraphServer([graph], options=options)
+        ```
     """
 
     thread_argument: str | None = THREAD_ARGUMENT
