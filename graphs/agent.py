@@ -32,8 +32,8 @@ from langgraph.prebuilt import tools_condition
 from graphs.scripted import scripted_model
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
-from langgraph_mcp.streaming import MCPStreamTransformer
 from langgraph_mcp.apps import VIEW_CALLS_KEY, app_context_message, route_view_calls, view_calls_node
+from langgraph_mcp.streaming import MCPStreamTransformer
 
 MODEL_ENV = "LANGGRAPH_MCP_MODEL"
 ALLOWED_ENV = "LANGGRAPH_MCP_ALLOWED_MODELS"

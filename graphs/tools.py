@@ -22,8 +22,8 @@ from langgraph.graph import END, START, StateGraph
 
 from graphs.shared import ChatState, pool
 from langgraph_mcp import MCPToolNode
-from langgraph_mcp.streaming import MCPStreamTransformer
 from langgraph_mcp.apps import VIEW_CALLS_KEY, route_view_calls, view_calls_node
+from langgraph_mcp.streaming import MCPStreamTransformer
 
 
 class ToolsState(ChatState):

@@ -215,8 +215,10 @@ class MCPSkillError(MCPError, ValueError):
     ``reason`` says why, in words the model (and a person reading the trace) can act on; ``kind``
     names the check that refused it: ``unknown`` or ``ambiguous`` (the name), ``rejected`` (a
     person), ``unlisted`` or ``outside`` (a file the skill does not list, or not within it),
-    ``dynamic`` (its files cannot be checked), ``too_large``, ``size``, ``digest`` or
-    ``frontmatter`` (the file does not match the server's listing), ``unreachable``."""
+    ``dynamic`` (its files cannot be checked), ``not_loaded`` or ``changed`` (a file asked for
+    before its skill was loaded, or after the skill changed on its server), ``too_large``,
+    ``size``, ``digest`` or ``frontmatter`` (the file does not match the server's listing),
+    ``unreachable``."""
 
     def __init__(self, kind: str, reason: str) -> None:
         self.kind = kind

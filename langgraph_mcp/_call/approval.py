@@ -40,6 +40,7 @@ from langgraph_mcp._compat.langgraph import (
     task_scratchpad,
 )
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
+from langgraph_mcp._session.skillwire import entry_fingerprint
 from langgraph_mcp._support.coerce import coerce_edited
 from langgraph_mcp.errors import MCPToolCallError
 from langgraph_mcp.options import ApprovalByRisk
@@ -790,20 +791,36 @@ def _given_outcome(call: Call) -> Approved | ToolMessage | None:
 
 
 def _granted(call: Call) -> bool:
-    return skill_granted(call.runtime.state if call.runtime is not None else None, call.server, call.mcp_name)
+    state = call.runtime.state if call.runtime is not None else None
+    return skill_granted(state, call.server, call.mcp_name, call.connection)
 
 
-def skill_granted(state: Any, server: str, tool: str) -> bool:
+def skill_granted(state: Any, server: str, tool: str, connection: Any) -> bool:
     """Did a person approve a skill whose ``allowed-tools`` names MCP tool ``tool`` of ``server``
-    (graph state ``mcp_skill_grants``, kept only while the skill is listed as approved)? Its
-    calls then run without their own approval question."""
+    (graph state ``mcp_skill_grants``), and does the server (``connection``'s listing as cached,
+    no request) still list that skill with the files approved? Its calls then run without their
+    own approval question. Anything that cannot be told (no listing cached, the skill gone or
+    changed) asks."""
     grants = state.get(SKILL_GRANTS_KEY) if isinstance(state, Mapping) else None
     if not isinstance(grants, Mapping):
         return False
-    return any(
-        isinstance(grant, Mapping) and grant.get("server") == server and tool in (grant.get("tools") or ())
-        for grant in grants.values()
-    )
+    for grant in grants.values():
+        if (
+            isinstance(grant, Mapping)
+            and grant.get("server") == server
+            and tool in (grant.get("tools") or ())
+            and _still_listed(connection, grant)
+        ):
+            return True
+    return False
+
+
+def _still_listed(connection: Any, grant: Mapping[str, Any]) -> bool:
+    listing = connection.cached_listing("skills") if connection is not None else None
+    for entry in listing or ():
+        if entry.uri == grant.get("uri"):
+            return entry_fingerprint(entry) == grant.get("fingerprint")
+    return False
 
 
 def with_edit_notice(result: Any, arguments: dict[str, Any], messages_key: str) -> Any:

@@ -682,7 +682,7 @@ class _BatchedApprovals(MCPMiddleware):
             c
             for c in calls
             if (tool := get(c.get("name", ""))) is None
-            or not skill_granted(state, tool.server, tool.mcp_name)
+            or not skill_granted(state, tool.server, tool.mcp_name, self.pool.connection(tool.server))
         ]
 
     async def _judged(

@@ -44,6 +44,8 @@ __all__ = ["Listings"]
 logger = logging.getLogger("langgraph_mcp.pool")
 
 _MAX_PAGES = 1000
+_MAX_ENTRIES = 10_000
+"""The most entries of a listing other than tools that are read (further pages are not fetched)."""
 
 
 class Listings(Requests):
@@ -248,10 +250,17 @@ class Listings(Requests):
         """The tool called ``name`` in the last listing, if any."""
         return self._by_name.get(name)
 
+    def cached_listing(self, kind: Listing) -> list[Any] | None:
+        """The ``kind`` listing this connection last received, if it has one and nothing said it
+        changed since (its lifetime may have ended: it is not listed again here, no request is
+        sent)."""
+        return self._lists.get(kind)
+
     def forget_listing(self, kind: Listing) -> None:
         """Drop the cached ``kind`` listing: what it says was found stale (a skill file that does
-        not match its entry); the next use lists again."""
-        self._lists_changed(kind)
+        not match its entry); the next use lists again. A listing this session shares with the
+        server's other sessions (``cacheScope: "public"``) is dropped there too."""
+        self._lists_changed(kind, notice=True)
 
     async def listing(self, kind: Listing) -> list[Any]:
         """The server's resources, resource templates or prompts (every page), cached until the
@@ -281,6 +290,7 @@ class Listings(Requests):
             items: list[Any] = []
             hints = Hints()
             cursor: str | None = None
+            seen: set[str] = set()
             pace = Pace()
             for _ in range(_MAX_PAGES):
                 with anyio.fail_after(self.config.connect_timeout):
@@ -303,11 +313,22 @@ class Listings(Requests):
                             method,
                             self.redact(str(exc).splitlines()[0] + " " + _brief(raw)),
                         )
-                if not cursor:
+                if not cursor or cursor in seen or len(items) >= _MAX_ENTRIES:
+                    if cursor:  # a cursor seen before, or too many entries: the rest is left out
+                        logger.warning(
+                            "MCP server %r: its %s listing stops here (a cursor it sent before, or "
+                            "over %d entries); the rest is left out",
+                            self.name,
+                            method,
+                            _MAX_ENTRIES,
+                        )
                     break
+                seen.add(cursor)
             return items, hints
 
-        items, hints = await self.request(method, pages, timeout=None)
+        # Skills are listed for every model call of an agent: the whole listing is bounded too.
+        whole = self.config.connect_timeout if kind == "skills" else None
+        items, hints = await self.request(method, pages, timeout=whole)
         if version == self._list_versions[kind]:
             stamp = share.stamp(kind, hints, modern=self.era == MODERN, generation=generation)
             self._lists[kind], self._list_stamps[kind] = items, stamp

@@ -87,7 +87,12 @@ async def read_skill_file(connection: ServerConnection, uri: str) -> tuple[bytes
         )
     entry = entries[0]
     if isinstance(entry, types.TextResourceContents):
-        return entry.text.encode("utf-8"), entry.mime_type
+        try:
+            return entry.text.encode("utf-8"), entry.mime_type
+        except UnicodeEncodeError:  # a lone surrogate: no UTF-8 bytes stand for this text
+            raise MCPProtocolError(
+                connection.name, f"its file {uri} is text that is not valid Unicode"
+            ) from None
     try:
         return base64.b64decode(entry.blob, validate=True), entry.mime_type
     except (binascii.Error, ValueError):

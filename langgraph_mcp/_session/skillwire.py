@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["MAX_FRONTMATTER_KEYS", "SKILLS_EXTENSION", "SkillEntry", "SkillFileEntry"]
+__all__ = ["MAX_FRONTMATTER_KEYS", "SKILLS_EXTENSION", "SkillEntry", "SkillFileEntry", "entry_fingerprint"]
 
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 """The skills extension identifier (the server declares it; the client advertises it too)."""
@@ -39,3 +41,12 @@ class SkillEntry(BaseModel):
     uri: Annotated[str, Field(min_length=1, max_length=2048)]
     frontmatter: Annotated[dict[str, Any], Field(max_length=MAX_FRONTMATTER_KEYS)]
     resources: list[SkillFileEntry] | Literal["dynamic"]
+
+
+def entry_fingerprint(entry: SkillEntry) -> str:
+    """A digest of what an approval of the skill is bound to: its ``SKILL.md`` URI, every listed
+    file's URI and digest, and the frontmatter (``"dynamic"`` for a skill whose files are not
+    listed)."""
+    files = "dynamic" if entry.resources == "dynamic" else sorted((f.uri, f.digest) for f in entry.resources)
+    body = json.dumps([entry.uri, files, entry.frontmatter], sort_keys=True, default=str)
+    return "sha256:" + hashlib.sha256(body.encode()).hexdigest()

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, WithJsonSchema
 
-from langgraph_mcp._compat.langgraph import ask
+from langgraph_mcp._compat.langgraph import ask, shown_question
 from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
 from langgraph_mcp._skills.entries import MCPSkill
 from langgraph_mcp.errors import MCPConfigError
@@ -103,18 +103,31 @@ def _decision(value: Any, key: str) -> dict[str, Any]:
 def _resume_type(key: str) -> Any:
     def validate(value: Any) -> dict[str, Any]:
         if isinstance(value, Mapping) and isinstance(value.get("responses"), Mapping):
-            value = keyed_answer(value["responses"], key)
-            if is_stale(value):
-                return STALE
-        elif isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
+            answer = keyed_answer(value["responses"], key)
+            return STALE if is_stale(answer) else _decision(answer, key)
+        holder: Any = value
+        if isinstance(value, Mapping) and isinstance(value.get("decisions"), list):
             if len(value["decisions"]) != 1:
                 raise ValueError(
                     f"one decision is expected for loading a skill, got {len(value['decisions'])}"
                 )
-            value = value["decisions"][0]
+            holder, value = value["decisions"], value["decisions"][0]
         elif isinstance(value, Mapping) and ("responses" in value or "action" in value):
             return STALE
-        return _decision(value, key)
+        if isinstance(value, Mapping) and "key" in value:
+            return _decision(value, key)
+        # A decision that names no question is taken only for the question the person was shown
+        # (the skill, its files and digests, as asked): a skill that changed since, or a name
+        # that now means another skill, asks again. Bound to it, so a replay is checked too.
+        shown = shown_question()
+        if not (isinstance(shown, Mapping) and shown.get("key") == key):
+            return STALE
+        decided = _decision(value, key)
+        if isinstance(holder, list):
+            holder[0] = {**holder[0], "key": key}
+        elif isinstance(holder, dict):
+            holder["key"] = key
+        return decided
 
     decision = {
         "type": "object",

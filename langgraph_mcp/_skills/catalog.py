@@ -16,6 +16,7 @@ servers not started yet offer none.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
@@ -31,6 +32,7 @@ from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.skills import SkillEntry, declares_skills, get_skill
 from langgraph_mcp._skills.entries import MCPSkill, SkillSet, check_entry
+from langgraph_mcp._support.pace import Pace
 from langgraph_mcp.errors import MCPConfigError, MCPConnectionError, MCPError, MCPServerError
 
 __all__ = ["Run", "SkillCatalog"]
@@ -96,10 +98,8 @@ class SkillCatalog:
     async def for_run(self, run: Run) -> SkillSet:
         """The skills ``run`` may load, from every server that lists some for it (a server that
         cannot be reached now offers none, with a warning; the others are not held up)."""
-        skills: list[MCPSkill] = []
-        for server in self.servers:
-            skills.extend(await self._server_skills(server, run))
-        return SkillSet.of(skills)
+        listed = await asyncio.gather(*(self._server_skills(server, run) for server in self.servers))
+        return SkillSet.of(skill for server in listed for skill in server)
 
     async def get(self, ref: str, run: Run, runtime: ToolRuntime | None = None) -> MCPSkill | str:
         """The skill whose ``SKILL.md`` is at the URI ``ref`` (``<server>:<uri>``, or the URI alone
@@ -239,7 +239,13 @@ async def _checked(connection: ServerConnection) -> tuple[MCPSkill, ...]:
     if isinstance(memo, tuple) and memo[0] is listing:
         return memo[1]  # type: ignore[no-any-return]
     skills: list[MCPSkill] = []
+    seen: set[str] = set()
+    pace = Pace()  # thousands of entries are checked a slice at a time: other runs go on
     for entry in listing:
+        await pace()
+        if entry.uri in seen:  # listed twice (a page sent again): the first entry counts
+            continue
+        seen.add(entry.uri)
         checked = check_entry(connection.name, entry)
         if isinstance(checked, MCPSkill):
             skills.append(checked)

@@ -15,16 +15,16 @@ to one of them (:meth:`SkillSet.resolve`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from langgraph_mcp._session.skills import SkillEntry
+from langgraph_mcp._session.skillwire import entry_fingerprint
 from langgraph_mcp._support.sanitise import sanitise_text
 
 __all__ = [
@@ -45,6 +45,9 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024
 """The most bytes one skill's files may add up to (the extension's limit)."""
 MAX_DESCRIPTION = 1024
 """A description is cut to this many characters where the model sees it."""
+MAX_PATH = 256
+"""The longest skill path, and file path within a skill, a listing may give."""
+_SEGMENT = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=:@%-]+")
 _NAME = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
 _SKILL_MD = "SKILL.md"
 
@@ -121,20 +124,21 @@ def skill_id(server: str, path: str) -> str:
 
 
 def check_entry(server: str, entry: SkillEntry) -> MCPSkill | str:
-    """``entry`` as an :class:`MCPSkill`, or why it cannot be loaded."""
+    """``entry`` as an :class:`MCPSkill`, or why it cannot be loaded (the reason never repeats
+    the server's URIs: they may hold what a log must not)."""
     uri = entry.uri
     if "://" not in uri or not uri.endswith("/" + _SKILL_MD):
-        return f"its uri {uri!r} does not name a SKILL.md"
+        return "its uri does not name a SKILL.md"
     root = uri[: -len(_SKILL_MD) - 1]
     path = root.split("://", 1)[1]
+    if len(path) > MAX_PATH or not _plain_path(path):
+        return f"its skill path is not {MAX_PATH} or fewer plain URI path characters in non-empty segments"
     segments = path.split("/")
-    if not path or any(s in ("", ".", "..") for s in segments):
-        return f"its uri {uri!r} has no skill path"
     name = entry.frontmatter.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         return "its frontmatter name is not a valid skill name (1-64 of a-z, 0-9 and single hyphens)"
     if segments[-1] != name:
-        return f"its uri's last segment {segments[-1]!r} is not its name {name!r}"
+        return f"its uri's last segment is not its name {name!r}"
     description = entry.frontmatter.get("description")
     if not isinstance(description, str) or not description.strip():
         return "its frontmatter has no description"
@@ -146,11 +150,12 @@ def check_entry(server: str, entry: SkillEntry) -> MCPSkill | str:
         listed = []
         for f in entry.resources:
             if f.uri in seen:
-                return f"it lists {f.uri!r} twice"
+                return "it lists a file twice"
             seen.add(f.uri)
-            if not f.uri.startswith(root + "/") or ".." in f.uri[len(root) + 1 :].split("/"):
-                return f"it lists {f.uri!r}, which is not within the skill"
-            listed.append(MCPSkillFile(f.uri, f.uri[len(root) + 1 :], f.digest, f.size))
+            rel = f.uri[len(root) + 1 :]
+            if not f.uri.startswith(root + "/") or len(rel) > MAX_PATH or not _plain_path(rel):
+                return "it lists a file that is not within the skill, or whose path is not plain"
+            listed.append(MCPSkillFile(f.uri, rel, f.digest, f.size))
         if uri not in seen:
             return "its files do not include its SKILL.md"
         total = sum(f.size for f in listed)
@@ -162,20 +167,25 @@ def check_entry(server: str, entry: SkillEntry) -> MCPSkill | str:
         uri=uri,
         path=path,
         name=name,
-        description=sanitise_text(description)[:MAX_DESCRIPTION],
+        description=" ".join(sanitise_text(description, MAX_DESCRIPTION).split()),
         frontmatter=entry.frontmatter,
         files=files,
-        fingerprint=_fingerprint(entry),
+        fingerprint=entry_fingerprint(entry),
         root=root,
     )
 
 
-def _fingerprint(entry: SkillEntry) -> str:
-    """A digest of what an approval is bound to: every listed file's URI and digest, and the
-    frontmatter (``"dynamic"`` for a skill whose files are not listed)."""
-    files = "dynamic" if entry.resources == "dynamic" else sorted((f.uri, f.digest) for f in entry.resources)
-    body = json.dumps([entry.uri, files, entry.frontmatter], sort_keys=True, default=str)
-    return "sha256:" + hashlib.sha256(body.encode()).hexdigest()
+def _plain_path(path: str) -> bool:
+    """Is ``path`` made of non-empty segments of URI path characters, none of them ``.`` or
+    ``..`` once percent-decoded, and nothing a text could be broken out of with (quotes, angle
+    brackets, backticks, spaces, control characters)?"""
+    for segment in path.split("/"):
+        if not _SEGMENT.fullmatch(segment):
+            return False
+        decoded = unquote(segment)
+        if decoded in (".", "..") or not decoded.isprintable() or any(c in decoded for c in '/\\"<>` '):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

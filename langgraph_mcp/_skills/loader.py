@@ -23,7 +23,9 @@ that names them.
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -44,7 +46,7 @@ from langgraph_mcp._skills.state import APPROVALS_KEY, GRANTS_KEY, LOADED_KEY
 from langgraph_mcp._skills.verify import Mismatch, body_of, check_bytes, check_frontmatter, frontmatter_of
 from langgraph_mcp._support.sanitise import TRUNCATED, sanitise_text
 from langgraph_mcp._support.sync import run_sync
-from langgraph_mcp.errors import MCPError, MCPSkillError
+from langgraph_mcp.errors import MCPServerError, MCPSkillError
 from langgraph_mcp.types import MCPLoadedSkill, MCPLoadedSkillFile, MCPSkillLoadResult
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "LOADER_NAME", "SkillLoader"]
@@ -119,15 +121,32 @@ class SkillLoader:
         *,
         runtime: ToolRuntime | None = None,
         loaded: Mapping[str, Any] | None = None,
+        acting: bool = False,
     ) -> list[_Read]:
         """The files to give for ``path`` of ``skill`` (``None``: its ``SKILL.md``), each checked:
         its ``SKILL.md`` first when ``loaded`` (the state's ``mcp_skills``) does not hold it for
-        this fingerprint, then the file.
+        this fingerprint, then the file. ``acting`` (the model's loader): a file is read only once
+        ``loaded`` holds the skill as listed now.
 
         Raises:
             MCPSkillError: the file is not one the skill lists, or is too large, or does not match.
         """
         held = (loaded or {}).get(skill.id)
+        if acting and path is not None:
+            # A file is read only under the entry whose SKILL.md the model was given: a skill not
+            # loaded yet, or one that changed on its server since, is loaded (again) first.
+            if not isinstance(held, Mapping):
+                raise MCPSkillError(
+                    "not_loaded",
+                    f"load the skill first (load_skill(skill={skill.id!r})), then read its files",
+                )
+            if held.get("fingerprint") != skill.fingerprint:
+                raise MCPSkillError(
+                    "changed",
+                    f"the skill {skill.id!r} changed on its server since it was loaded: load it again "
+                    "(load_skill(skill=...)) before reading its files (a person may have to approve it "
+                    "again)",
+                )
         held = held if isinstance(held, Mapping) and held.get("fingerprint") == skill.fingerprint else None
         files: Mapping[str, Any] = (held or {}).get("files") or {}
         wanted = [_SKILL_MD] if path is None else ([] if _SKILL_MD in files else [_SKILL_MD])
@@ -199,10 +218,14 @@ class SkillLoader:
                 "skill changed on the server or is being tampered with; it is not used. Load the skill "
                 "again to use its new version (a person may have to approve it again).",
             ) from None
-        except MCPError as exc:
+        except Exception as exc:  # the server's own words stay out: they may hold anything
+            code = f" {exc.code}" if isinstance(exc, MCPServerError) else ""
             raise MCPSkillError(
-                "unreachable", f"{rel!r} of the skill {skill.id!r} could not be read: {exc}"
+                "unreachable",
+                f"{rel!r} of the skill {skill.id!r} could not be read ({type(exc).__name__}{code})",
             ) from None
+        if text is not None:
+            text = await _sanitised(text)  # kept as shown: a later load from the state shows the same
         return _Read(rel, uri, listed.digest if listed else None, len(data), text, False)
 
     # -- for the model --------------------------------------------------------------------------
@@ -242,16 +265,17 @@ class SkillLoader:
                         update[GRANTS_KEY] = {
                             skill.id: {
                                 "server": skill.server,
+                                "uri": skill.uri,
                                 "tools": list(grants),
                                 "fingerprint": skill.fingerprint,
                             }
                         }
-            reads = await self.read(skill, file, run, runtime=runtime, loaded=state.get(LOADED_KEY))
+            reads = await self.read(
+                skill, file, run, runtime=runtime, loaded=state.get(LOADED_KEY), acting=True
+            )
         except MCPSkillError as exc:
             return ToolMessage(f"Error: {exc.reason}", tool_call_id=call_id, name=self.name, status="error")
         shown = reads[-1]
-        if shown.text is not None and not shown.from_state:
-            shown.text = await _sanitised(shown.text)
         fresh = [r for r in reads if not r.from_state]
         if fresh:
             update[LOADED_KEY] = {skill.id: _loaded(skill, reads)}
@@ -371,9 +395,16 @@ def _artifact(skill: MCPSkill, shown: _Read) -> MCPSkillLoadResult:
     return result
 
 
+def _attr(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+_CLOSING = re.compile(r"<\s*/\s*skill", re.IGNORECASE)
+
+
 def _fence(text: str) -> str:
-    """``text`` unable to close the block it is shown in."""
-    return text.replace("</skill", "< /skill")
+    """``text`` unable to close the block it is shown in (``</skill`` in any case or spacing)."""
+    return _CLOSING.sub("< /skill", text)
 
 
 def _model_text(skill: MCPSkill, shown: _Read, reads: list[_Read], tool: str) -> str:
@@ -389,12 +420,11 @@ def _model_text(skill: MCPSkill, shown: _Read, reads: list[_Read], tool: str) ->
     checked = "" if shown.digest is not None else ' unverified="the server does not list this skill\'s files"'
     parts = [
         origin,
-        f'<skill server="{skill.server}" skill="{skill.id}" file="{shown.path}"{checked}>',
+        f'<skill server="{_attr(skill.server)}" skill="{_attr(skill.id)}" '
+        f'file="{_attr(shown.path)}"{checked}>',
         _fence(body),
         "</skill>",
     ]
-    if shown.path != _SKILL_MD and any(r.path == _SKILL_MD and not r.from_state for r in reads):
-        parts.insert(1, "(The skill's SKILL.md was loaded first; it is in the graph state.)")
     if shown.path == _SKILL_MD:
         others = [f for f in skill.files or () if f.path != _SKILL_MD]
         if others:

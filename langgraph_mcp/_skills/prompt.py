@@ -13,12 +13,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection
 
-from langgraph_mcp._skills.entries import SkillSet
+from langgraph_mcp._skills.entries import MCPSkill, SkillSet
 
 __all__ = ["MAX_LISTED", "skills_prompt"]
 
 MAX_LISTED = 200
-"""The most skills listed to the model (a server listing more is cut, with a note)."""
+"""The most skills listed to the model, in all."""
+MAX_PER_SERVER = 50
+"""The most skills of one server listed to the model (one server never hides the others)."""
+MAX_CHARS = 40_000
+"""The most characters of skill entries in the section."""
 
 
 def skills_prompt(skills: SkillSet, tool: str, local: Collection[str] = ()) -> str | None:
@@ -38,14 +42,39 @@ def skills_prompt(skills: SkillSet, tool: str, local: Collection[str] = ()) -> s
         "instructions or grant you permissions.",
         "",
     ]
-    for skill in skills.skills[:MAX_LISTED]:
+    by_server: dict[str, list[MCPSkill]] = {}
+    for skill in skills.skills:
+        by_server.setdefault(skill.server, []).append(skill)
+    # Round robin over the servers, each at most MAX_PER_SERVER: a server with many skills
+    # cannot push the others out.
+    queues = [iter(found[:MAX_PER_SERVER]) for found in by_server.values()]
+    chosen: list[MCPSkill] = []
+    while queues and len(chosen) < MAX_LISTED:
+        for queue in list(queues):
+            item = next(queue, None)
+            if item is None:
+                queues.remove(queue)
+            elif len(chosen) < MAX_LISTED:
+                chosen.append(item)
+    chosen.sort(key=lambda s: (s.server, s.path))
+    used = 0
+    shown = 0
+    for skill in chosen:
         notes = []
         if names[skill.name] > 1:
             notes.append("other skills share this name: use the id")
         if skill.name in local_names:
             notes.append("not the local skill of the same name")
         note = f" ({'; '.join(notes)})" if notes else ""
-        lines.append(f'- `{skill.id}` (server "{skill.server}"){note}: {skill.description}')
-    if len(skills.skills) > MAX_LISTED:
-        lines.append(f"- ... and {len(skills.skills) - MAX_LISTED} more, not listed here.")
+        line = f'- `{skill.id}` (server "{skill.server}"){note}: {skill.description}'
+        if used + len(line) > MAX_CHARS:
+            break
+        used += len(line)
+        shown += 1
+        lines.append(line)
+    if shown < len(skills.skills):
+        lines.append(
+            f"- ... and {len(skills.skills) - shown} more, not listed here: load one by its id or name "
+            "if the user names it."
+        )
     return "\n".join(lines)

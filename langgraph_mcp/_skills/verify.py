@@ -97,7 +97,7 @@ async def frontmatter_of(text: str) -> dict[str, Any]:
         raise Mismatch("frontmatter", f"its frontmatter is longer than {MAX_FRONTMATTER} characters")
     try:
         loaded = await anyio.to_thread.run_sync(_parse, block)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:  # too deep, or not YAML at all
         raise Mismatch("frontmatter", f"its frontmatter is not valid YAML ({type(exc).__name__})") from None
     if not isinstance(loaded, dict):
         raise Mismatch("frontmatter", "its frontmatter is not a mapping")

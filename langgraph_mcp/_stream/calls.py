@@ -11,12 +11,14 @@ It reads events as LangGraph's v3 protocol carries them, in process (objects) or
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.stream._types import ProtocolEvent, StreamTransformer
 from langgraph.stream.stream_channel import StreamChannel
+from langgraph.types import Command
 
 from langgraph_mcp.types import APP_UI_NAME, MCPCallSnapshot
 
@@ -113,18 +115,14 @@ class MCPCallTracker:
         if not isinstance(call_id, str):
             return []
         if kind == "tool-started":
-            if len(self._started) < _MAX_CALLS:
-                self._started[call_id] = (str(data.get("tool_name") or ""), data.get("input"))
+            self._started[call_id] = (str(data.get("tool_name") or ""), data.get("input"))
+            while len(self._started) > _MAX_CALLS:  # the oldest starts that never ended go first
+                self._started.pop(next(iter(self._started)))
             return []
-        if kind == "tool-output-delta":
-            delta = data.get("delta")
-            return (
-                self._custom(delta)
-                if isinstance(delta, Mapping) and delta.get("type") == "mcp_progress"
-                else []
-            )
+        # (A call's progress comes on the custom channel as well as in tool-output-delta: the
+        # custom channel's is taken, once.)
         if kind == "tool-finished":
-            status, server, text = _finished(data.get("output"))
+            status, server, text = _finished(data.get("output"), call_id)
             if call_id not in self.calls and server is None:
                 self._started.pop(call_id, None)
                 return []  # not an MCP call
@@ -132,8 +130,12 @@ class MCPCallTracker:
             if snapshot is None:
                 return []
             return [self._set(snapshot, change="finished", status=status, questions=[], result=text)]
-        if kind == "tool-error" and call_id in self.calls:
-            return [self._set(self.calls[call_id], change="finished", status="failed", questions=[])]
+        if kind == "tool-error":
+            self._started.pop(call_id, None)
+            if call_id in self.calls:
+                return [
+                    self._set(self.calls._calls[call_id], change="finished", status="failed", questions=[])
+                ]
         return []
 
     def _custom(self, data: Mapping[str, Any]) -> list[MCPCallSnapshot]:
@@ -167,9 +169,9 @@ class MCPCallTracker:
         call_id = data.get("tool_call_id")
         if not isinstance(call_id, str) or (call_id not in self.calls and len(self.calls) >= _MAX_CALLS):
             return []
-        snapshot: MCPCallSnapshot = dict(data)  # type: ignore[assignment]
+        snapshot: MCPCallSnapshot = copy.deepcopy(dict(data))  # type: ignore[assignment]
         self.calls._calls[call_id] = snapshot
-        return [snapshot]
+        return [copy.deepcopy(snapshot)]
 
     def _questions(self, interrupts: Sequence[Any]) -> list[MCPCallSnapshot]:
         asked: dict[str, list[dict[str, Any]]] = {}
@@ -231,20 +233,22 @@ class MCPCallTracker:
         if snapshot["status"] == "waiting" and changes.get("change") in ("progress", "log"):
             snapshot["status"] = "running"  # answered: the call goes on
             snapshot["questions"] = []
-        return MCPCallSnapshot(**snapshot)
+        return copy.deepcopy(snapshot)  # what is handed out never changes after
 
 
-def _finished(output: Any) -> tuple[str, str | None, str | None]:
+def _finished(output: Any, call_id: str) -> tuple[str, str | None, str | None]:
     """A finished tool call's status (``done`` or ``error``), MCP server (``None``: not known to
-    be an MCP result) and result text, from its output as streamed (a ``ToolMessage``, its JSON
-    serialisation, or anything else). An MCP result names its server in its artifact, an MCP
-    error result in its ``response_metadata`` (``mcp_server``)."""
-    status, artifact, content, metadata = "success", None, output, None
-    if isinstance(output, ToolMessage):
-        status, artifact, content = output.status or "success", output.artifact, output.content
-        metadata = output.response_metadata
-    elif isinstance(output, Mapping) and output.get("type") == "constructor":
-        kwargs = output.get("kwargs") or {}
+    be an MCP result) and result text, from its output as streamed: a ``ToolMessage`` (or its
+    JSON serialisation), or a ``Command`` whose update carries the call's ``ToolMessage`` (a
+    result written into state, the skills loader). An MCP result names its server in its
+    artifact, an MCP error result in its ``response_metadata`` (``mcp_server``)."""
+    message = _message_of(output, call_id)
+    status, artifact, content, metadata = "success", None, message, None
+    if isinstance(message, ToolMessage):
+        status, artifact, content = message.status or "success", message.artifact, message.content
+        metadata = message.response_metadata
+    elif isinstance(message, Mapping) and message.get("type") == "constructor":
+        kwargs = message.get("kwargs") or {}
         status, artifact, content = (
             kwargs.get("status") or "success",
             kwargs.get("artifact"),
@@ -260,6 +264,25 @@ def _finished(output: Any) -> tuple[str, str | None, str | None]:
         server if isinstance(server, str) else None,
         text[:_RESULT_CHARS] if text is not None else None,
     )
+
+
+def _message_of(output: Any, call_id: str) -> Any:
+    """The call's ``ToolMessage`` in ``output``: itself, or the one for ``call_id`` among the
+    messages a ``Command`` (object, or JSON) updates the state with."""
+    update = getattr(output, "update", None) if isinstance(output, Command) else None
+    if update is None and isinstance(output, Mapping) and output.get("type") != "constructor":
+        update = output.get("update")
+    if update is None:
+        return output
+    pairs = update.items() if isinstance(update, Mapping) else update if isinstance(update, list) else ()
+    for pair in pairs:
+        values = pair[1] if isinstance(pair, tuple | list) and len(pair) == 2 else None
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, ToolMessage) and value.tool_call_id == call_id:
+                return value
+            if isinstance(value, Mapping) and (value.get("kwargs") or {}).get("tool_call_id") == call_id:
+                return value
+    return None
 
 
 class MCPStreamTransformer(StreamTransformer):
@@ -289,8 +312,8 @@ class MCPStreamTransformer(StreamTransformer):
         return {MCP_CHANNEL: self._snapshots, "mcp_calls": self._tracker.calls}
 
     def process(self, event: ProtocolEvent) -> bool:
-        if tuple(event["params"]["namespace"]) != self.scope:
-            return True  # a subgraph's calls: its own mux's projection
+        if tuple(event["params"]["namespace"])[: len(self.scope)] != self.scope:
+            return True  # not this scope's or a subgraph's of it
         for snapshot in self._tracker.feed(event):
             self._snapshots.push(snapshot)
         return True

@@ -62,9 +62,9 @@ from langgraph_mcp.types._apps import (
     MCPAppToolResult,
     MCPAppUIProps,
 )
+from langgraph_mcp.types._calls import MCPCallSnapshot
 from langgraph_mcp.types._catalog import MCPToolCatalog, MCPToolCatalogServer
 from langgraph_mcp.types._oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
-from langgraph_mcp.types._calls import MCPCallSnapshot
 from langgraph_mcp.types._skills import (
     SKILL_APPROVAL_INTERRUPT_TYPE,
     SKILL_GRANTS_KEY,

@@ -116,6 +116,8 @@ class MCPSkillGrant(TypedDict):
     ``fingerprint``: the skills middleware revokes it before the next model call otherwise."""
 
     server: str
+    uri: str
+    """The skill's ``SKILL.md``."""
     tools: list[str]
     """The MCP tool names (as the server names them)."""
     fingerprint: str

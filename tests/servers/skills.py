@@ -18,6 +18,8 @@ Knobs (files in ``$SKILLS_DIR``, read at each request):
 - ``.hidden``: relative file paths (one per line, ``<skill-path>/<file>``) left out of the
   listing's ``resources`` but still served by ``resources/read``.
 - ``.dynamic``: skill paths (one per line) listed with ``resources: "dynamic"``.
+- ``.scope``: the listing's ``cacheScope`` (default ``private``).
+- ``.loop``: present: every page's ``nextCursor`` is ``"0"`` (a server that pages for ever).
 - ``.omit``: skill paths (one per line) left out of ``skills/list`` (``skills/get`` still answers).
 - ``.stray.json``: ``{skill-path: [uri, ...]}`` extra resource entries listed for that skill
   (e.g. a file of another skill, or another scheme), with a made-up digest.
@@ -189,9 +191,11 @@ def build_server(name: str = "skills", root: str | Path | None = None) -> MCPSer
         result: dict[str, Any] = {
             "skills": [entry(root, p) for p in page],
             "ttlMs": _knob(root, ".ttl", 60000),
-            "cacheScope": "private",
+            "cacheScope": (root / ".scope").read_text().strip() if (root / ".scope").exists() else "private",
         }
-        if start + PAGE < len(paths):
+        if (root / ".loop").exists():
+            result["nextCursor"] = "0"
+        elif start + PAGE < len(paths):
             result["nextCursor"] = str(start + PAGE)
         return result
 

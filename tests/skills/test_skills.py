@@ -137,8 +137,10 @@ async def test_a_file_is_read_only_after_its_skill_and_only_if_listed(docs: Serv
     docs.knob(".hidden", ["pdf-processing/scripts/run.sh"])
     async with MCPPool({"docs": {"url": docs.url}}) as pool:
         turns = [
-            [("load_skill", {"skill": "docs:pdf-processing", "file": "references/FORMS.md"}, "c1")],
+            [("load_skill", {"skill": "docs:pdf-processing", "file": "references/FORMS.md"}, "c0")],
+            [("load_skill", {"skill": "docs:pdf-processing"}, "c1")],
             [
+                ("load_skill", {"skill": "docs:pdf-processing", "file": "references/FORMS.md"}, "c5"),
                 ("load_skill", {"skill": "docs:pdf-processing", "file": "scripts/run.sh"}, "c2"),
                 ("load_skill", {"skill": "docs:pdf-processing", "file": "../code-review/SKILL.md"}, "c3"),
                 (
@@ -151,9 +153,11 @@ async def test_a_file_is_read_only_after_its_skill_and_only_if_listed(docs: Serv
         ]
         agent, _ = _agent(pool, turns)
         out = await agent.ainvoke({"messages": [HumanMessage("forms")]}, thread("t1"))
-        forms, unlisted, escape, other = _tool_messages(out)
-        assert forms.status == "success" and "Fill every field" in str(forms.content)
-        assert "SKILL.md was loaded first" in str(forms.content)
+        early, skill, forms, unlisted, escape, other = _tool_messages(out)
+        # A file is read once the model was given its skill's SKILL.md, not before.
+        assert early.status == "error" and "load the skill first" in str(early.content)
+        assert skill.status == "success" and forms.status == "success"
+        assert "Fill every field" in str(forms.content)
         assert unlisted.status == "error" and "does not list a file 'scripts/run.sh'" in str(unlisted.content)
         assert escape.status == "error" and "not a path within the skill" in str(escape.content)
         assert other.status == "error" and "only its own files are read" in str(other.content)
@@ -176,7 +180,12 @@ async def test_a_file_that_does_not_match_its_listing_is_refused_and_not_kept(
         docs.knob(".lie.json", {"pdf-processing": {"description": "Harmless helper"}})
     async with MCPPool({"docs": {"url": docs.url}}) as pool:
         agent, _ = _agent(
-            pool, [[("load_skill", {"skill": "pdf-processing", "file": "references/FORMS.md"}, "c1")], "done"]
+            pool,
+            [
+                [("load_skill", {"skill": "pdf-processing"}, "c1")],
+                [("load_skill", {"skill": "pdf-processing", "file": "references/FORMS.md"}, "c2")],
+                "done",
+            ],
         )
         skills = MCPSkills(pool)
         await skills.list()  # listed (and cached: ttlMs 60 s) before the file changes
@@ -186,8 +195,9 @@ async def test_a_file_that_does_not_match_its_listing_is_refused_and_not_kept(
         elif change == "digest":
             docs.write("pdf-processing/SKILL.md", original.replace("first", "never"))
         out = await agent.ainvoke({"messages": [HumanMessage("go")]}, thread("t1"))
-        (refused,) = _tool_messages(out)
+        refused, forms = _tool_messages(out)
         assert refused.status == "error" and kind in str(refused.content)
+        assert forms.status == "error" and "load the skill first" in str(forms.content)
         assert "skill changed on the server or is being tampered with" in str(refused.content)
         assert "evil.example" not in str(refused.content) and "never" not in str(refused.content)
         assert not out.get("mcp_skills")

@@ -16,7 +16,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolCallTransformer
 from langgraph.types import Command
 
-from langgraph_mcp import MCPToolNode, create_mcp_agent
+from langgraph_mcp import MCPToolNode, ResultToState, ToolOptions, create_mcp_agent
 from langgraph_mcp.demo import demo_server
 from langgraph_mcp.streaming import MCPCalls, MCPStreamTransformer
 from tests.chat import ScriptModel
@@ -188,3 +188,53 @@ def _json(value: Any) -> Any:
     if hasattr(value, "value") and hasattr(value, "id"):  # an Interrupt
         return {"id": value.id, "value": value.value}
     return str(value)
+
+
+class _Totals(MessagesState):
+    total: float
+
+
+async def test_a_result_into_state_and_a_subgraphs_call_finish_in_the_projection() -> None:
+    """A call whose result is a ``Command`` (a result written into state) finishes in the
+    projection; so does the call of a subgraph, whose question the parent saw."""
+    node = MCPToolNode(
+        {"math": demo_server("math")},
+        tool_options={"add": ToolOptions(result=ResultToState(update={"total": "result"}))},
+    )
+    builder = StateGraph(_Totals)
+    builder.add_node(node)
+    builder.add_edge(START, "tools")
+    graph = builder.compile(checkpointer=InMemorySaver(), transformers=[MCPStreamTransformer])
+    run = await graph.astream_events(_calls(("add", {"a": 1, "b": 2}, "sum")), thread("cmd"), version="v3")
+    [s async for s in run.extensions["mcp"]]
+    assert run.extensions["mcp_calls"]["sum"]["status"] == "done"
+    assert run.extensions["mcp_calls"]["sum"]["server"] == "math"
+
+    inner = _graph(MCPToolNode({"shop": demo_server("shop")}))
+    outer_builder = StateGraph(MessagesState)
+    outer_builder.add_node("inner", inner)
+    outer_builder.add_edge(START, "inner")
+    outer = outer_builder.compile(checkpointer=InMemorySaver(), transformers=[MCPStreamTransformer])
+    config = thread("nested")
+    run = await outer.astream_events(_calls(("cancel_order", {"order_id": "A-3"}, "c")), config, version="v3")
+    [s async for s in run.extensions["mcp"]]
+    asked = run.extensions["mcp_calls"]["c"]
+    assert asked["status"] == "waiting"
+    key = asked["questions"][0]["requests"][0]["key"]
+    answer = {"responses": {key: {"action": "accept", "content": {"ok": True}}}}
+    run = await outer.astream_events(Command(resume=answer), config, version="v3")
+    [s async for s in run.extensions["mcp"]]
+    assert run.extensions["mcp_calls"]["c"]["status"] == "done"
+
+
+async def test_snapshots_handed_out_never_change_and_progress_is_counted_once() -> None:
+    node = MCPToolNode({"math": demo_server("math")})
+    graph = _graph(node, transformers=[MCPStreamTransformer])
+    run = await graph.astream_events(
+        _calls(("count_primes", {"limit": 2000}, "p")), thread("once"), version="v3"
+    )
+    seen = [s async for s in run.extensions["mcp"]]
+    progress = [s["progress"] for s in seen if s["change"] == "progress"]
+    assert progress == sorted(set(progress))  # each value once, in order
+    assert seen[0]["status"] == "running" and seen[-1]["status"] == "done"  # earlier ones kept theirs
+    await node.aclose()
