@@ -157,7 +157,12 @@ async def test_a_tool_filter_still_applies_to_the_tools_the_model_may_see() -> N
 async def test_the_extension_is_advertised_only_with_the_option(apps_config: dict[str, Any]) -> None:
     async with MCPPool({"apps": {**apps_config, "apps": True}}) as pool:
         stats = await _stats(pool)
-    assert stats["advertised"] == {**EXTENSION, "io.modelcontextprotocol/tasks": {}}
+    # Tasks and skills are advertised by default (tasks: true, skills: true).
+    assert stats["advertised"] == {
+        **EXTENSION,
+        "io.modelcontextprotocol/tasks": {},
+        "io.modelcontextprotocol/skills": {},
+    }
 
 
 async def test_a_view_travels_with_the_result_of_its_tool(apps_config: dict[str, Any]) -> None:
