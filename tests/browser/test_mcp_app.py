@@ -24,6 +24,7 @@ from playwright.async_api import Browser, Page, async_playwright, expect
 
 from tests.browser.conftest import APPS_SERVERS, Served
 from tests.browser.test_chat_ui import CHROMIUM, WAIT_MS, say
+from tests.browser.test_mcp_app_passthrough import api_passthrough
 from tests.langgraph_server import REPO_ROOT
 
 pytestmark = [pytest.mark.deploy, pytest.mark.slow]
@@ -86,6 +87,38 @@ async def test_the_view_renders_and_its_click_calls_the_server_through_the_route
             problems
         )  # the view kept to its CSP
         await browser.close()
+
+
+@pytest.mark.timeout(120)
+async def test_the_example_apps_servers_view_works_through_agent_chat_uis_passthrough(served: Served) -> None:
+    """``examples/servers/apps_server.py`` (``weather`` in ``graphs/mcp.json``), as Agent Chat UI
+    is deployed: every request through its ``/api`` passthrough, which sends bodies as text."""
+    with api_passthrough(served.server.url) as api:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM)
+            page = await browser.new_page(viewport={"width": 760, "height": 480})
+            page.set_default_timeout(WAIT_MS)
+            failed: list[str] = []
+            page.on(
+                "response", lambda r: failed.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None
+            )
+            await page.goto(f"{served.page_url}?{urlencode({'apiUrl': api, 'assistantId': 'agent'})}")
+            await say(page, 'show_forecast {"city": "Lisbon"}')
+
+            # The view renders, says it is initialized (the component is then "ready" and sends the
+            # call), and shows the call's data.
+            app = page.locator('[data-testid="mcp-app"]')
+            await expect(app).to_have_attribute("data-status", "ready")
+            view = page.frame_locator('[data-testid="mcp-app"] iframe')
+            await expect(view.locator("#city")).to_have_text("Lisbon")
+            await expect(view.locator("#days tr")).to_have_count(3)
+            await expect(view.locator("#status")).to_have_text("Updated 0 time(s).")
+
+            # Its button calls the app-only tool with the city it shows, through the passthrough.
+            await view.locator("#refresh").click()
+            await expect(view.locator("#status")).to_have_text("Refreshed Lisbon: updated 1 time(s).")
+            assert not failed, failed
+            await browser.close()
 
 
 async def _show_chart(playwright: Any, served: Served, assistant: str, city: str) -> tuple[Browser, Page]:

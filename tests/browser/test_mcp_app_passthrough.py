@@ -7,7 +7,7 @@ Node as shipped) carry ``X-MCP-App-Call: 1``, with which the route reads such a 
 post without it, through the passthrough or straight from another site, is still refused. A call
 the route refuses fails at once, with the route's message, never retried.
 
-The route runs on loopback with the real apps fixture server; the LangGraph API behind it is the
+The route runs on loopback with the apps fixture server (in process); the LangGraph API behind it is the
 small stand-in of ``tests/apps/test_app_route_guards.py`` (``Bearer good`` may use any thread).
 """
 
@@ -18,7 +18,7 @@ import contextlib
 import json
 import shutil
 import subprocess
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,8 @@ from starlette.applications import Starlette
 from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp.apps import app_routes, view_calls_node
 from tests.apps.test_app_route_guards import CHART, THREAD, _api
-from tests.conftest_servers import stdio_params
 from tests.langgraph_server import REPO_ROOT
+from tests.servers import apps
 from tests.servers._runner import serve_asgi
 
 pytestmark = [pytest.mark.slow]
@@ -102,7 +102,7 @@ async def test_a_views_calls_pass_through_agent_chat_uis_api_passthrough(tmp_pat
     await asyncio.to_thread(_bundle, node, tmp_path)
     posts: list[str] = []
     listening: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    async with MCPPool({"apps": stdio_params("apps")}) as pool:
+    async with MCPPool({"apps": {"server": apps.build_server()}}) as pool:
         routes = app_routes(view_calls_node(MCPToolNode(pool)), api=httpx.ASGITransport(app=_api()))
         app = _counting(Starlette(routes=routes), posts)
         served = asyncio.create_task(serve_asgi(lambda _port: app, on_listening=listening.set_result))
@@ -161,3 +161,20 @@ async def test_a_views_calls_pass_through_agent_chat_uis_api_passthrough(tmp_pat
 
 def _good() -> dict[str, str]:
     return {"authorization": "Bearer good"}
+
+
+@contextlib.contextmanager
+def api_passthrough(api_url: str) -> Iterator[str]:
+    """Agent Chat UI's ``/api`` passthrough (``passthrough.mjs``) in front of ``api_url``, on
+    loopback; its ``.../api`` URL (what that UI's ``apiUrl`` is)."""
+    process = subprocess.Popen(
+        [_node(), str(HARNESS / "passthrough.mjs"), api_url, ""], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("listening "), line
+        yield f"http://127.0.0.1:{line.split()[1]}/api"
+    finally:
+        process.kill()
+        process.wait()

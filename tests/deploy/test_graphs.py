@@ -36,7 +36,7 @@ async def close_shared_pool() -> AsyncIterator[None]:
 @pytest.mark.skipif(bool(os.environ.get(CONFIG_ENV)), reason=f"{CONFIG_ENV} chooses another config here")
 async def test_the_bundled_config_is_served_by_default() -> None:
     assert CONFIG == REPO_ROOT / "graphs" / "mcp.json"
-    assert list(pool.servers) == ["math", "notes", "shop"]
+    assert list(pool.servers) == ["math", "notes", "shop", "weather"]
     assert {c.cwd for c in pool.servers.values()} == {str(REPO_ROOT)}  # "..", relative to the file
     assert not any(c.connected for c in pool.connections.values())  # importing started nothing
 
