@@ -51,8 +51,12 @@ _FORMATS = {
 
 
 def _shown_value(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return json.dumps(text if len(text) <= 40 else text[:40] + "...")
+    """``value`` as the person typed it: text quoted, anything else as JSON; at most 40
+    characters."""
+    if isinstance(value, str):
+        return json.dumps(value if len(value) <= 40 else value[:40] + "...")
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def _choices(prop: Mapping[str, Any]) -> list[str]:
