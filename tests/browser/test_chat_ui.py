@@ -176,6 +176,10 @@ async def test_an_elicitation_is_answered_through_the_review_form(chat: Chat) ->
     form = page.get_by_test_id("action-request")
     await shown_interrupt(page)
     assert await form.count() == 1, await page.get_by_test_id("generic-interrupt").all_inner_texts()
+    # The form's title is the tool and the question, as Agent Chat UI shows an action's name.
+    await expect(form.locator("legend")).to_have_text(
+        "cancel_order: Cancel order A-1001 (2 x espresso beans)?"
+    )
     await expect(form.get_by_test_id("action-description")).to_contain_text("Cancel order A-1001")
     await form.locator('input[name="ok"]').fill("true")  # sent as the string "true", as typed
     await form.locator('button[data-decision="edit"]').click()

@@ -331,7 +331,7 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
 
         children = server.mcp_children()
         names = sorted(Path(cmdline(pid).split()[1]).stem for pid in children)
-        assert names == ["math_server", "notes_server", "shop_server", "stubborn"], names
+        assert names == ["apps_server", "math_server", "notes_server", "shop_server", "stubborn"], names
         assert_stops_cleanly(server, children)
 
 
@@ -378,7 +378,7 @@ async def test_a_hot_reload_closes_the_old_workers_mcp_servers(tmp_path: Path) -
         thread = (await client.threads.create())["thread_id"]
         await client.runs.wait(thread, "tools", input=call)
         before = server.mcp_children()
-        assert len(before) == 4
+        assert len(before) == 5  # the four servers of the config, the stubborn one
 
         (workdir / "edited.py").write_text("EDITED = True\n")  # what a developer saving a file does
         deadline = time.monotonic() + 60
@@ -392,7 +392,7 @@ async def test_a_hot_reload_closes_the_old_workers_mcp_servers(tmp_path: Path) -
         out = await client.runs.wait(thread, "tools", input=call)
         assert isinstance(out, dict) and out["messages"][-1]["content"] == "pong"
         after = server.mcp_children()
-        assert len(after) == 4 and not after & before
+        assert len(after) == 5 and not after & before
         assert_stops_cleanly(server, after)
 
 
@@ -423,7 +423,7 @@ async def test_isolated_run_loops_get_sessions_of_their_own_and_leave_no_server(
         servers = [Path(cmdline(pid).split()[1]).stem for pid in children]
         # One session per server per loop that ran a graph: several loops, at most the 4 job slots.
         counts = {s: servers.count(s) for s in set(servers)}
-        assert len(counts) == 4 and max(counts.values()) >= 2 and max(counts.values()) <= 4, counts
+        assert len(counts) == 5 and max(counts.values()) >= 2 and max(counts.values()) <= 4, counts
         assert_stops_cleanly(server, children)
 
 
