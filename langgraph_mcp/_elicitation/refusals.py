@@ -29,17 +29,20 @@ class AnswerRefused(ValueError):
         detail: the same as a developer reads it (property paths, the schema's words).
     """
 
+    def __init__(self, problems: list[dict[str, str]], detail: str) -> None:
+        self.problems, self.detail = problems, detail
+        lines = [f"{p['label']}: {p['reason']}; {p['hint']}." for p in problems]
+        super().__init__("Your answer was not accepted and the question is still open. " + " ".join(lines))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled as it was made (a checkpoint's error write)
+        return (type(self), (self.problems, self.detail))
+
     def errors(self) -> list[dict[str, Any]]:
         """The pydantic errors of the resume value it was refused for (its ``__cause__``, a
         ``pydantic.ValidationError``, when LangGraph checked it), else its ``problems``."""
         cause = self.__cause__
         found = getattr(cause, "errors", None)
         return list(found()) if callable(found) else [dict(p) for p in self.problems]
-
-    def __init__(self, problems: list[dict[str, str]], detail: str) -> None:
-        self.problems, self.detail = problems, detail
-        lines = [f"{p['label']}: {p['reason']}; {p['hint']}." for p in problems]
-        super().__init__("Your answer was not accepted and the question is still open. " + " ".join(lines))
 
 
 _FORMATS = {
