@@ -229,9 +229,13 @@ PUBLIC: dict[str, list[str]] = {
         "MCPSamplingResume",
         "MCPSamplingResumeValue",
         "MCPSkillApprovalInterrupt",
+        "MCPSkillApprovalResume",
+        "MCPSkillDecision",
+        "MCPSkillDecisions",
         "MCPSkillFileInfo",
         "MCPSkillGrant",
         "MCPSkillLoadResult",
+        "MCPSkillResponses",
         "MCPStreamEvent",
         "MCPTaskInterrupt",
         "MCPToolArtifact",
@@ -242,13 +246,9 @@ PUBLIC: dict[str, list[str]] = {
         "SKILL_APPROVAL_INTERRUPT_TYPE",
         "SKILL_GRANTS_KEY",
         "TASK_INTERRUPT_TYPE",
-        "MCPSkillApprovalResume",
-        "MCPSkillDecision",
-        "MCPSkillDecisions",
     ],
 }
 
-        "MCPSkillResponses",
 
 def all_modules() -> list[ModuleType]:
     found = [langgraph_mcp]
