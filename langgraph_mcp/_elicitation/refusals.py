@@ -15,11 +15,12 @@ from typing import Any
 import jsonschema
 
 from langgraph_mcp._support.sanitise import sanitise_text
+from langgraph_mcp.errors import MCPError
 
 __all__ = ["AnswerRefused", "field_label", "field_problem", "noun", "problem_of", "what_to_enter"]
 
 
-class AnswerRefused(ValueError):
+class AnswerRefused(MCPError, ValueError):
     """A person's answer to a form that does not fit it. Its text is for that person: which field
     (by its title), why, and what to enter; the question stays open.
 

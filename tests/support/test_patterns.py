@@ -231,7 +231,7 @@ def test_output_and_elicitation_schemas_run_patterns_on_re2(no_python_re: list[s
         "message": "?",
         "requested_schema": obj(name={"type": "string", "pattern": CATASTROPHIC}),
     }
-    with pytest.raises(ValueError, match="does not match the requested schema"):
+    with pytest.raises(ValueError, match="is not in the form this field takes"):
         check_response(request, {"action": "accept", "content": {"name": EVIL}})
     request["requested_schema"] = obj(name={"type": "string", "pattern": "(?=x)"})
     with pytest.raises(ValueError, match="the requested schema cannot be used"):
