@@ -494,6 +494,7 @@ def small_tools(server: int, count: int) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.slow  # seconds of CPU: a catalog of thousands of tools
 async def test_a_large_valid_catalog_is_read_and_rewritten_without_holding_the_event_loop(
     tmp_path: Path, pids: Path
 ) -> None:

@@ -37,6 +37,7 @@ from tests.conftest_servers import http_server_process, serve_in_loop, stdio_par
 from tests.helpers import ai, call, free_port, thread, tool_graph, tool_results, tools_by_name
 from tests.servers import overloaded
 from tests.servers.overloaded import BUSY_MESSAGE, SERVER_ERROR
+from tests.tiers import HTTP_ERAS
 
 SERVER = "busy"
 CASES = [("stdio", "auto"), ("stdio", "legacy"), ("http", "auto"), ("http", "legacy")]
@@ -351,7 +352,7 @@ async def test_a_stdio_server_killed_mid_call_leaves_the_outcome_unknown(
         assert connection.connects == 2
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", HTTP_ERAS)
 async def test_an_http_server_stopped_mid_call_leaves_the_outcome_unknown(protocol: str, key: str) -> None:
     """Control: the HTTP server shuts down while a call runs (2025-11-25: its event stream ends
     without an answer, which the SDK reports as -32000; 2026-07-28: an HTTP 5xx). The call's

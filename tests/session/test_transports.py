@@ -38,7 +38,7 @@ from tests.helpers import (
     until,
 )
 from tests.servers import asker, bulky, demo, overloaded
-from tests.tiers import STDIO_ERAS
+from tests.tiers import HTTP_ERAS, STDIO_ERAS
 
 LONGER_THAN_ANY_DEFAULT = 700.0  # loop seconds: past the SDK's 300 s and httpx's 5 s defaults
 # Connecting takes a few real milliseconds, many loop seconds: keep connect_timeout out of the way.
@@ -130,7 +130,7 @@ def test_the_configured_limit_still_fires() -> None:
     assert out["after"] == "2"
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+@pytest.mark.parametrize("protocol", HTTP_ERAS)
 async def test_a_restarted_http_server_gets_a_new_session(protocol: str) -> None:
     """A streamable-HTTP server that restarted no longer knows the session id (2025-11-25 answers
     404 "Session not found"): the next call opens a new session and succeeds, and so does every
@@ -175,7 +175,7 @@ async def test_a_question_after_its_http_server_restarted_is_asked_and_answered(
         assert node.pool.connection("asker").connects == 2
 
 
-@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+@pytest.mark.parametrize("protocol", HTTP_ERAS)
 async def test_a_call_running_when_its_http_server_goes_away_fails_and_the_next_one_works(
     protocol: str,
 ) -> None:

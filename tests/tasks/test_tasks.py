@@ -30,6 +30,7 @@ from langgraph_mcp.errors import MCPToolCallError
 from tests.conftest_servers import http_server_process, spawn_http_server, stdio_params
 from tests.forkserver import command
 from tests.helpers import ai, check, run_script, thread, tool_graph, until
+from tests.tiers import HTTP_ERAS
 
 RUNNER = Path(__file__).resolve().parents[1] / "task_runner.py"
 
@@ -632,7 +633,7 @@ async def test_a_2025_task_is_not_started_again_when_its_node_resumes_in_the_sam
     assert len(server.events("created")) == 1 and not server.events("cancel")
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", HTTP_ERAS)
 async def test_an_attempt_a_node_timeout_cuts_short_cancels_its_task(
     server: TaskServer, protocol: str
 ) -> None:
