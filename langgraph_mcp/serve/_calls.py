@@ -23,6 +23,7 @@ from langgraph_mcp.serve._threads import THREAD_ARGUMENT
 from langgraph_mcp.serve._tools import GraphTool
 
 __all__ = [
+    "QUESTION_TIMEOUT",
     "Call",
     "Host",
     "ServeOptions",
@@ -34,6 +35,11 @@ __all__ = [
     "pending_questions",
     "resume_command",
 ]
+
+
+QUESTION_TIMEOUT = 3600.0
+"""Seconds a 2025-11-25 client has to answer a live question (``elicitation/create``) before the
+call (or the task's ``tasks/result``) ends with an error; the run stays paused at its question."""
 
 
 @dataclass(frozen=True)

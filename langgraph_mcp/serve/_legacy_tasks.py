@@ -20,11 +20,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from langgraph_mcp.serve._calls import (
+    QUESTION_TIMEOUT,
     Host,
     answers_of,
     cannot_answer,
@@ -130,7 +132,8 @@ class LegacyTasks:
             refusal = cannot_answer(run.call, asked, ctx.session.client_capabilities)
             if refusal is not None:
                 return refusal.model_dump(by_alias=True, mode="json", exclude_none=True)
-            answers = {q.key: await _ask(ctx, q) for q in asked}
+            with anyio.fail_after(QUESTION_TIMEOUT):  # a client that never answers ends the request
+                answers = {q.key: await _ask(ctx, q) for q in asked}
             try:
                 command = resume_command(outcome, asked, answers_of(answers))
             except Unanswered as exc:

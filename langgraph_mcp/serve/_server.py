@@ -18,6 +18,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio
 import mcp_types as types
 from langgraph.checkpoint.memory import InMemorySaver
 from mcp.server.auth.provider import TokenVerifier
@@ -25,6 +26,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 
 from langgraph_mcp.serve._calls import (
+    QUESTION_TIMEOUT,
     Call,
     ServeOptions,
     answers_of,
@@ -246,8 +248,15 @@ class GraphServer(MCPServer[Any]):
             if context.protocol_version == MODERN:
                 return input_round(call, asked)
             answers: dict[str, types.ElicitResult] = {}
-            for question in asked:
-                answers[question.key] = await _ask_live(context, question)
+            try:
+                with anyio.fail_after(QUESTION_TIMEOUT):
+                    for question in asked:
+                        answers[question.key] = await _ask_live(context, question)
+            except TimeoutError:
+                return error_result(
+                    f"The client did not answer within {QUESTION_TIMEOUT:g} s. The run is paused at its "
+                    "question and was not resumed."
+                )
             try:
                 command = resume_command(outcome, asked, answers)
             except Unanswered as exc:

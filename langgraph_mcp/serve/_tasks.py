@@ -89,7 +89,10 @@ class Runs:
 
     def start(self, run: Run, payload: Any, inline: Reporter | None = None) -> None:
         """Run ``payload`` in the background for ``run``; ``inline`` also gets its reports while
-        it is set on the run (the call that started it is still open)."""
+        it is set on the run (the call that started it is still open). A run already going for
+        this task is left as it is: two requests that both found it stopped start it once."""
+        if run.job is not None and not run.job.done():
+            return
         run.inline = inline
 
         async def report(said: Report) -> None:
@@ -183,6 +186,8 @@ class Runs:
             command = resume_command(outcome, asked, answers)
         except Unanswered as exc:
             run.refusal = str(exc)
+            return
+        if run.cancelled:  # cancelled while the answers were read
             return
         self.start(run, command)
 
@@ -280,6 +285,11 @@ class ServedTasks(Extension):
         if inline and run.job is not None:
             try:
                 await asyncio.wait({run.job}, timeout=server.options.task_after)
+            except asyncio.CancelledError:
+                # The call ended before it gave a task id: nobody can follow or cancel the run.
+                run.cancelled = True
+                run.job.cancel()
+                raise
             finally:
                 run.inline = None  # the call ends here, as a result or as a task
             if run.job.done() and run.job.exception() is None:
