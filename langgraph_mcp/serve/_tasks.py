@@ -106,12 +106,16 @@ class Runs:
         config: RunnableConfig = {**run.call.config, "metadata": {TASK_METADATA: "task"}}
         run.job = asyncio.ensure_future(drive(run.call.graph, payload, config, report, durable=True))
         run.job.add_done_callback(lambda _job: setattr(run, "updated", time.time()))
-        self._runs[run.task_id] = run
-        while len(self._runs) > _RUNS_MAX:
-            oldest = next(iter(self._runs))
-            if self._runs[oldest].job is not None and not self._runs[oldest].job.done():  # type: ignore[union-attr]
-                break
-            del self._runs[oldest]
+        self._keep(run)
+
+    def _keep(self, run: Run) -> None:
+        """Keep ``run`` for its task id; beyond :data:`_RUNS_MAX`, the oldest runs not going
+        (ended, or never started here) go first, and a running one stays."""
+        self._runs.setdefault(run.task_id, run)
+        if len(self._runs) > _RUNS_MAX:
+            ended = [k for k, r in self._runs.items() if r.job is None or r.job.done()]
+            for key in ended[: len(self._runs) - _RUNS_MAX]:
+                del self._runs[key]
 
     def find(self, value: str, owner: str) -> Run:
         """The task ``value`` of ``owner``: a run of this process, or one found from its thread."""
@@ -125,8 +129,10 @@ class Runs:
         found = self._server.served(tool_name)
         if found is None:
             raise MCPError(types.INVALID_PARAMS, _NOT_FOUND)
+        # Kept at once, so that requests about it at the same time share one run; ids that name
+        # no thread churn out with the oldest ended runs (ids are at most 512 characters).
         run = Run(value, Call(found[0], found[1], parts[0], None))
-        self._runs[value] = run
+        self._keep(run)
         return run
 
     async def state(self, run: Run) -> dict[str, Any]:

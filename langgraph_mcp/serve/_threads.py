@@ -78,5 +78,12 @@ def task_id(thread_id: str, run_id: str) -> str:
 
 def split_task_id(value: str) -> tuple[str, str] | None:
     """``(thread id, run id)`` of a task id, or ``None`` when it is not one of ours."""
+    if len(value) > _MAX_TASK_ID:
+        return None
     thread, sep, run = value.rpartition("~")
     return (thread, run) if sep and thread and run else None
+
+
+_MAX_TASK_ID = 512
+"""No task id this server makes is longer (an owner tag, a thread name of at most 80 characters
+and two hex ids)."""
