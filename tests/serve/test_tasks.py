@@ -5,6 +5,7 @@ new server process on the same SQLite checkpointer."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,13 @@ def _served(folder: Path, *options: str, era: str = "auto") -> dict[str, Any]:
         *options,
     )
     return {**stdio_params("served_graphs", *args, env=env), "protocol": era}
+
+
+def _marked_cancelled(folder: Path) -> bool:
+    try:
+        return list(_task_checkpoints(folder).values()) == [{"cancelled"}]
+    except sqlite3.OperationalError:  # the server is writing: look again
+        return False
 
 
 def _task_checkpoints(folder: Path) -> dict[str, set[str]]:
@@ -95,6 +103,8 @@ async def test_cancelling_the_outer_run_cancels_the_served_run(tmp_path: Path, e
         await until(lambda: (tmp_path / "cancelled-stop").exists())
         with pytest.raises(asyncio.CancelledError):
             await run
+        # The server marks the thread after the run stopped: wait for it before the server goes.
+        await until(lambda: _marked_cancelled(tmp_path))
     assert not (tmp_path / "release-stop").exists()
     # cancelled through the task (tasks/cancel), which marks the thread so no restart resumes it
     assert list(_task_checkpoints(tmp_path).values()) == [{"cancelled"}]
