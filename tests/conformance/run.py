@@ -131,8 +131,9 @@ def install() -> None:
     )
 
 
-def read_baseline(path: Path) -> dict[str, str]:
-    """``client:`` entries of the baseline, each ``- scenario  # reason``: {scenario: reason}."""
+def read_baseline(path: Path, section_name: str = "client") -> dict[str, str]:
+    """``client:`` (or ``section_name``) entries of the baseline, each ``- scenario  # reason``:
+    {scenario: reason}."""
     entries: dict[str, str] = {}
     section = None
     for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -144,7 +145,7 @@ def read_baseline(path: Path) -> dict[str, str]:
         match = re.fullmatch(r"\s+-\s+(\S+)\s+#\s*(\S.*)", line)
         if match is None:
             raise SystemExit(f"{path.name}:{number}: expected '  - scenario  # reason', got {line!r}")
-        if section == "client":
+        if section == section_name:
             entries[match[1]] = match[2]
     return entries
 

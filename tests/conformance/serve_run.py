@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.conformance import run as client_run  # noqa: E402
 from tests.conformance.run import NODE, install  # noqa: E402
 from tests.conformance.serve_graphs import TARGETS  # noqa: E402
 
@@ -45,20 +46,7 @@ _STAMP = re.compile(r"-\d{4}-\d\d-\d\dT[\d-]+Z$")
 
 def read_baseline(path: Path) -> dict[str, str]:
     """``server:`` entries, each ``  - scenario  # reason``: {scenario: reason}."""
-    entries: dict[str, str] = {}
-    section = None
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if not line.startswith(" "):
-            section = line.split(":", 1)[0].strip()
-            continue
-        match = re.fullmatch(r"\s+-\s+(\S+)\s+#\s*(\S.*)", line)
-        if match is None:
-            raise SystemExit(f"{path.name}:{number}: expected '  - scenario  # reason', got {line!r}")
-        if section == "server":
-            entries[match[1]] = match[2]
-    return entries
+    return client_run.read_baseline(path, "server")
 
 
 def outcomes(folder: Path) -> dict[str, tuple[bool, int, int]]:
