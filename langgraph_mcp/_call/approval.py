@@ -39,7 +39,14 @@ from langgraph_mcp._compat.langgraph import (
     shown_question,
     task_scratchpad,
 )
-from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
+from langgraph_mcp._elicitation.answers import (
+    STALE,
+    call_scope,
+    is_stale,
+    keyed_answer,
+    one_decision_schema,
+    question_key,
+)
 from langgraph_mcp._session.skillwire import entry_fingerprint
 from langgraph_mcp._support.coerce import coerce_edited
 from langgraph_mcp.errors import MCPToolCallError
@@ -203,30 +210,7 @@ def _resume_type(request: ApprovalRequest) -> Any:
         return request.decide(value)
 
     decision = _decision_schema(key, name, request.allowed)
-    resume_schema = {
-        "anyOf": [
-            decision,
-            {
-                "type": "object",
-                "properties": {
-                    "decisions": {"type": "array", "items": decision, "minItems": 1, "maxItems": 1}
-                },
-                "required": ["decisions"],
-            },
-            {
-                "type": "object",
-                "properties": {
-                    "responses": {
-                        "type": "object",
-                        "properties": {key: decision},
-                        "required": [key],
-                        "additionalProperties": False,
-                    }
-                },
-                "required": ["responses"],
-            },
-        ]
-    }
+    resume_schema = one_decision_schema(decision, key)
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(resume_schema)]
 
 

@@ -456,3 +456,32 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
         ]
     }
     return Annotated[Any, AfterValidator(validate), WithJsonSchema(schema)]
+
+
+def one_decision_schema(decision: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The JSON Schema of what answers one approval-like question ``key``: the ``decision``
+    itself, ``{"decisions": [<decision>]}``, or ``{"responses": {<key>: <decision>}}``."""
+    return {
+        "anyOf": [
+            decision,
+            {
+                "type": "object",
+                "properties": {
+                    "decisions": {"type": "array", "items": decision, "minItems": 1, "maxItems": 1}
+                },
+                "required": ["decisions"],
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "responses": {
+                        "type": "object",
+                        "properties": {key: decision},
+                        "required": [key],
+                        "additionalProperties": False,
+                    }
+                },
+                "required": ["responses"],
+            },
+        ]
+    }

@@ -18,7 +18,14 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, WithJsonSchema
 
 from langgraph_mcp._compat.langgraph import ask, shown_question
-from langgraph_mcp._elicitation.answers import STALE, call_scope, is_stale, keyed_answer, question_key
+from langgraph_mcp._elicitation.answers import (
+    STALE,
+    call_scope,
+    is_stale,
+    keyed_answer,
+    one_decision_schema,
+    question_key,
+)
 from langgraph_mcp._skills.entries import MCPSkill
 from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.types import MCPSkillApprovalInterrupt
@@ -138,25 +145,7 @@ def _resume_type(key: str) -> Any:
         },
         "required": ["type"],
     }
-    schema = {
-        "anyOf": [
-            decision,
-            {
-                "type": "object",
-                "properties": {
-                    "decisions": {"type": "array", "items": decision, "minItems": 1, "maxItems": 1}
-                },
-                "required": ["decisions"],
-            },
-            {
-                "type": "object",
-                "properties": {
-                    "responses": {"type": "object", "properties": {key: decision}, "required": [key]}
-                },
-                "required": ["responses"],
-            },
-        ]
-    }
+    schema = one_decision_schema(decision, key)
     return Annotated[dict[str, Any], AfterValidator(validate), WithJsonSchema(schema)]
 
 
