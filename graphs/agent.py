@@ -10,6 +10,10 @@ with a message naming the variable.
 Anyone who may create assistants can choose the configurable ``model``; set
 ``LANGGRAPH_MCP_ALLOWED_MODELS`` (comma-separated) to limit what they may choose.
 
+A result Agent Chat UI makes up for a call whose question the person left unanswered (they
+typed instead) is replaced by what happened before the model sees it
+(``MCPToolNode.unanswered_repair``, the graph's first node).
+
 A call an MCP Apps view makes (``graphs.app``'s routes) runs as a run on the view's thread that
 goes straight to ``mcp_app_calls`` (``langgraph_mcp.apps``), never to the model.
 
@@ -77,7 +81,11 @@ builder = StateGraph(ChatState)
 builder.add_node("agent", call_model)
 builder.add_node(tools)
 builder.add_node(views)
-builder.add_conditional_edges(START, route_view_calls("agent"), ["agent", VIEW_CALLS_KEY])
+# A result Agent Chat UI made up for a call whose question the person left unanswered (they typed
+# instead) is replaced by what happened before the model sees it.
+builder.add_node("repair", tools.unanswered_repair)
+builder.add_conditional_edges(START, route_view_calls("repair"), ["repair", VIEW_CALLS_KEY])
+builder.add_edge("repair", "agent")
 builder.add_edge(VIEW_CALLS_KEY, END)
 builder.add_conditional_edges("agent", tools_condition)
 builder.add_edge("tools", "agent")

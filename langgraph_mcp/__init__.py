@@ -46,6 +46,7 @@ from langgraph_mcp.errors import (
     MissingValue,
 )
 from langgraph_mcp.options import (
+    ApprovalByRisk,
     FromConfig,
     FromContext,
     FromState,
@@ -56,6 +57,7 @@ from langgraph_mcp.options import (
 )
 
 __all__ = [
+    "ApprovalByRisk",
     "FailureKind",
     "FromConfig",
     "FromContext",

@@ -21,7 +21,7 @@ middleware sees them); summarisation leaves the tools alone.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, Self
+from typing import Annotated, Any, NotRequired, Self
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -52,11 +52,12 @@ from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
-from langgraph_mcp._compat.langgraph import DroppedStep, adropped_step, dropped_step
+from langgraph_mcp._compat.langgraph import adropped_step, dropped_step
 from langgraph_mcp._graph.batch import Turn, ask_turn, judge_turn, resuming, risk_keys, risk_policies
 from langgraph_mcp._graph.instructions import with_instructions
 from langgraph_mcp._graph.node import MCPToolNode, graph_config, graph_store
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
+from langgraph_mcp._graph.unanswered import made_up, what_happened
 from langgraph_mcp._graph.viewcalls import (
     VIEW_CALLS_KEY,
     MCPAppCallsState,
@@ -78,7 +79,7 @@ from langgraph_mcp.options import (
 )
 from langgraph_mcp.types import SKILL_GRANTS_KEY
 
-__all__ = ["UNANSWERED_MARK", "MCPMiddleware", "Waited", "unanswered"]
+__all__ = ["MCPMiddleware"]
 
 
 class MCPMiddleware(PoolHolder, AgentMiddleware):
@@ -348,73 +349,26 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
 
     # -- questions left unanswered ------------------------------------------------------------
 
-    def _made_up(self, state: Any) -> list[tuple[ToolMessage, str]]:
-        """The results that may be made up by a UI (:data:`UNANSWERED_MARK`, no artifact: a real
-        MCP result has one), with each call's tool name: only the messages after the latest AI
-        message are looked at (where such a UI puts them)."""
-        messages = state.get("messages") if isinstance(state, Mapping) else None
-        trailing: list[ToolMessage] = []
-        ai = None
-        for message in reversed(messages or []):
-            if isinstance(message, AIMessage):
-                ai = message
-                break
-            if isinstance(message, ToolMessage):
-                trailing.append(message)
-        if ai is None or not trailing:
-            return []
-        calls = {c.get("id"): c.get("name", "") for c in ai.tool_calls}
-        return [
-            (m, calls[m.tool_call_id])
-            for m in reversed(trailing)
-            if m.tool_call_id in calls and m.artifact is None and m.content == UNANSWERED_MARK
-        ]
-
-    def _what_happened(
-        self, made_up: list[tuple[ToolMessage, str]], dropped: DroppedStep | None
-    ) -> dict[str, Any] | None:
-        """Each made-up result of an MCP call of this middleware's (a tool it lists, or a call
-        whose MCP question the dropped step left pending) replaced, same message id, by what
-        happened to the call: its real result when it finished in the dropped step, else why it did
-        not run. Results of other calls are left alone."""
-        fixed = []
-        for message, name in made_up:
-            real = _result_in(dropped, message.tool_call_id) if dropped is not None else None
-            waited = _question_of(dropped, message.tool_call_id) if dropped is not None else None
-            tool = self.toolset.get(name)
-            ours = (
-                tool is not None or waited in ("approval", "server") or (real is not None and _from_mcp(real))
-            )
-            if not ours:
-                continue  # not an MCP call of this middleware's
-            if real is not None:
-                fixed.append(real.model_copy(update={"id": message.id}))
-                continue
-            if waited is None:
-                waited = "approval" if tool is not None and tool.needs_approval else "unknown"
-            fixed.append(unanswered(message, name, waited))
-        return {"messages": fixed} if fixed else None
-
     def before_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """A result a UI made up for an MCP call whose question was left unanswered never reaches
         the model as a success: it is replaced by what happened, read from the thread's
         checkpoints (its real result if it finished, else an error saying it did not run)."""
-        made_up = self._made_up(state)
-        if not made_up:
+        found = made_up(state)
+        if not found:
             return None
         conf = get_config().get("configurable")
-        if any(self.toolset.get(name) is None for _, name in made_up):
+        if any(self.toolset.get(name) is None for _, name in found):
             run_sync(self._current, pool=self.pool)  # a new process: the tools are listed first
-        return self._what_happened(made_up, dropped_step(conf))
+        return what_happened(found, dropped_step(conf), self.toolset.get)
 
     async def abefore_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """As :meth:`before_model`."""
-        made_up = self._made_up(state)
-        if not made_up:
+        found = made_up(state)
+        if not found:
             return None
-        if any(self.toolset.get(name) is None for _, name in made_up):
+        if any(self.toolset.get(name) is None for _, name in found):
             await self._current()  # a new process: the tools are listed first
-        return self._what_happened(made_up, await adropped_step(get_config().get("configurable")))
+        return what_happened(found, await adropped_step(get_config().get("configurable")), self.toolset.get)
 
     # -- the tools' side ---------------------------------------------------------------------
 
@@ -526,69 +480,6 @@ class MCPMiddleware(PoolHolder, AgentMiddleware):
         if shown is None:
             return result
         return Command(update={"messages": [shown, result]})
-
-
-UNANSWERED_MARK = "Successfully handled tool call."
-"""The result Agent Chat UI gives a call whose question (interrupt) is pending when the person
-types a new message instead of answering: the new run drops the question and the call never
-runs."""
-
-
-Waited = Literal["approval", "turn", "server", "unknown"]
-"""What a call whose question was left unanswered was waiting for: its own approval, the
-approval of its turn's calls, a question from its server, or something not known."""
-
-_WAITED: Mapping[str, str] = {
-    "approval": "was not executed: it was waiting for a person's approval",
-    "turn": "was not executed: it was waiting, with the other calls of its turn, for a person's approval",
-    "server": (
-        "did not complete: its server asked the person a question and was waiting for the answer "
-        "(the server may have begun the work; it was not finished)"
-    ),
-    "unknown": "did not complete: it was waiting for a person's answer",
-}
-
-
-def unanswered(message: ToolMessage, name: str, waited: Waited) -> ToolMessage:
-    """``message`` (same id, so it replaces the made-up result in the state) saying what happened
-    to the call: it did not run (or not to its end), because the question it waited on was left
-    unanswered and dropped when the person sent a new message."""
-    text = (
-        f"The tool call `{name}` {_WAITED[waited]}, and the person sent a new message instead of "
-        "answering, so the question was dropped. Do not treat the call as done; if it is still "
-        "wanted, ask the person or call it again."
-    )
-    return message.model_copy(update={"content": text, "status": "error"})
-
-
-def _result_in(dropped: DroppedStep, call_id: str) -> ToolMessage | None:
-    """The result the call wrote in the dropped step (it finished there), if any."""
-    for _channel, value in dropped.written:
-        for item in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(item, ToolMessage) and item.tool_call_id == call_id:
-                return item
-    return None
-
-
-def _from_mcp(message: ToolMessage) -> bool:
-    """Is ``message`` an MCP tool's result (its artifact names its server)?"""
-    return isinstance(message.artifact, Mapping) and "server" in message.artifact
-
-
-def _question_of(dropped: DroppedStep, call_id: str) -> Waited | None:
-    """What the call waited for in the dropped step, by the questions left pending there."""
-    turn = False
-    for value in dropped.asked:
-        if not isinstance(value, Mapping):
-            continue
-        if value.get("type") == "tool_approvals":
-            approvals = value.get("approvals") or []
-            if any(isinstance(a, Mapping) and a.get("tool_call_id") == call_id for a in approvals):
-                return "approval"
-            turn = True  # the turn's calls wait for it
-        elif value.get("tool_call_id") == call_id:
-            return "approval" if value.get("type") == "tool_approval" else "server"
-    return "turn" if turn else None
 
 
 DECISIONS_KEY = "mcp_approval_decisions"

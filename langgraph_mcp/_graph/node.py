@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Self, cast
 
 from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import get_config_list
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config, get_store
@@ -52,7 +52,13 @@ from langgraph_mcp._catalog.bind import DEFAULT_DECISIONS, ToolSet
 from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import Audience, ToolView, revealed_in
-from langgraph_mcp._compat.langgraph import default_handle_tool_errors, injected_args, is_checkpointed
+from langgraph_mcp._compat.langgraph import (
+    adropped_step,
+    default_handle_tool_errors,
+    dropped_step,
+    injected_args,
+    is_checkpointed,
+)
 from langgraph_mcp._graph.batch import (
     Batch,
     Turn,
@@ -64,6 +70,7 @@ from langgraph_mcp._graph.batch import (
     risk_policies,
 )
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
+from langgraph_mcp._graph.unanswered import made_up, what_happened
 from langgraph_mcp._pool.pool import OnConnectionError
 from langgraph_mcp._support.sync import run_sync
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT
@@ -278,6 +285,40 @@ class MCPToolNode(PoolHolder, ToolNode):
         run = await self._run_tools(graph_config(), context, graph_store(), state)
         view = self._new_view(context, state, run)
         return [*self._local_tools.values(), *view.signin, *view.offered]
+
+    @functools.cached_property
+    def unanswered_repair(self) -> Runnable[Any, dict[str, Any] | None]:
+        """A node (sync and async) for a graph of one's own that does what
+        :class:`~langgraph_mcp.MCPMiddleware` does before each model call: a result a UI made up
+        for an MCP call of this node's whose question was left unanswered (Agent Chat UI's
+        "Successfully handled tool call." when the person types instead of answering) is replaced,
+        same message id, by what happened to the call, read from the thread's checkpoints: its real
+        result when it finished in the step the new input dropped, else an error saying it did not
+        run and what it waited for. Other messages are left alone; no made-up result, no update.
+
+        Put it first, before the model node (the made-up result comes with the new input)::
+
+            builder.add_node("repair", tools.unanswered_repair)
+            builder.add_edge(START, "repair")
+            builder.add_edge("repair", "agent")
+        """
+        return RunnableLambda(self._repair, afunc=self._arepair, name="mcp_unanswered_repair")
+
+    def _repair(self, state: Any) -> dict[str, Any] | None:
+        found = made_up(state)
+        if not found:
+            return None
+        if any(self.toolset.get(name) is None for _, name in found):
+            run_sync(self.toolset.current, pool=self.pool)  # a new process: the tools are listed first
+        return what_happened(found, dropped_step(get_config().get("configurable")), self.toolset.get)
+
+    async def _arepair(self, state: Any) -> dict[str, Any] | None:
+        found = made_up(state)
+        if not found:
+            return None
+        if any(self.toolset.get(name) is None for _, name in found):
+            await self.toolset.current()  # a new process: the tools are listed first
+        return what_happened(found, await adropped_step(get_config().get("configurable")), self.toolset.get)
 
     @property
     def tools_by_name(self) -> dict[str, BaseTool]:

@@ -11,10 +11,13 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
-from langgraph_mcp import create_mcp_agent
+from langgraph_mcp import MCPToolNode, create_mcp_agent
 from tests.chat import ScriptModel
 from tests.helpers import thread
 from tests.servers import shopfront
@@ -209,3 +212,70 @@ async def test_a_real_result_with_those_words_is_left_alone() -> None:
     finally:
         await agent.mcp.aclose()
     assert [m.text for m in model.calls[-1].messages if isinstance(m, ToolMessage)][-1] == said.text
+
+
+def own_graph(model: ScriptModel, node: MCPToolNode) -> Any:
+    """A graph of one's own (as ``graphs/agent.py``): the repair node first, then the model."""
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        tools = list(node.tools_by_name.values())  # listed by ``node.start()``
+        return {"messages": [model.bind_tools(tools).invoke(state["messages"])]}
+
+    async def acall_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.bind_tools(await node.get_tools()).ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("repair", node.unanswered_repair)
+    builder.add_node("agent", RunnableLambda(call_model, afunc=acall_model))
+    builder.add_node(node)
+    builder.add_edge(START, "repair")
+    builder.add_edge("repair", "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("question", ["approval", "elicitation"])
+async def test_the_repair_node_of_a_graph_of_ones_own(question: str) -> None:
+    """``MCPToolNode.unanswered_repair`` does in a hand-built graph what the middleware does."""
+    call = (
+        ("delete_item", {"item": "x"}, "c1")
+        if question == "approval"
+        else ("confirm_info", {"item": "x"}, "c1")
+    )
+    model = ScriptModel(turns=[[call], "noted"])
+    node = MCPToolNode(shop(), approval="destructive" if question == "approval" else None)
+    graph = own_graph(model, node)
+    try:
+        out = await graph.ainvoke({"messages": [("user", "go")]}, thread())
+        assert out["__interrupt__"]
+        fake = ToolMessage(content="Successfully handled tool call.", tool_call_id="c1", name=call[0])
+        out = await graph.ainvoke({"messages": [fake, HumanMessage("never mind")]}, thread())
+    finally:
+        await node.aclose()
+    [seen] = [m for m in model.calls[-1].messages if isinstance(m, ToolMessage)]
+    waited = (
+        "was not executed: it was waiting for a person's approval"
+        if question == "approval"
+        else ("did not complete: its server asked the person a question")
+    )
+    assert waited in seen.text and "Successfully" not in seen.text and seen.status == "error"
+    [stored] = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert stored.id == fake.id or stored.text == seen.text
+    assert out["messages"][-1].text == "noted"
+
+
+async def test_the_repair_node_leaves_a_run_without_made_up_results_alone() -> None:
+    """No made-up result: no update, nothing read; a synchronous run works too."""
+    model = ScriptModel(turns=[[("list_items", {}, "c1")], "ok", "again"])
+    node = MCPToolNode(shop())
+    graph = own_graph(model, node)
+    try:
+        await node.start()
+        first = await asyncio.to_thread(graph.invoke, {"messages": [("user", "go")]}, thread())
+        second = await asyncio.to_thread(graph.invoke, {"messages": [("user", "more")]}, thread())
+    finally:
+        await node.aclose()
+    assert [m.text for m in first["messages"]][-1] == "ok"
+    assert second["messages"][: len(first["messages"])] == first["messages"]  # nothing rewritten
+    assert node.unanswered_repair is node.unanswered_repair  # one node per tool node

@@ -20,6 +20,7 @@ from langgraph_mcp.errors import FAILURE_KINDS, FailureKind
 
 PUBLIC: dict[str, list[str]] = {
     "langgraph_mcp": [
+        "ApprovalByRisk",
         "FailureKind",
         "FromConfig",
         "FromContext",
