@@ -1,9 +1,24 @@
-"""Agent Chat UI, built from the template of the npm package ``create-agent-chat-app``.
+"""Agent Chat UI, built from a checkout of its repository or from the npm package's template.
 
-Unpacks ``package/templates/nextjs/`` of ``npm pack create-agent-chat-app@<version>`` into a cache
-folder outside the repository (``~/.cache/langgraph-mcp/agent-chat-ui/<version>``), installs its
-packages and builds it with ``next build``. The build is kept: it is redone only when the version,
-the ports or the two files added here change.
+**From a checkout** (``ensure_built_source``; ``git clone https://github.com/langchain-ai/agent-
+chat-ui``): the checkout is copied into a cache folder outside the repository
+(``~/.cache/langgraph-mcp/agent-chat-ui/source-<hash of its files>``, without ``.git``,
+``node_modules`` and ``.next``), its packages installed with the pnpm its ``packageManager``
+names, from its lockfile (``npx pnpm@<version> install --frozen-lockfile``; ``npm install`` when
+it has no ``pnpm-lock.yaml``), and built with ``next build``. Its own ``/api`` passthrough route
+(``src/app/api/[..._path]/route.ts``) is kept as it is, configured as its README's "Going to
+Production" says: ``LANGGRAPH_API_URL``, ``NEXT_PUBLIC_API_URL`` (the UI's own ``/api``),
+``NEXT_PUBLIC_ASSISTANT_ID`` and ``LANGSMITH_API_KEY`` (a dummy: the local server checks none).
+Two changes, as for the template: the offline font in ``src/app/layout.tsx``, and the ``/ui/``
+rewrite added to its ``next.config.mjs`` (below).
+
+**From the template** (``ensure_built``): unpacks ``package/templates/nextjs/`` of
+``npm pack create-agent-chat-app@<version>`` into a cache folder outside the repository
+(``~/.cache/langgraph-mcp/agent-chat-ui/<version>``), installs its packages and builds it with
+``next build``.
+
+Either build is kept: it is redone only when the checkout's files (or the version), the ports or
+the changes made here change.
 
 What is added to the template, as a deployment of Agent Chat UI has it (the template of 0.1.6
 predates both):
@@ -73,7 +88,7 @@ def _offline_font(app: Path) -> None:
     if FONT[0] in text:
         layout.write_text(text.replace(FONT[0] + "\n", "").replace(FONT[1], NO_FONT))
     if "next/font/google" in layout.read_text():
-        raise RuntimeError(f"{layout} still loads a Google font: the template changed, update FONT")
+        raise RuntimeError(f"{layout} still loads a Google font: the UI changed, update FONT")
 
 
 def folder(version: str = VERSION) -> Path:
@@ -155,6 +170,101 @@ def ensure_built(ui_port: int, api_port: int, version: str = VERSION, log: bool 
         route.parent.mkdir(parents=True, exist_ok=True)
         route.write_text(ROUTE)
         (app / "next.config.mjs").write_text(NEXT_CONFIG)
+        _offline_font(app)
+        if log:
+            print(f"next build in {app} ...", flush=True)
+        _run([str(app / "node_modules" / ".bin" / "next"), "build"], cwd=app, env=env)
+        stamp.write_text(digest)
+        return app, time.monotonic() - started
+
+
+REWRITES = """  // Generative-UI components load from the LangGraph server's /ui/ (see langgraph-mcp's docs)
+  async rewrites() {
+    const api = process.env.LANGGRAPH_API_URL;
+    return api ? [{ source: "/ui/:path*", destination: `${api}/ui/:path*` }] : [];
+  },
+"""
+SKIPPED = (".git", "node_modules", ".next")
+
+
+def _skipped(name: str) -> bool:
+    return name in SKIPPED or (name.startswith(".env") and name != ".env.example")
+
+
+def source_commit(source: Path) -> str | None:
+    """The checkout's commit (``git rev-parse --short HEAD``), with ``+changes`` when it has
+    uncommitted changes; None when it is no git checkout (an exported tree)."""
+    git = ["git", "-C", str(source)]
+    done = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not (source / ".git").exists():
+        return None
+    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=False)
+    dirty = dirty.stdout.strip()
+    return done.stdout.strip() + ("+changes" if dirty else "")
+
+
+def source_digest(source: Path) -> str:
+    """A hash of the checkout's files (what is copied: no ``.git``, ``node_modules``, ``.next``)."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if not _skipped(d))
+        for name in sorted(f for f in files if not _skipped(f)):
+            path = Path(root) / name
+            digest.update(str(path.relative_to(source)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _add_rewrites(app: Path) -> None:
+    config = app / "next.config.mjs"
+    text = config.read_text()
+    if "/ui/:path*" in text:
+        return
+    anchor = "const nextConfig = {\n"
+    if anchor not in text:
+        raise RuntimeError(f"{config} has no {anchor.strip()!r}: the source changed, update _add_rewrites")
+    config.write_text(text.replace(anchor, anchor + REWRITES, 1))
+
+
+def _install(app: Path, log: bool) -> None:
+    if (app / "pnpm-lock.yaml").is_file():
+        manager = json.loads((app / "package.json").read_text()).get("packageManager", "pnpm")
+        pnpm = manager.split("+")[0] if manager.startswith("pnpm@") else "pnpm"
+        if log:
+            print(f"{pnpm} install --frozen-lockfile in {app} ...", flush=True)
+        _run(["npx", "--yes", pnpm, "install", "--frozen-lockfile"], cwd=app, env={"CI": "1"})
+    else:
+        if log:
+            print(f"npm install in {app} ...", flush=True)
+        _run(["npm", "install", "--no-audit", "--no-fund"], cwd=app)
+
+
+def ensure_built_source(source: Path, ui_port: int, api_port: int, log: bool = True) -> tuple[Path, float]:
+    """Agent Chat UI built from the checkout ``source``: the built app's folder, and the seconds
+    this call spent building (0 when cached). Keyed by the checkout's content; rebuilt when the
+    ports (part of the build) or the changes made here change."""
+    source = source.resolve()
+    if not (source / "package.json").is_file() or not (source / "src" / "app").is_dir():
+        raise RuntimeError(f"{source} is no checkout of Agent Chat UI (no package.json and src/app/)")
+    base = CACHE / f"source-{source_digest(source)[:16]}"
+    base.mkdir(parents=True, exist_ok=True)
+    env = build_env(ui_port, api_port)
+    with (base / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        app = base / "app"
+        if not (app / "package.json").is_file():
+            shutil.rmtree(app, ignore_errors=True)
+            shutil.copytree(source, app, ignore=lambda _, names: [n for n in names if _skipped(n)])
+        digest = hashlib.sha256(json.dumps([REWRITES, NO_FONT, env]).encode()).hexdigest()
+        stamp = app / ".next" / ".built-for"
+        if stamp.is_file() and stamp.read_text() == digest:
+            return app, 0.0
+        started = time.monotonic()
+        if not (app / "node_modules" / ".bin" / "next").exists():
+            _install(app, log)
+        if not (app / "src" / "app" / "api" / "[..._path]" / "route.ts").is_file():
+            raise RuntimeError(f"{app} has no /api passthrough route (src/app/api/[..._path]/route.ts)")
+        _add_rewrites(app)
         _offline_font(app)
         if log:
             print(f"next build in {app} ...", flush=True)
