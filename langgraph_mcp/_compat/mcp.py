@@ -33,6 +33,7 @@ __all__ = [
     "call_headers",
     "CLOSED_MESSAGE",
     "connection_closed",
+    "hook_notifications",
     "is_transport_answer",
     "read_resource_rounds",
     "send_unchecked",
@@ -116,9 +117,18 @@ if _missing_session:  # pragma: no cover - only with an unsupported SDK
     )
 
 
-async def send_unchecked(session: ClientSession, method: str, params: Mapping[str, Any] | None) -> Any:
+async def send_unchecked(
+    session: ClientSession,
+    method: str,
+    params: Mapping[str, Any] | None,
+    *,
+    request_id: str | None = None,
+    timeout: float | None = None,
+) -> Any:
     """Send one request over ``session`` and return its result as the server sent it (parsed
-    JSON, not validated).
+    JSON, not validated). ``request_id``: send it under this id (a string that does not parse as
+    a number stays unique for the session), for a request whose notifications name it before
+    its result arrives. ``timeout``: the SDK's own bound on the wait (``None``: the session's).
 
     Raises:
         MCPError: the server answered with an error, or the connection closed.
@@ -127,8 +137,37 @@ async def send_unchecked(session: ClientSession, method: str, params: Mapping[st
     if params:
         data["params"] = dict(params)
     opts: CallOptions = {}
+    if request_id is not None:
+        opts["request_id"] = request_id
+    if timeout is not None:
+        opts["timeout"] = timeout
     session._stamp(data, opts)
     return await session._dispatcher.send_raw_request(method, data.get("params"), opts)
+
+
+NotificationHook = Callable[[str, Mapping[str, Any] | None], bool]
+"""Sees each notification the session receives, in the order received, on the receive path
+(it must not block); returns whether it took the notification (then the session does not)."""
+
+
+def hook_notifications(session: ClientSession, hook: NotificationHook) -> None:
+    """Run ``hook`` first for every notification ``session`` receives from now on, before the
+    SDK's own interception (``subscriptions/listen`` routing), in receive order. The SDK offers
+    extensions notification bindings, but those run out of order, one queue per method, and a
+    pushed event stream's frames must be read in order (an event, then the heartbeat whose cursor
+    is after it)."""
+    dispatcher = session._dispatcher
+    inner = getattr(dispatcher, "_inner", dispatcher)  # under complete_by_default's wrapper
+    if not hasattr(inner, "_on_notify_intercept"):  # pragma: no cover - only with an unsupported SDK
+        raise ImportError("mcp's dispatcher has no _on_notify_intercept; this mcp version is not supported")
+    previous = inner._on_notify_intercept
+
+    def chained(method: str, params: Mapping[str, Any] | None) -> bool:
+        if hook(method, params):
+            return True
+        return bool(previous is not None and previous(method, params))
+
+    inner._on_notify_intercept = chained
 
 
 class _CompleteByDefault:

@@ -41,9 +41,10 @@ from mcp.client.extension import advertise
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.exceptions import MCPError as SDKError
 
-from langgraph_mcp._compat.mcp import complete_by_default
+from langgraph_mcp._compat.mcp import complete_by_default, hook_notifications
 from langgraph_mcp._session.callbacks import Callbacks
 from langgraph_mcp._session.era import MODERN, client_info, is_handshake_version
+from langgraph_mcp._session.eventwire import EVENTS_EXTENSION
 from langgraph_mcp._session.listen import Listen
 from langgraph_mcp._session.loops import CLOSE_GRACE, LISTINGS, LoopScope
 from langgraph_mcp._session.owner import CLOSE_TIMEOUT, Session
@@ -66,6 +67,8 @@ _TASKS = advertise(TASKS_EXTENSION)
 _SKILLS = advertise(SKILLS_EXTENSION)
 """The skills extension (servers with ``skills: true``, the default): the extension defines no
 client settings, but servers may refuse ``skills/list`` to a client that does not declare it."""
+_EVENTS = advertise(EVENTS_EXTENSION)
+"""The client reads events (it MAY say so: the extension's requests are all the client's)."""
 _SAMPLING_TOOLS = types.SamplingCapability(tools=types.SamplingToolsCapability())
 """``sampling.tools``: declared when the server's ``sampling_model`` can be given tools."""
 
@@ -104,8 +107,8 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
                 *([_APPS] if self.config.apps else []),
                 *([_TASKS] if self.config.tasks else []),
                 *([_SKILLS] if self.config.skills else []),
-            ]
-            or None,
+                _EVENTS,
+            ],
         )
 
     async def _connected(self, session: Session) -> None:
@@ -125,6 +128,7 @@ class ServerConnection(TaskRequests, Listen, Callbacks):
         )
         if not is_handshake_version(client.protocol_version):
             complete_by_default(client.session)
+        hook_notifications(client.session, self.event_routes.take)  # pushed events, in order
         self._tools_changed()
         self._lists_changed(*LISTINGS)
         self.reads.clear()  # updates sent while no session was open were lost

@@ -26,6 +26,7 @@ from jsonschema.protocols import Validator
 from mcp import Client
 
 from langgraph_mcp._session.era import Era, era_of
+from langgraph_mcp._session.eventroutes import EventRoutes
 from langgraph_mcp._session.freshness import ListingShare, ReadCache, Stamp
 from langgraph_mcp._session.limits import FairLimiter, Slot, queue_key
 from langgraph_mcp._session.owner import Session, SessionOwner
@@ -100,9 +101,11 @@ class ConnectionBase:
         """The session is one user's (per-user OAuth, or a run's credentials): what it lists is
         theirs, so its warnings never name a tool."""
         self.server_extensions: dict[str, Any] = {}
+        """The extensions the server declared on its last session (identifier -> settings)."""
         self.instructions: str | None = None
         """What the server said, on its last session, about how to use it (``instructions``)."""
-        """The extensions the server declared on its last session (identifier -> settings)."""
+        self.event_routes = EventRoutes()
+        """The pushed event streams open on the sessions, and the event types' list changes."""
         self.attached: dict[str, Any] = {}
         """What the layers above keep for this connection's lifetime, opaque to it (the catalog
         keeps a digest of the last listing here: it goes when a user's connection is closed)."""

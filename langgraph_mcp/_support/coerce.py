@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_JSON_DEPTH", "MAX_JSON_TEXT", "MAX_NUMBER_TEXT", "coerce_edited"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_JSON_TEXT", "MAX_NUMBER_TEXT", "coerce_edited", "json_depth"]
 
 MAX_NUMBER_TEXT = 100
 """The most characters an edited number may have."""
@@ -79,7 +79,9 @@ def _json_type(value: Any) -> str:
     return "string"
 
 
-def _depth(value: Any) -> int:
+def json_depth(value: Any) -> int:
+    """How deep ``value`` (parsed JSON) nests (a scalar: 0); past :data:`MAX_JSON_DEPTH` it
+    stops counting and says a depth over it. Iterative: no recursion limit to hit."""
     deepest, pending = 0, [(value, 1)]
     while pending:
         item, level = pending.pop()
@@ -146,7 +148,7 @@ def _convert(name: str, text: str, types: set[str]) -> Any:
         except (ValueError, RecursionError):
             value = None
         else:
-            if _depth(value) > MAX_JSON_DEPTH:
+            if json_depth(value) > MAX_JSON_DEPTH:
                 raise ValueError(f"{name}: the JSON value is nested over {MAX_JSON_DEPTH} levels deep")
             if _json_type(value) in containers:
                 return value

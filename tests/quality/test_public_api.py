@@ -84,6 +84,18 @@ PUBLIC: dict[str, list[str]] = {
     "langgraph_mcp.demo": ["SERVER_NAMES", "demo_server", "main"],
     "langgraph_mcp.deploy": ["CONFIG_ENV", "Closable", "DRAIN_TIMEOUT", "config_path", "lifespan"],
     "langgraph_mcp.elicitation": ["accept", "cancel", "decline", "resume_elicitations"],
+    "langgraph_mcp.events": [
+        "EVENTS_EXTENSION",
+        "EVENTS_REVISION",
+        "DeliveryMode",
+        "EventSubscription",
+        "EventType",
+        "MCPEvent",
+        "WebhookReceiver",
+        "check_delivery",
+        "new_secret",
+        "sign",
+    ],
     "langgraph_mcp.oauth": ["PACKAGE_NAMESPACE", "guard_store", "oauth_callback_app", "revoke"],
     "langgraph_mcp.errors": [
         "FAILURE_KINDS",

@@ -1,0 +1,467 @@
+"""One subscription to an MCP server's events, as an async iterator of :class:`MCPEvent`.
+
+The client side of the events extension (SEP-3415 draft) for one event type and its arguments,
+delivered by poll, push or webhook:
+
+- **poll**: ``events/poll`` from the cursor; while ``hasMore``, at once; else after ``nextPollMs``,
+  never sooner than ``poll_floor`` seconds (default 1 s); a ``truncated`` answer's fresh cursor is
+  kept (history was lost: :attr:`EventSubscription.gaps` counts it); a ``null`` cursor is never
+  kept nor sent back (the next poll asks with ``null``);
+- **push**: ``events/stream`` from the cursor; the cursor of each ``active``, ``event`` and
+  ``heartbeat`` frame is kept; a stream silent for twice the longest gap seen between its
+  heartbeats (30 s assumed before two arrived) is dead and opened again from the cursor; one that
+  ends or fails is opened again after a back-off; ``terminated`` ends the subscription
+  (:class:`~langgraph_mcp.MCPServerError`);
+- **webhook**: ``events/subscribe`` with a URL of a :class:`~langgraph_mcp._events.webhooks.
+  WebhookReceiver` (one path per subscription) and a fresh secret; renewed (same URL, type and
+  arguments, from the cursor) at half the time left before ``refreshBefore``; each delivery's
+  signature and freshness are checked by the receiver; a ``gap`` keeps its cursor and counts,
+  ``terminated`` ends the subscription.
+
+Either way, after ``notifications/events/list_changed`` the types are listed again, and a type
+gone, or no longer offered in the mode, ends the subscription.
+
+**Cursors and at-least-once.** :attr:`EventSubscription.cursor` is the position after the events
+given so far (of a poll page, after its last event; a server that gives each polled event its own
+cursor, after each). Keep it after handling each event and resume from it: nothing is lost, and
+only what was handled but not yet kept (and the rest of a poll page) is given again. The iterator
+reads only while the consumer waits for the next event: a stream or poll loop is not run ahead
+(a webhook subscription is renewed on time regardless). Within a subscription an event id is
+given once (the last :data:`SEEN_IDS` ids are remembered). Events that are too large, too deep or
+not the shape are refused, counted in :attr:`EventSubscription.refused`, never given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import datetime
+import logging
+import math
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from langgraph_mcp._events.webhooks import WebhookReceiver, new_secret, subscription_path
+from langgraph_mcp._session.eventroutes import StreamFrame
+from langgraph_mcp._session.events import (
+    declares_events,
+    event_stream,
+    list_event_types,
+    poll_events,
+    subscribe_webhook,
+)
+from langgraph_mcp._session.eventwire import (
+    DELIVERY_MODES,
+    DeliveryMode,
+    EventOccurrence,
+    occurrence_or_refusal,
+)
+from langgraph_mcp.errors import MCPAuthenticationError, MCPConfigError, MCPError, MCPServerError
+
+if TYPE_CHECKING:
+    from langgraph_mcp._session.connection import ServerConnection
+
+__all__ = ["ASSUMED_HEARTBEAT", "SEEN_IDS", "EventSubscription", "MCPEvent"]
+
+logger = logging.getLogger("langgraph_mcp.events")
+
+ASSUMED_HEARTBEAT = 30.0
+"""Seconds between a pushed stream's heartbeats assumed until two arrived (the draft: at least
+every 30 s)."""
+
+SEEN_IDS = 10_000
+"""Event ids a subscription remembers to give each event once."""
+
+NO_EXPIRY_RENEWAL = 3600.0
+"""Seconds between renewals of a webhook subscription granted with no expiry (the draft: renew
+occasionally even then)."""
+
+_RETRY = (0.5, 30.0)
+"""A stream that ended or failed is opened again after this many seconds, doubling up to the
+second value; a stream that delivered something starts the back-off again."""
+
+
+@dataclass(frozen=True)
+class MCPEvent:
+    """One event of an MCP server (the events extension).
+
+    ``event_id`` is the server's id of the event, unique for it: the key to give an event at most
+    once. ``cursor`` is the subscription's position after it (``None``: the type keeps no history,
+    or the position is after the page the event came in).
+    """
+
+    server: str
+    name: str
+    event_id: str
+    timestamp: str
+    data: dict[str, Any]
+    arguments: dict[str, Any] = field(default_factory=dict)
+    cursor: str | None = None
+
+    @classmethod
+    def of(cls, server: str, arguments: Mapping[str, Any], occurrence: EventOccurrence) -> MCPEvent:
+        return cls(
+            server=server,
+            name=occurrence.name,
+            event_id=occurrence.event_id,
+            timestamp=occurrence.timestamp,
+            data=occurrence.data,
+            arguments=dict(arguments),
+            cursor=occurrence.cursor,
+        )
+
+
+class EventSubscription(AsyncIterator[MCPEvent]):
+    """The events of one type (and arguments) of one server, in the order sent, each once.
+
+    Made by :meth:`MCPPool.events <langgraph_mcp.MCPPool.events>`. Iterate it (``async for``);
+    :meth:`aclose` (or ``async with``) stops it. Keep :attr:`cursor` to resume later, in this or
+    another process, with ``cursor=``.
+    """
+
+    def __init__(
+        self,
+        connection: ServerConnection,
+        name: str,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        mode: DeliveryMode | None = None,
+        cursor: str | None = None,
+        poll_floor: float = 1.0,
+        max_events: int | None = None,
+        receiver: WebhookReceiver | None = None,
+        ttl_ms: int | None = None,
+    ) -> None:
+        if mode is not None and mode not in DELIVERY_MODES:
+            raise MCPConfigError(connection.name, "mode", f"events of {name!r}: no delivery mode {mode!r}")
+        if mode == "webhook" and receiver is None:
+            raise MCPConfigError(
+                connection.name,
+                "receiver",
+                f"events of {name!r} by webhook need a WebhookReceiver",
+            )
+        if not (poll_floor >= 0 and math.isfinite(poll_floor)):
+            raise MCPConfigError(
+                connection.name, "poll_floor", "must be a finite number of seconds, 0 or more"
+            )
+        self.connection = connection
+        self.server = connection.name
+        self.name = name
+        self.arguments: dict[str, Any] = dict(arguments or {})
+        self.mode: DeliveryMode | None = mode
+        """The mode asked for; once started, the mode in use."""
+        self.cursor: str | None = cursor
+        """The position after the events given so far and handled (see the module docs)."""
+        self.gaps = 0
+        """Times the server said events were lost (its history did not reach back to the
+        cursor)."""
+        self.refused = 0
+        """Events refused (too large, too deep, or not an event)."""
+        self.poll_floor = poll_floor
+        self.max_events = max_events
+        self.receiver = receiver
+        self.ttl_ms = ttl_ms
+        self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self._run: AsyncGenerator[MCPEvent, None] | None = None
+        self._changes = 0
+
+    def __repr__(self) -> str:
+        return f"EventSubscription({self.server!r}, {self.name!r}, mode={self.mode!r})"
+
+    def __aiter__(self) -> EventSubscription:
+        return self
+
+    async def __anext__(self) -> MCPEvent:
+        if self._run is None:
+            self._run = self._events()
+        return await self._run.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop: an open stream is closed (its request cancelled)."""
+        if self._run is not None:
+            await self._run.aclose()
+
+    async def __aenter__(self) -> EventSubscription:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- the loops -------------------------------------------------------------------------------
+
+    async def _events(self) -> AsyncGenerator[MCPEvent, None]:
+        self.mode = await self._chosen_mode()
+        self._changes = self.connection.event_routes.list_changes
+        loop = {"poll": self._poll, "push": self._push, "webhook": self._webhook}[self.mode]()
+        try:
+            async for event in loop:
+                yield event
+        finally:
+            await loop.aclose()
+
+    async def _chosen_mode(self) -> DeliveryMode:
+        """The mode to read in: the one asked for, else push when offered, else poll.
+
+        Raises:
+            MCPConfigError: the server has no events, no such type, or not in that mode.
+        """
+        await self.connection.connect()
+        if not declares_events(self.connection):
+            raise MCPConfigError(self.server, None, "the server does not declare the events extension")
+        offered = await self._offered()
+        if self.mode is not None:
+            if self.mode not in offered:
+                raise MCPConfigError(
+                    self.server, "mode", f"event type {self.name!r} is not delivered by {self.mode!r} here"
+                )
+            return self.mode
+        for mode in DELIVERY_MODES:
+            if mode in offered and (mode != "webhook" or self.receiver is not None):
+                return mode
+        raise MCPConfigError(
+            self.server, "receiver", f"event type {self.name!r} is delivered only by webhook: give a receiver"
+        )
+
+    async def _offered(self) -> tuple[DeliveryMode, ...]:
+        for kind in await list_event_types(self.connection):
+            if kind.name == self.name:
+                return kind.delivery
+        raise MCPConfigError(self.server, None, f"the server has no event type {self.name!r}")
+
+    async def _check_list(self) -> None:
+        """After ``list_changed``: the type is listed again; gone, or no longer in the mode, the
+        subscription ends."""
+        changes = self.connection.event_routes.list_changes
+        if changes == self._changes:
+            return
+        self._changes = changes
+        offered = await self._offered()
+        if self.mode not in offered:
+            raise MCPConfigError(
+                self.server, "mode", f"event type {self.name!r} is no longer delivered by {self.mode!r}"
+            )
+
+    def _given(self, raw: Any) -> MCPEvent | None:
+        """``raw`` as an event to give, or ``None``: refused, or given already."""
+        occurrence = occurrence_or_refusal(raw)
+        if isinstance(occurrence, str):
+            self.refused += 1
+            logger.warning(
+                "MCP server %r: an event of %r was refused: %s", self.server, self.name, occurrence
+            )
+            return None
+        if occurrence.event_id in self._seen:
+            return None
+        self._seen[occurrence.event_id] = None
+        if len(self._seen) > SEEN_IDS:
+            self._seen.popitem(last=False)
+        return MCPEvent.of(self.server, self.arguments, occurrence)
+
+    async def _poll(self) -> AsyncGenerator[MCPEvent, None]:
+        while True:
+            await self._check_list()
+            answer = await poll_events(
+                self.connection, self.name, self.arguments, self.cursor, max_events=self.max_events
+            )
+            last = len(answer.events) - 1
+            for index, raw in enumerate(answer.events):
+                event = self._given(raw)
+                if event is None:
+                    continue
+                if index == last:  # the page's cursor is after its last event
+                    self.cursor = answer.cursor
+                elif event.cursor is not None:  # a server that says where each event ends
+                    self.cursor = event.cursor
+                yield event
+            self.cursor = answer.cursor  # None: no history; the next poll asks from now
+            if answer.truncated and answer.cursor is not None:
+                self._gap()
+            if answer.has_more:
+                continue
+            wait = (answer.next_poll_ms if answer.next_poll_ms is not None else 1000) / 1000
+            await anyio.sleep(max(wait, self.poll_floor))
+
+    async def _push(self) -> AsyncGenerator[MCPEvent, None]:
+        retry = _RETRY[0]
+        while True:
+            await self._check_list()
+            delivered = False
+            async with event_stream(self.connection, self.name, self.arguments, self.cursor) as frames:
+                longest: float | None = None
+                last_beat: float | None = None
+                while True:
+                    silence = 2 * (longest if longest is not None else ASSUMED_HEARTBEAT)
+                    current = await _next_frame(frames, silence)
+                    if current is None:
+                        logger.info(
+                            "MCP server %r: the events stream of %r was silent for %.1f s; reopened",
+                            self.server,
+                            self.name,
+                            silence,
+                        )
+                        break
+                    if current.kind == "ended":
+                        self._ended(current.error)
+                        break
+                    if current.kind == "terminated":
+                        raise self._terminated(current.params)
+                    if current.kind == "error":
+                        logger.warning(
+                            "MCP server %r: the events stream of %r reported an error", self.server, self.name
+                        )
+                        continue
+                    delivered = True
+                    if current.kind == "event":
+                        event = self._given(current.params)
+                        if event is not None:
+                            self._advance(current.params)  # the position after it, as it is given
+                            yield event
+                    elif current.kind == "heartbeat":
+                        now = anyio.current_time()
+                        if last_beat is not None:
+                            longest = max(longest or 0.0, now - last_beat)
+                        last_beat = now
+                    elif current.kind == "active" and current.params.get("truncated") is True:
+                        self._gap()
+                    self._advance(current.params)
+            if delivered:
+                retry = _RETRY[0]
+                continue
+            await anyio.sleep(retry)
+            retry = min(retry * 2, _RETRY[1])
+
+    async def _webhook(self) -> AsyncGenerator[MCPEvent, None]:
+        assert self.receiver is not None  # checked when made
+        receiver = self.receiver
+        path = subscription_path(self.server, self.name, self.arguments)
+        secret = new_secret()
+        # Open before subscribing: the server's challenge may come before its answer.
+        deliveries = receiver.open(path, secret)
+        url = receiver.url(path)
+        failed: list[BaseException] = []
+
+        async def renew(deadline: float) -> None:
+            """Renewed on time whether or not the consumer is reading (a slow consumer must not
+            let it lapse); a renewal that fails ends the subscription with its error."""
+            try:
+                while True:
+                    await anyio.sleep(max(deadline - anyio.current_time(), 0.0))
+                    await self._check_list()
+                    deadline = await self._subscribe(url, secret, first=False)
+            except Exception as exc:
+                failed.append(exc)
+                receiver.close(path)
+
+        renewing: asyncio.Future[None] | None = None
+        try:
+            renewing = asyncio.ensure_future(renew(await self._subscribe(url, secret, first=True)))
+            while True:
+                try:
+                    delivery = await deliveries.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    if failed:
+                        raise failed[0] from None
+                    closed = "the webhook receiver was closed"
+                    raise MCPConfigError(self.server, "receiver", closed) from None
+                if delivery.kind == "terminated":
+                    raise self._terminated(delivery.body)
+                if delivery.kind == "gap":
+                    self._gap()
+                elif delivery.kind == "event":
+                    event = self._given(delivery.body)
+                    if event is not None:
+                        self._advance(delivery.body)
+                        yield event
+                        continue
+                self._advance(delivery.body)
+        finally:
+            if renewing is not None:
+                renewing.cancel()
+                with suppress(asyncio.CancelledError):
+                    await renewing
+            receiver.close(path)
+
+    async def _subscribe(self, url: str, secret: str, *, first: bool) -> float:
+        """``events/subscribe`` (first, or to renew: same URL, type and arguments, from the
+        cursor); when to renew next (half the time left before ``refreshBefore``)."""
+        answer = await subscribe_webhook(
+            self.connection,
+            self.name,
+            self.arguments,
+            url=url,
+            secret=secret,
+            cursor=self.cursor,
+            ttl_ms=self.ttl_ms,
+        )
+        if first and self.cursor is None:
+            self.cursor = answer.cursor  # where it starts (None: no history)
+        if answer.truncated:
+            self._gap()
+        now = anyio.current_time()
+        left = _seconds_until(answer.refresh_before)
+        return now + (NO_EXPIRY_RENEWAL if left is None else max(left / 2, 0.05))
+
+    def _advance(self, params: Mapping[str, Any]) -> None:
+        """A frame's cursor is the position now (``null``: no history; absent: unchanged)."""
+        if "cursor" not in params:
+            return
+        cursor = params["cursor"]
+        if cursor is None or (isinstance(cursor, str) and len(cursor) <= 4096):
+            self.cursor = cursor
+
+    def _gap(self) -> None:
+        self.gaps += 1
+        logger.warning(
+            "MCP server %r: events of %r were lost (its history was truncated)", self.server, self.name
+        )
+
+    def _ended(self, error: Exception | None) -> None:
+        """A stream's request ended: reopened, unless the server refuses for good."""
+        if isinstance(error, MCPAuthenticationError):
+            raise error
+        if isinstance(error, MCPServerError) and error.code in (-32602, -32601):
+            raise error
+        if error is not None and not isinstance(error, MCPError):
+            raise error
+
+    def _terminated(self, params: Mapping[str, Any]) -> MCPServerError:
+        raw = params.get("error")
+        error = raw if isinstance(raw, Mapping) else {}
+        code = error.get("code")
+        message = error.get("message")
+        return MCPServerError(
+            self.server,
+            code if isinstance(code, int) and not isinstance(code, bool) else -32603,
+            f"the server ended the events of {self.name!r}: "
+            + (message[:200] if isinstance(message, str) and message else "terminated"),
+        )
+
+
+async def _next_frame(frames: MemoryObjectReceiveStream[StreamFrame], silence: float) -> StreamFrame | None:
+    """The stream's next frame; ``None`` after ``silence`` seconds without one. A stream that was
+    dropped (it fell behind) reads as ``ended``."""
+    with anyio.move_on_after(silence):
+        try:
+            return await frames.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return StreamFrame("ended")
+    return None
+
+
+def _seconds_until(moment: str | None) -> float | None:
+    """Seconds from now until the ISO 8601 time ``moment`` (``None``: no time given, or not one;
+    a time without a zone is UTC)."""
+    if moment is None:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return (when - datetime.datetime.now(datetime.UTC)).total_seconds()

@@ -1,0 +1,105 @@
+"""The frames of pushed event streams, routed to their streams in the order received.
+
+A pushed stream (``events/stream``) is one long request whose notifications
+``notifications/events/active|event|heartbeat|error|terminated`` each name the request in
+``_meta["io.modelcontextprotocol/subscriptionId"]``. :class:`EventRoutes` sees every notification
+of the session first (:func:`~langgraph_mcp._compat.mcp.hook_notifications`), in receive order,
+and hands each open stream its own frames; ``notifications/events/list_changed`` is counted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from langgraph_mcp._session.eventwire import SUBSCRIPTION_META
+
+__all__ = ["STREAM_BUFFER", "EventRoutes", "FrameKind", "StreamFrame"]
+
+logger = logging.getLogger("langgraph_mcp.events")
+
+_FRAMES = "notifications/events/"
+_LIST_CHANGED = "notifications/events/list_changed"
+
+STREAM_BUFFER = 1000
+"""Frames of one pushed stream held until read; one more ends the stream (it is reopened from
+its cursor, so nothing is lost, at worst sent twice)."""
+
+_FRAMES = "notifications/events/"
+_LIST_CHANGED = "notifications/events/list_changed"
+
+FrameKind = Literal["active", "event", "heartbeat", "error", "terminated", "ended"]
+"""A pushed stream's frame (``ended``: the stream is over, see :attr:`StreamFrame.error`)."""
+
+
+@dataclass(frozen=True)
+class StreamFrame:
+    """One frame of a pushed stream: its kind and params as sent (``_meta`` left in). ``ended``
+    closes the stream: ``error`` is why (``None``: the server answered the request, or the
+    stream fell behind and was dropped)."""
+
+    kind: FrameKind
+    params: Mapping[str, Any] = field(default_factory=dict)
+    error: Exception | None = None
+
+
+class EventRoutes:
+    """The session's open pushed streams by request id, and the event types' list changes.
+
+    :meth:`take` runs on the session's receive path, in receive order (see
+    :func:`~langgraph_mcp._compat.mcp.hook_notifications`); it never blocks."""
+
+    def __init__(self) -> None:
+        self._streams: dict[str, MemoryObjectSendStream[StreamFrame]] = {}
+        self.list_changes = 0
+        """How many ``notifications/events/list_changed`` were received (a loop that saw fewer
+        lists again)."""
+
+    def open(self, request_id: str) -> MemoryObjectReceiveStream[StreamFrame]:
+        send, receive = anyio.create_memory_object_stream[StreamFrame](STREAM_BUFFER)
+        self._streams[request_id] = send
+        return receive
+
+    def close(self, request_id: str) -> None:
+        send = self._streams.pop(request_id, None)
+        if send is not None:
+            send.close()
+
+    def end(self, request_id: str, error: Exception | None) -> None:
+        """The stream's request finished (answered, failed): its reader gets ``ended``."""
+        send = self._streams.get(request_id)
+        if send is not None:
+            with suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                send.send_nowait(StreamFrame("ended", error=error))
+            self.close(request_id)
+
+    def take(self, method: str, params: Mapping[str, Any] | None) -> bool:
+        if method == _LIST_CHANGED:
+            self.list_changes += 1
+            return True
+        if not method.startswith(_FRAMES):
+            return False
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        request_id = meta.get(SUBSCRIPTION_META) if isinstance(meta, Mapping) else None
+        send = self._streams.get(request_id) if isinstance(request_id, str) else None
+        if send is None or params is None:
+            return True  # a frame of no stream of ours (one we closed): dropped
+        kind = method[len(_FRAMES) :]
+        if kind not in ("active", "event", "heartbeat", "error", "terminated"):
+            return True
+        try:
+            send.send_nowait(StreamFrame(kind, params))  # type: ignore[arg-type]  # checked above
+        except anyio.WouldBlock:
+            logger.warning(
+                "an events stream fell %d frames behind; it is reopened from its cursor", STREAM_BUFFER
+            )
+            self.close(request_id)  # type: ignore[arg-type]  # a str, checked above
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._streams.pop(request_id, None)  # type: ignore[arg-type]
+        return True

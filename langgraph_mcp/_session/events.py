@@ -1,0 +1,216 @@
+"""MCP events on the wire (``io.modelcontextprotocol/events``, SEP-3415 draft): list the event
+types, poll, open a pushed stream, subscribe a webhook, and route a stream's frames.
+
+A server that declares the extension (:func:`declares_events`) lists its event types with
+``events/list``. Each subscription (a type and its ``arguments``) is delivered in one mode:
+
+- ``events/poll`` (:func:`poll_events`): the client asks; the answer has events, a cursor, and
+  when to ask again;
+- ``events/stream`` (:func:`event_stream`): one long request whose notifications are the frames
+  ``notifications/events/active|event|heartbeat|error|terminated``, routed to it in the order
+  received (:mod:`langgraph_mcp._session.eventroutes`);
+- ``events/subscribe`` (:func:`subscribe_webhook`): the server POSTs each event to a URL.
+
+What the client does with them (the loops, cursors, deduplication) is decided above this layer
+(:mod:`langgraph_mcp._events`). Only MCP here: no LangGraph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager, suppress
+from typing import TYPE_CHECKING, Any
+
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from langgraph_mcp._compat.mcp import send_unchecked
+from langgraph_mcp._session.eventroutes import StreamFrame
+from langgraph_mcp._session.eventwire import (
+    EVENTS_EXTENSION,
+    EventType,
+    PollAnswer,
+    SubscribeAnswer,
+)
+from langgraph_mcp.errors import MCPError, MCPProtocolError
+
+if TYPE_CHECKING:
+    from langgraph_mcp._session.connection import ServerConnection
+
+__all__ = [
+    "MAX_EVENT_TYPES",
+    "declares_events",
+    "event_stream",
+    "list_event_types",
+    "poll_events",
+    "subscribe_webhook",
+    "unsubscribe_webhook",
+]
+
+logger = logging.getLogger("langgraph_mcp.events")
+
+MAX_EVENT_TYPES = 1000
+"""``events/list`` stops after this many types (a server that pages for ever ends here)."""
+
+
+def declares_events(connection: ServerConnection) -> bool:
+    """Did the server declare the events extension on its live (or last) session?"""
+    return EVENTS_EXTENSION in connection.server_extensions
+
+
+async def list_event_types(connection: ServerConnection) -> list[EventType]:
+    """Every event type of ``events/list`` (paged; stops at a repeated cursor and after
+    :data:`MAX_EVENT_TYPES`). A type that is not valid is left out, with a warning.
+
+    Raises:
+        MCPServerError, MCPConnectionError, MCPTimeoutError: as for any request.
+    """
+    types: list[EventType] = []
+    seen: set[str] = set()
+    cursor: str | None = None
+    while True:
+        params = {"cursor": cursor} if cursor is not None else None
+
+        async def send(client: Any, params: dict[str, Any] | None = params) -> Any:
+            return await send_unchecked(client.session, "events/list", params)
+
+        answer = await connection.request("events/list", send)
+        entries = answer.get("events") if isinstance(answer, Mapping) else None
+        for raw in entries if isinstance(entries, list) else []:
+            try:
+                types.append(EventType.model_validate(raw))
+            except ValueError:
+                logger.warning(
+                    "MCP server %r: an event type of events/list is not valid; left out", connection.name
+                )
+            if len(types) >= MAX_EVENT_TYPES:
+                return types
+        following = answer.get("nextCursor") if isinstance(answer, Mapping) else None
+        if not isinstance(following, str) or not following or following in seen:
+            return types
+        seen.add(following)
+        cursor = following
+
+
+def _subscription(name: str, arguments: Mapping[str, Any], cursor: str | None) -> dict[str, Any]:
+    return {"name": name, "arguments": dict(arguments), "cursor": cursor}
+
+
+async def poll_events(
+    connection: ServerConnection,
+    name: str,
+    arguments: Mapping[str, Any],
+    cursor: str | None,
+    *,
+    max_events: int | None = None,
+) -> PollAnswer:
+    """One ``events/poll``: the events after ``cursor`` (``None``: from now).
+
+    Raises:
+        MCPProtocolError: the answer is not a poll result.
+        MCPServerError, MCPConnectionError, MCPTimeoutError: as for any request.
+    """
+    params = _subscription(name, arguments, cursor)
+    if max_events is not None:
+        params["maxEvents"] = max_events
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, "events/poll", params)
+
+    answer = await connection.request(f"events/poll {name}", send)
+    try:
+        return PollAnswer.model_validate(answer)
+    except ValueError:
+        raise MCPProtocolError(
+            connection.name, f"its events/poll answer for {name} is not a poll result"
+        ) from None
+
+
+@asynccontextmanager
+async def event_stream(
+    connection: ServerConnection, name: str, arguments: Mapping[str, Any], cursor: str | None
+) -> AsyncIterator[MemoryObjectReceiveStream[StreamFrame]]:
+    """An ``events/stream`` open while in the block: its frames in the order sent, the last one
+    ``ended``. Leaving the block cancels the request (the server ends the stream); it may be
+    held across an async generator's yields."""
+    request_id = f"events-{uuid.uuid4().hex}"
+    routes = connection.event_routes
+    frames = routes.open(request_id)
+    params = _subscription(name, arguments, cursor)
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, "events/stream", params, request_id=request_id)
+
+    async def run() -> None:
+        try:
+            await connection.request(f"events/stream {name}", send, timeout=None)
+        except MCPError as exc:
+            routes.end(request_id, exc)
+        except Exception as exc:  # any failure ends the stream; its reader decides
+            routes.end(request_id, exc)
+        else:
+            routes.end(request_id, None)
+
+    # A task of its own, not a task group: the block may be held across a generator's yields.
+    task = asyncio.ensure_future(run())
+    try:
+        yield frames
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+        routes.close(request_id)
+        frames.close()
+
+
+async def subscribe_webhook(
+    connection: ServerConnection,
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    url: str,
+    secret: str,
+    cursor: str | None,
+    ttl_ms: int | None = None,
+) -> SubscribeAnswer:
+    """``events/subscribe`` of a webhook: create, or renew (same server, url, type and
+    arguments), the subscription that POSTs events to ``url`` signed with ``secret``.
+
+    Raises:
+        MCPProtocolError: the answer is not a subscription.
+        MCPServerError: refused (e.g. ``CallbackEndpointError``: the URL did not answer the
+            server's challenge), MCPConnectionError, MCPTimeoutError: as for any request.
+    """
+    params = _subscription(name, arguments, cursor)
+    params["delivery"] = {"mode": "webhook", "url": url, "secret": secret}
+    if ttl_ms is not None:
+        params["ttlMs"] = ttl_ms
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, "events/subscribe", params)
+
+    answer = await connection.request(f"events/subscribe {name}", send)
+    try:
+        return SubscribeAnswer.model_validate(answer)
+    except ValueError:
+        raise MCPProtocolError(
+            connection.name, f"its events/subscribe answer for {name} is not a subscription"
+        ) from None
+
+
+async def unsubscribe_webhook(
+    connection: ServerConnection, name: str, arguments: Mapping[str, Any], url: str
+) -> None:
+    """``events/unsubscribe`` of the webhook subscription of ``url``, type and arguments.
+
+    Raises:
+        MCPServerError (e.g. ``NotFound``), MCPConnectionError, MCPTimeoutError: as for any request.
+    """
+    params = {"name": name, "arguments": dict(arguments), "delivery": {"url": url}}
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, "events/unsubscribe", params)
+
+    await connection.request(f"events/unsubscribe {name}", send)

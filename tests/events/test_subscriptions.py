@@ -1,0 +1,267 @@
+"""MCP events in process: ``MCPPool.events`` against the events fixture (``tests/servers/events.py``)
+over loopback HTTP and stdio, by poll, push and webhook, with what the draft asks of a client
+(drain while ``hasMore``, wait ``nextPollMs`` but never under the floor, keep a truncated answer's
+fresh cursor, list again on ``list_changed``, never send a ``null`` cursor back, reopen a silent
+stream from its cursor, renew a webhook before it lapses) checked in the server's request log."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from langgraph_mcp import MCPConfigError, MCPPool, MCPServerError
+from langgraph_mcp.events import EventSubscription, MCPEvent, WebhookReceiver
+from tests.conftest_servers import serve_in_loop, stdio_params
+from tests.helpers import until
+from tests.servers import events as fixture
+from tests.servers._runner import bind_socket, make_uvicorn_server
+
+TICKET = "ticket.created"
+
+
+def polls(root: Path, name: str = TICKET) -> list[dict[str, Any]]:
+    return [e for e in fixture.log(root) if e["method"] == "events/poll" and e["params"].get("name") == name]
+
+
+def methods(root: Path) -> list[str]:
+    return [e["method"] for e in fixture.log(root)]
+
+
+def knob(root: Path, name: str, value: Any = "") -> None:
+    (root / name).write_text(str(value))
+
+
+async def take(sub: EventSubscription, count: int, timeout: float = 10.0) -> list[MCPEvent]:
+    got: list[MCPEvent] = []
+    async with asyncio.timeout(timeout):
+        while len(got) < count:
+            got.append(await anext(sub))
+    return got
+
+
+@asynccontextmanager
+async def http_pool(root: Path) -> AsyncIterator[MCPPool]:
+    async with serve_in_loop(fixture.build_server(root=root)) as url, MCPPool({"ev": {"url": url}}) as pool:
+        yield pool
+
+
+async def test_event_types_are_listed_with_their_modes(tmp_path: Path) -> None:
+    knob(tmp_path, ".page_size", 1)
+    async with http_pool(tmp_path) as pool:
+        kinds = {k.name: k for k in await pool.event_types("ev")}
+    assert kinds[TICKET].delivery == ("poll", "push", "webhook")
+    assert kinds["build.failed"].delivery == ("poll", "push")
+    assert kinds[TICKET].input_schema == {"type": "object", "properties": {"queue": {"type": "string"}}}
+    assert methods(tmp_path).count("events/list") == 3  # paged, one type a page
+
+
+async def test_poll_drains_waits_keeps_fresh_cursors_and_lists_again(tmp_path: Path) -> None:
+    """The conformance poll scenario's rules, by the server's log: a poll at once while
+    ``hasMore``; then ``nextPollMs``; never under the floor; a truncated answer's fresh cursor is
+    the next poll's; ``list_changed`` makes the client list again."""
+    knob(tmp_path, ".next_poll_ms", 300)
+    async with http_pool(tmp_path) as pool:
+        sub = pool.events("ev", TICKET, mode="poll", max_events=1, poll_floor=0.1)
+        first = asyncio.ensure_future(take(sub, 3))
+        await until(lambda: len(polls(tmp_path)) >= 3)  # idle: from now, then every 300 ms
+        for n in range(3):
+            fixture.append(tmp_path, TICKET, {"n": n})
+        got = await first
+        assert [e.data["n"] for e in got] == [0, 1, 2] and got[0].server == "ev"
+        log = polls(tmp_path)
+        cursors = [e["params"].get("cursor") for e in log]
+        assert cursors[0] is None and set(cursors[1:-2]) == {"c-0"} and cursors[-2:] == ["c-1", "c-2"]
+        times = [e["t"] for e in log]
+        idle = [b - a for a, b in itertools.pairwise(times[:-2])]
+        assert all(w >= 0.27 for w in idle), idle  # nextPollMs
+        drained = [times[-2] - times[-3], times[-1] - times[-2]]
+        assert all(w < 0.2 for w in drained), drained  # hasMore: at once
+        # A pending consumer keeps it polling (an iterator reads only while asked for more).
+        later = asyncio.ensure_future(take(sub, 1))
+        # nextPollMs 0: the floor (0.1 s) holds
+        knob(tmp_path, ".next_poll_ms", 0)
+        seen = len(polls(tmp_path))
+        await until(lambda: len(polls(tmp_path)) >= seen + 5)
+        floor = [b - a for a, b in itertools.pairwise([e["t"] for e in polls(tmp_path)[seen + 1 :]])]
+        assert all(w >= 0.09 for w in floor), floor
+        # list_changed on a poll: the types are listed again
+        lists = methods(tmp_path).count("events/list")
+        knob(tmp_path, ".list_changed")
+        await until(lambda: methods(tmp_path).count("events/list") > lists)
+        # truncated: the events up to the server's end are lost; its fresh cursor is kept and
+        # sent next, and the gap is counted
+        knob(tmp_path, ".truncate")
+        await until(lambda: not (tmp_path / ".truncate").exists())
+        fixture.append(tmp_path, TICKET, {"n": 5})
+        [after] = await later
+        await sub.aclose()
+    assert after.data["n"] == 5 and sub.gaps == 1
+    sent = [e["params"].get("cursor") for e in polls(tmp_path)]
+    assert "c-3" in sent  # the fresh cursor of the truncated answer (the log's end then)
+
+
+async def test_a_null_cursor_is_never_sent_back(tmp_path: Path) -> None:
+    async with http_pool(tmp_path) as pool:
+        sub = pool.events("ev", "cursorless.ping", mode="poll", poll_floor=0.05)
+        knob(tmp_path, ".next_poll_ms", 0)
+        waiting = asyncio.ensure_future(take(sub, 2))
+        await until(lambda: len(polls(tmp_path, "cursorless.ping")) >= 1)
+        fixture.append(tmp_path, "cursorless.ping", {"n": 1})
+        await until(lambda: len(polls(tmp_path, "cursorless.ping")) >= 3)
+        fixture.append(tmp_path, "cursorless.ping", {"n": 2})
+        got = await waiting
+        await sub.aclose()
+    assert [e.data["n"] for e in got] == [1, 2] and sub.cursor is None
+    sent = polls(tmp_path, "cursorless.ping")
+    assert len(sent) >= 3 and all(p["params"].get("cursor") is None for p in sent)
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_push_gives_each_event_once_and_reopens_a_silent_stream_from_its_cursor(
+    tmp_path: Path, transport: str
+) -> None:
+    knob(tmp_path, ".heartbeat_ms", 100)
+    knob(tmp_path, ".silent_after", 3)
+    env = {"EVENTS_DIR": str(tmp_path)}
+    async with (
+        serve_in_loop(fixture.build_server(root=tmp_path)) if transport == "http" else _no_url()
+    ) as url:
+        config = {"url": url} if url else stdio_params("events", env=env)
+        async with MCPPool({"ev": config}) as pool:
+            sub = pool.events("ev", TICKET)
+            waiting = asyncio.ensure_future(take(sub, 2, timeout=20))
+            await until(lambda: "events/stream" in methods(tmp_path))
+            fixture.append(tmp_path, TICKET, {"n": 1}, event_id="same")
+            fixture.append(tmp_path, TICKET, {"n": 2}, event_id="same")  # a re-delivered id
+            fixture.append(tmp_path, TICKET, {"n": 3})
+            got = await waiting
+            assert sub.mode == "push" and [e.data["n"] for e in got] == [1, 3]
+            # the first stream went silent after 3 heartbeats: reopened from the last cursor
+            waiting = asyncio.ensure_future(take(sub, 1, timeout=20))
+            await until(lambda: methods(tmp_path).count("events/stream") >= 2, timeout=20)
+            fixture.append(tmp_path, TICKET, {"n": 4})
+            [late] = await waiting
+            await sub.aclose()
+    assert late.data["n"] == 4
+    streams = [e["params"] for e in fixture.log(tmp_path) if e["method"] == "events/stream"]
+    assert streams[0].get("cursor") is None and streams[1]["cursor"] == "c-3"
+
+
+@asynccontextmanager
+async def _no_url() -> AsyncIterator[str]:
+    yield ""
+
+
+async def test_a_terminated_stream_ends_the_subscription(tmp_path: Path) -> None:
+    async with http_pool(tmp_path) as pool:
+        sub = pool.events("ev", TICKET, mode="push")
+        waiting = asyncio.ensure_future(take(sub, 1))
+        await until(lambda: "events/stream" in methods(tmp_path))
+        knob(tmp_path, ".terminate")
+        with pytest.raises(MCPServerError, match=r"ended the events of 'ticket\.created'") as raised:
+            await waiting
+    assert raised.value.code == -32024
+
+
+async def test_a_server_without_the_extension_is_sent_no_events_request(tmp_path: Path) -> None:
+    knob(tmp_path, ".no-extension")
+    async with http_pool(tmp_path) as pool:
+        assert await pool.event_types("ev") == []
+        with pytest.raises(MCPConfigError, match="does not declare the events extension"):
+            await anext(pool.events("ev", TICKET))
+    assert not [m for m in methods(tmp_path) if m.startswith("events/")]
+
+
+async def test_unknown_types_and_modes_are_refused_before_subscribing(tmp_path: Path) -> None:
+    async with http_pool(tmp_path) as pool:
+        with pytest.raises(MCPConfigError, match="no event type 'nope'"):
+            await anext(pool.events("ev", "nope"))
+        with pytest.raises(MCPConfigError, match="not delivered by 'webhook'"):
+            await anext(
+                pool.events("ev", "build.failed", mode="webhook", receiver=WebhookReceiver("http://x"))
+            )
+        with pytest.raises(MCPConfigError, match="need a WebhookReceiver"):
+            pool.events("ev", TICKET, mode="webhook")
+    assert "events/poll" not in methods(tmp_path) and "events/stream" not in methods(tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["push", "poll"])
+async def test_a_cursor_kept_after_each_event_resumes_in_a_new_pool_without_loss_or_repeat(
+    tmp_path: Path, mode: str
+) -> None:
+    """The cursor kept after handling two events resumes, in a new pool, at the third. (A poll
+    page's cursor is after its last event: pages of two here; a page cut in the middle is given
+    again from its start, at least once.)"""
+    knob(tmp_path, ".next_poll_ms", 50)
+    knob(tmp_path, ".heartbeat_ms", 100)
+    options: dict[str, Any] = {"mode": mode, "poll_floor": 0.05, "max_events": 2}
+    async with serve_in_loop(fixture.build_server(root=tmp_path)) as url:
+        async with MCPPool({"ev": {"url": url}}) as pool:
+            sub = pool.events("ev", TICKET, **options)
+            waiting = asyncio.ensure_future(take(sub, 2))
+            await until(lambda: any(m in ("events/poll", "events/stream") for m in methods(tmp_path)))
+            for n in range(4):
+                fixture.append(tmp_path, TICKET, {"n": n})
+            got = await waiting
+            kept = sub.cursor
+            await sub.aclose()
+        async with MCPPool({"ev": {"url": url}}) as pool:
+            sub = pool.events("ev", TICKET, cursor=kept, **options)
+            rest = await take(sub, 2)
+            await sub.aclose()
+    assert kept == "c-2"
+    assert [e.data["n"] for e in got + rest] == [0, 1, 2, 3]
+
+
+@asynccontextmanager
+async def receiving(receiver: WebhookReceiver) -> AsyncIterator[str]:
+    """The receiver served on loopback under ``/hooks``: its base URL."""
+    sock = bind_socket()
+    app = Starlette(routes=[Mount("/hooks", app=receiver)])
+    server = make_uvicorn_server(app)
+    serving = asyncio.ensure_future(server.serve([sock]))
+    try:
+        await asyncio.wait_for(server.ready.wait(), 10)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/hooks"
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(serving, 10)
+        sock.close()
+
+
+async def test_webhook_deliveries_are_checked_renewed_and_given_once(tmp_path: Path) -> None:
+    knob(tmp_path, ".ttl_ms", 600)
+    knob(tmp_path, ".redeliver")
+    receiver = WebhookReceiver("http://placeholder")
+    async with receiving(receiver) as base, http_pool(tmp_path) as pool:
+        receiver.public_url = base
+        sub = pool.events("ev", TICKET, mode="webhook", receiver=receiver, arguments={"queue": "q"})
+        waiting = asyncio.ensure_future(take(sub, 2))
+        await until(lambda: "events/subscribe" in methods(tmp_path))
+        fixture.append(tmp_path, TICKET, {"n": 1, "queue": "q"})
+        fixture.append(tmp_path, TICKET, {"n": 2, "queue": "other"})  # another subscription's
+        fixture.append(tmp_path, TICKET, {"n": 3, "queue": "q"})
+        got = await waiting
+        assert [e.data["n"] for e in got] == [1, 3]
+        # renewed before it lapsed: the same key, at least twice, each before the last grant ended
+        await until(lambda: methods(tmp_path).count("events/subscribe") >= 3)
+        # a forged delivery starts nothing
+        knob(tmp_path, ".bad_signature")
+        fixture.append(tmp_path, TICKET, {"n": 4, "queue": "q"})
+        await until(lambda: any(d["status"] == 401 for d in fixture.deliveries(tmp_path)))
+        await sub.aclose()
+    subscribes = [e["params"] for e in fixture.log(tmp_path) if e["method"] == "events/subscribe"]
+    assert {(s["delivery"]["url"], s["name"], json.dumps(s["arguments"])) for s in subscribes} == {
+        (subscribes[0]["delivery"]["url"], TICKET, '{"queue": "q"}')
+    }
+    statuses = [d["status"] for d in fixture.deliveries(tmp_path)]
+    assert statuses.count(204) >= 4  # each of the two events twice (re-delivered), taken once
