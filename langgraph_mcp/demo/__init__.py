@@ -8,6 +8,9 @@ They need nothing beyond the package's own dependencies, and run from any folder
 - ``shop``: ``cancel_order`` and ``book_trip``, which ask the person for input (elicitation).
 - ``skills``: two skills (``io.modelcontextprotocol/skills``: ``release-notes``, with a template
   file, and ``incident-review``) and the tool ``word_count``.
+- ``events``: two event types (``io.modelcontextprotocol/events``, by poll or push:
+  ``note.added``, fired by the tool ``add_note``, and ``clock.tick``, one a second), for
+  ``MCPPool.events``.
 
 Start one over stdio from a connection::
 
@@ -30,7 +33,7 @@ from mcp.server.mcpserver import MCPServer
 
 __all__ = ["SERVER_NAMES", "demo_server", "main"]
 
-SERVER_NAMES: Final = ("math", "notes", "shop", "skills")
+SERVER_NAMES: Final = ("math", "notes", "shop", "skills", "events")
 """The names of the demo servers, for :func:`demo_server` and ``python -m langgraph_mcp.demo``."""
 
 
