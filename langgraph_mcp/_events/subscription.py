@@ -385,6 +385,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                 with suppress(asyncio.CancelledError):
                     await renewing
             receiver.close(path)
+            deliveries.close()
 
     async def _subscribe(self, url: str, secret: str, *, first: bool) -> float:
         """``events/subscribe`` (first, or to renew: same URL, type and arguments, from the

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -265,3 +266,62 @@ async def test_webhook_deliveries_are_checked_renewed_and_given_once(tmp_path: P
     }
     statuses = [d["status"] for d in fixture.deliveries(tmp_path)]
     assert statuses.count(204) >= 4  # each of the two events twice (re-delivered), taken once
+
+
+async def test_a_server_down_and_back_loses_no_event_of_a_push_subscription(tmp_path: Path) -> None:
+    """The stream fails with its server; it is reopened, from its cursor, when the server is back:
+    the event made while it was down is given, once."""
+    knob(tmp_path, ".heartbeat_ms", 100)
+    server = fixture.build_server(root=tmp_path)
+    async with serve_in_loop(server) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        pool = MCPPool({"ev": {"url": url, "restart": {"backoff": 0.1, "max_backoff": 0.5}}})
+        sub = pool.events("ev", TICKET, mode="push")
+        waiting = asyncio.ensure_future(take(sub, 1))
+        await until(lambda: "events/stream" in methods(tmp_path))
+        fixture.append(tmp_path, TICKET, {"n": 1})
+        [first] = await waiting
+        waiting = asyncio.ensure_future(take(sub, 2, timeout=30))
+    fixture.append(tmp_path, TICKET, {"n": 2})  # while the server is down
+    async with serve_in_loop(fixture.build_server(root=tmp_path), port=port):
+        await until(lambda: methods(tmp_path).count("events/stream") >= 2, timeout=30)
+        fixture.append(tmp_path, TICKET, {"n": 3})
+        got = await waiting
+        await sub.aclose()
+        await pool.aclose()
+    assert [e.data["n"] for e in [first, *got]] == [1, 2, 3]
+    reopened = [e["params"] for e in fixture.log(tmp_path) if e["method"] == "events/stream"][-1]
+    assert reopened["cursor"] == "c-1"  # the last heartbeat's before the server went
+
+
+@pytest.mark.parametrize("era", ["legacy"])
+async def test_the_2025_era_declares_no_events_and_is_sent_none(tmp_path: Path, era: str) -> None:
+    """The extension is defined from 2026-07-28 on: a 2025-11-25 session has none."""
+    async with (
+        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
+        MCPPool({"ev": {"url": url, "protocol": era}}) as pool,
+    ):
+        assert await pool.event_types("ev") == []
+        with pytest.raises(MCPConfigError, match="does not declare the events extension"):
+            await anext(pool.events("ev", TICKET))
+    assert not [m for m in methods(tmp_path) if m.startswith("events/")]
+
+
+def test_a_stream_that_falls_behind_is_closed_to_be_reopened_from_its_cursor() -> None:
+    from langgraph_mcp._session.eventroutes import STREAM_BUFFER, EventRoutes
+
+    routes = EventRoutes()
+    frames = routes.open("s1")
+    meta = {"_meta": {fixture.SUBSCRIPTION_ID: "s1"}}
+    for n in range(STREAM_BUFFER):
+        assert routes.take("notifications/events/heartbeat", {"cursor": f"c-{n}", **meta})
+    assert routes.take("notifications/events/heartbeat", {"cursor": "over", **meta})  # one too many
+    received = [frames.receive_nowait() for _ in range(STREAM_BUFFER)]
+    assert received[-1].params["cursor"] == f"c-{STREAM_BUFFER - 1}"
+    with pytest.raises(anyio.EndOfStream):  # the route was closed: the reader reopens from its cursor
+        frames.receive_nowait()
+    # frames of a stream not open here, and other methods, are left alone or dropped
+    assert routes.take("notifications/events/event", {"_meta": {fixture.SUBSCRIPTION_ID: "gone"}})
+    assert not routes.take("notifications/tools/list_changed", None)
+    assert routes.take("notifications/events/list_changed", None) and routes.list_changes == 1
+    frames.close()
