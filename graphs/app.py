@@ -9,11 +9,16 @@ in the server's store only for the user the deployment's custom auth signed the 
 (``"http": {"enable_custom_route_auth": true}``; without custom auth nobody is signed in and
 every callback is refused).
 Its lifespan closes the shared MCP pool when the server stops, so no stdio server outlives it
-(``SIGTERM``, ``Ctrl-C`` and hot reloads alike).
+(``SIGTERM``, ``Ctrl-C`` and hot reloads alike). When the environment variable
+``LANGGRAPH_MCP_TRIGGERS`` names an event triggers file (:func:`langgraph_mcp.events.load_triggers`),
+the lifespan also runs the triggers: MCP events that start runs of the graphs.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -26,6 +31,7 @@ from graphs.shared import pool
 from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp.apps import app_routes
 from langgraph_mcp.deploy import lifespan
+from langgraph_mcp.events import TRIGGERS_ENV, EventTriggers, load_triggers
 from langgraph_mcp.oauth import oauth_callback_app
 
 
@@ -50,4 +56,19 @@ if any(per_user_oauth(config) is not None for config in pool.servers.values()):
     callback = oauth_callback_app(pool.servers, store=server_store, user_of=signed_in_user)
     routes.append(Mount("/oauth", callback))
 
-app = Starlette(routes=routes, lifespan=lifespan(pool))
+triggers_file = os.environ.get(TRIGGERS_ENV)
+triggers = EventTriggers(pool, load_triggers(triggers_file)) if triggers_file else None
+"""The deployment's event triggers (none unless ``LANGGRAPH_MCP_TRIGGERS`` names a file)."""
+
+
+@asynccontextmanager
+async def app_lifespan(app: Starlette) -> AsyncIterator[None]:
+    """The pool's lifespan, and the triggers inside it (stopped first, before the pool)."""
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(lifespan(pool)(app))
+        if triggers is not None:
+            await stack.enter_async_context(triggers)
+        yield
+
+
+app = Starlette(routes=routes, lifespan=app_lifespan)

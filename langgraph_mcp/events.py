@@ -7,21 +7,162 @@ subscription as an async iterator of :class:`MCPEvent`; :meth:`MCPPool.event_typ
 <langgraph_mcp.MCPPool.event_types>` lists what a server offers. A subscription by webhook needs a
 :class:`WebhookReceiver` (an ASGI app the server can reach over https) to receive the server's
 signed deliveries.
+
+On a LangGraph deployment, :class:`EventTriggers` (configured with :func:`load_triggers`) turns
+events into runs: each trigger maps one server's event type to a graph and a thread policy, and
+starts at most one run per event id.
 """
 
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
 from langgraph_mcp._events.subscription import EventSubscription, MCPEvent
+from langgraph_mcp._events.triggers import EventTrigger, ThreadByField, TriggerRunner
 from langgraph_mcp._events.webhooks import WebhookReceiver, check_delivery, new_secret, sign
+from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session.eventwire import EVENTS_EXTENSION, EVENTS_REVISION, DeliveryMode, EventType
+from langgraph_mcp.errors import MCPConfigError
 
 __all__ = [
     "EVENTS_EXTENSION",
     "EVENTS_REVISION",
     "DeliveryMode",
+    "TRIGGERS_ENV",
     "EventSubscription",
+    "EventTrigger",
+    "EventTriggers",
     "EventType",
     "MCPEvent",
+    "ThreadByField",
     "WebhookReceiver",
     "check_delivery",
+    "load_triggers",
     "new_secret",
     "sign",
 ]
+
+
+TRIGGERS_ENV = "LANGGRAPH_MCP_TRIGGERS"
+"""The environment variable naming a deployment's event triggers file (JSON)."""
+
+
+def load_triggers(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, EventTrigger]:
+    """Event triggers from a JSON file (or its parsed content): ``{"triggers": {name: {...}}}``,
+    each an :class:`EventTrigger`.
+
+    Raises:
+        MCPConfigError: the file cannot be read, or a trigger is not valid (naming it and why).
+    """
+    where = None
+    if isinstance(source, Mapping):
+        content: Any = source
+    else:
+        where = str(source)
+        try:
+            content = json.loads(Path(source).read_text())
+        except (OSError, ValueError) as exc:
+            raise MCPConfigError(None, None, f"cannot read the event triggers: {exc}", file=where) from None
+    triggers = content.get("triggers") if isinstance(content, Mapping) else None
+    if not isinstance(triggers, Mapping):
+        raise MCPConfigError(None, "triggers", "must be an object of triggers by name", file=where)
+    loaded: dict[str, EventTrigger] = {}
+    for name, body in triggers.items():
+        try:
+            loaded[str(name)] = EventTrigger.model_validate(body)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'trigger'}: {e['msg']}" for e in exc.errors()
+            )
+            raise MCPConfigError(None, f"triggers.{name}", problems, file=where) from None
+    return loaded
+
+
+class EventTriggers:
+    """A deployment's event triggers, run in its process: each trigger's subscription, and a run
+    per event started through the LangGraph server's API (see :class:`EventTrigger` and
+    :class:`~langgraph_mcp._events.triggers.TriggerRunner`).
+
+    Enter it in the custom app's lifespan (``langgraph.json``'s ``"http": {"app": ...}``), which
+    LangGraph server runs in each of its processes::
+
+        triggers = EventTriggers(pool, load_triggers("graphs/triggers.json"))
+
+        @asynccontextmanager
+        async def app_lifespan(app):
+            async with lifespan(pool)(app), triggers:
+                yield
+
+    Args:
+        pool: The deployment's pool (the triggers' servers are among its servers).
+        triggers: The triggers by name (the name keys its cursor and its threads).
+        client: A ``langgraph_sdk`` async client; by default the server's own, in process
+            (``get_client()``), which LangGraph server routes to itself without authentication.
+
+    Raises:
+        MCPConfigError: a trigger names a server the pool does not have.
+    """
+
+    def __init__(self, pool: MCPPool, triggers: Mapping[str, EventTrigger], *, client: Any = None) -> None:
+        for name, trigger in triggers.items():
+            if trigger.server not in pool.servers:
+                raise MCPConfigError(
+                    trigger.server,
+                    f"triggers.{name}.server",
+                    f"no MCP server {trigger.server!r} is configured",
+                )
+        self.pool = pool
+        self.triggers = dict(triggers)
+        self._client = client
+        self.runners: dict[str, TriggerRunner] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def _subscribe(self, trigger: EventTrigger, cursor: str | None) -> EventSubscription:
+        return self.pool.events(
+            trigger.server,
+            trigger.event,
+            arguments=trigger.arguments,
+            mode=trigger.mode,
+            cursor=cursor,
+            poll_floor=trigger.poll_floor,
+        )
+
+    async def start(self) -> None:
+        """Start every trigger's runner (each in a task of its own)."""
+        if self._tasks:
+            return
+        client = self._client
+        if client is None:
+            from langgraph_sdk import get_client
+
+            client = get_client()
+        for name, trigger in self.triggers.items():
+            runner = TriggerRunner(name, trigger, self._subscribe, client)
+            self.runners[name] = runner
+            self._tasks.append(asyncio.ensure_future(runner.run()))
+
+    async def aclose(self) -> None:
+        """Stop every runner (open subscriptions are closed; runs already started go on)."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with suppress(asyncio.CancelledError):
+                await task
+        for runner in self.runners.values():
+            await runner.aclose()
+
+    async def __aenter__(self) -> EventTriggers:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

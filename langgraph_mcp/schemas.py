@@ -58,6 +58,7 @@ from langgraph_mcp.types import (
     MCPElicitationResumeValue,
     MCPElicitationReviewConfig,
     MCPElicitationUrlRequest,
+    MCPEventInput,
     MCPInterrupt,
     MCPLoadedSkill,
     MCPLogEvent,
@@ -157,6 +158,12 @@ _SCHEMAS: dict[str, tuple[Any, str, str]] = {
         "MCP skill load result",
         "The artifact of the load_skill tool's ToolMessage: which skill file was given to the model, "
         "checked against which digest.",
+    ),
+    "event-run-input": (
+        MCPEventInput,
+        "MCP event run input",
+        "The input of a run an MCP event started (an event trigger): the event under mcp_event "
+        "and, unless the trigger takes the event only, one user message saying what happened.",
     ),
     "loaded-skills-state": (
         dict[str, MCPLoadedSkill],

@@ -64,6 +64,7 @@ from langgraph_mcp.types._apps import (
 )
 from langgraph_mcp.types._calls import MCPCallSnapshot
 from langgraph_mcp.types._catalog import MCPToolCatalog, MCPToolCatalogServer
+from langgraph_mcp.types._events import MCPEventInput, MCPEventMessage, MCPEventPayload
 from langgraph_mcp.types._oauth import AUTHORIZATION_INTERRUPT_TYPE, MCPAuthorizationInterrupt
 from langgraph_mcp.types._skills import (
     SKILL_APPROVAL_INTERRUPT_TYPE,
@@ -82,6 +83,9 @@ from langgraph_mcp.types._skills import (
 from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = [
+    "MCPEventInput",
+    "MCPEventMessage",
+    "MCPEventPayload",
     "APPROVALS_INTERRUPT_TYPE",
     "APP_UI_NAME",
     "AUTHORIZATION_INTERRUPT_TYPE",

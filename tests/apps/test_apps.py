@@ -157,11 +157,12 @@ async def test_a_tool_filter_still_applies_to_the_tools_the_model_may_see() -> N
 async def test_the_extension_is_advertised_only_with_the_option(apps_config: dict[str, Any]) -> None:
     async with MCPPool({"apps": {**apps_config, "apps": True}}) as pool:
         stats = await _stats(pool)
-    # Tasks and skills are advertised by default (tasks: true, skills: true).
+    # Tasks and skills are advertised by default (tasks: true, skills: true), events always.
     assert stats["advertised"] == {
         **EXTENSION,
         "io.modelcontextprotocol/tasks": {},
         "io.modelcontextprotocol/skills": {},
+        "io.modelcontextprotocol/events": {},
     }
 
 

@@ -1,0 +1,100 @@
+"""MCP events that start runs on a real ``langgraph dev``: the deployment's event triggers
+(``LANGGRAPH_MCP_TRIGGERS``, run in ``graphs/app.py``'s lifespan) subscribe to the events fixture
+over HTTP, start one run per event, resume after a restart from the kept cursor (an event made
+while the deployment was down runs once when it is back), and start nothing for an event given
+again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+
+from tests.conftest_servers import spawn_http_server
+from tests.langgraph_server import REPO_ROOT, langgraph_dev
+from tests.servers import events as fixture
+
+pytestmark = pytest.mark.deploy
+
+TICKET = "ticket.created"
+
+
+async def runs_by_event(client: Any) -> dict[str, list[dict[str, Any]]]:
+    """The triggered runs of the deployment, by the event id in their metadata."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for thread in await client.threads.search(metadata={"mcp_trigger": "tickets"}, limit=100):
+        for run in await client.runs.list(thread["thread_id"], limit=100):
+            found.setdefault((run.get("metadata") or {}).get("mcp_event_id"), []).append(run)
+    return found
+
+
+async def until_runs(client: Any, *event_ids: str, timeout: float = 60.0) -> dict[str, list[dict[str, Any]]]:
+    """Wait until each event has a run that finished; the runs by event."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = await runs_by_event(client)
+        if all(any(r["status"] == "success" for r in found.get(e, [])) for e in event_ids):
+            return found
+        assert time.monotonic() < deadline, f"no finished run for {event_ids}: {found}"
+        await asyncio.sleep(0.2)
+
+
+async def until_subscribed(root: Path, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while sum(e["method"] == "events/stream" for e in fixture.log(root)) < count:
+        assert time.monotonic() < deadline, "the trigger never subscribed"
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.timeout(300)
+async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_path: Path) -> None:
+    root = tmp_path / "events"
+    root.mkdir()
+    (root / ".heartbeat_ms").write_text("200")
+    async with spawn_http_server("events", env={"EVENTS_DIR": str(root)}) as url:
+        mcp = tmp_path / "mcp.json"
+        mcp.write_text(json.dumps({"mcpServers": {"tickets": {"url": url}}}))
+        triggers = tmp_path / "triggers.json"
+        trigger = {
+            "server": "tickets",
+            "event": TICKET,
+            "assistant": "agent",
+            "thread": {"by": "data.ticket"},
+        }
+        triggers.write_text(json.dumps({"triggers": {"tickets": trigger}}))
+        env = {
+            "LANGGRAPH_MCP_CONFIG": str(mcp),
+            "LANGGRAPH_MCP_TRIGGERS": str(triggers),
+            "LANGGRAPH_MCP_MODEL": "scripted",
+        }
+        workdir = tmp_path / "server"
+        with langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server:
+            client = get_client(url=server.url)
+            await until_subscribed(root, 1)
+            fixture.append(root, TICKET, {"ticket": "T-1", "title": "Printer on fire"}, event_id="e1")
+            found = await until_runs(client, "e1")
+            [run] = found["e1"]
+            state = await client.threads.get_state(run["thread_id"])
+            said = state["values"]["messages"][0]["content"]
+            assert "reported the event 'ticket.created'" in said and "Printer on fire" in said
+            assert run["metadata"]["mcp_trigger"] == "tickets"
+            # Set the kept cursor back before the deployment stops: e1 is given again at the start.
+            await client.store.put_item(["langgraph_mcp", "event_cursors"], "tickets", {"cursor": "c-0"})
+
+        fixture.append(root, TICKET, {"ticket": "T-2"}, event_id="e2")  # while it is down
+        with langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server:
+            client = get_client(url=server.url)
+            found = await until_runs(client, "e2")
+            await until_subscribed(root, 2)
+            fixture.append(root, TICKET, {"ticket": "T-1"}, event_id="e3")  # the first ticket's thread
+            found = await until_runs(client, "e3")
+    assert {e: len(runs) for e, runs in found.items()} == {"e1": 1, "e2": 1, "e3": 1}
+    assert found["e3"][0]["thread_id"] == found["e1"][0]["thread_id"]  # one thread per ticket
+    assert found["e2"][0]["thread_id"] != found["e1"][0]["thread_id"]
+    streams = [e["params"] for e in fixture.log(root) if e["method"] == "events/stream"]
+    assert streams[1].get("cursor") == "c-0"  # resumed from the kept cursor: e1 given again, no run
