@@ -11,7 +11,10 @@ every callback is refused).
 Its lifespan closes the shared MCP pool when the server stops, so no stdio server outlives it
 (``SIGTERM``, ``Ctrl-C`` and hot reloads alike). When the environment variable
 ``LANGGRAPH_MCP_TRIGGERS`` names an event triggers file (:func:`langgraph_mcp.events.load_triggers`),
-the lifespan also runs the triggers: MCP events that start runs of the graphs.
+the lifespan also runs the triggers: MCP events that start runs of the graphs. With
+``LANGGRAPH_MCP_EVENTS_URL`` (the public URL of ``/mcp-events`` on this deployment), webhook
+deliveries of MCP events are received at ``/mcp-events/<subscription>``, each checked for its
+signature and freshness before anything is started.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from graphs.shared import pool
 from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp.apps import app_routes
 from langgraph_mcp.deploy import lifespan
-from langgraph_mcp.events import TRIGGERS_ENV, EventTriggers, load_triggers
+from langgraph_mcp.events import EVENTS_URL_ENV, TRIGGERS_ENV, EventTriggers, WebhookReceiver, load_triggers
 from langgraph_mcp.oauth import oauth_callback_app
 
 
@@ -56,8 +59,15 @@ if any(per_user_oauth(config) is not None for config in pool.servers.values()):
     callback = oauth_callback_app(pool.servers, store=server_store, user_of=signed_in_user)
     routes.append(Mount("/oauth", callback))
 
+events_url = os.environ.get(EVENTS_URL_ENV)
+receiver = WebhookReceiver(events_url) if events_url else None
+"""Where MCP events' webhook deliveries arrive (``/mcp-events``), when ``LANGGRAPH_MCP_EVENTS_URL``
+gives its public URL."""
+if receiver is not None:
+    routes.append(Mount("/mcp-events", receiver))
+
 triggers_file = os.environ.get(TRIGGERS_ENV)
-triggers = EventTriggers(pool, load_triggers(triggers_file)) if triggers_file else None
+triggers = EventTriggers(pool, load_triggers(triggers_file), receiver=receiver) if triggers_file else None
 """The deployment's event triggers (none unless ``LANGGRAPH_MCP_TRIGGERS`` names a file)."""
 
 

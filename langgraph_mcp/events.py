@@ -36,6 +36,7 @@ __all__ = [
     "EVENTS_EXTENSION",
     "EVENTS_REVISION",
     "DeliveryMode",
+    "EVENTS_URL_ENV",
     "TRIGGERS_ENV",
     "EventSubscription",
     "EventTrigger",
@@ -53,6 +54,11 @@ __all__ = [
 
 TRIGGERS_ENV = "LANGGRAPH_MCP_TRIGGERS"
 """The environment variable naming a deployment's event triggers file (JSON)."""
+
+EVENTS_URL_ENV = "LANGGRAPH_MCP_EVENTS_URL"
+"""The environment variable giving the public URL at which a deployment receives webhook
+deliveries of MCP events (its :class:`WebhookReceiver`'s mount, e.g.
+``https://my-deployment.example.com/mcp-events``)."""
 
 
 def load_triggers(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, EventTrigger]:
@@ -106,19 +112,30 @@ class EventTriggers:
         triggers: The triggers by name (the name keys its cursor and its threads).
         client: A ``langgraph_sdk`` async client; by default the server's own, in process
             (``get_client()``), which LangGraph server routes to itself without authentication.
+        receiver: Where webhook deliveries arrive (mounted in the deployment's app, at a public
+            URL): needed by triggers with ``mode: "webhook"``.
 
     Raises:
-        MCPConfigError: a trigger names a server the pool does not have.
+        MCPConfigError: a trigger names a server the pool does not have, or asks for webhooks
+            without a receiver.
     """
 
-    def __init__(self, pool: MCPPool, triggers: Mapping[str, EventTrigger], *, client: Any = None) -> None:
+    def __init__(
+        self,
+        pool: MCPPool,
+        triggers: Mapping[str, EventTrigger],
+        *,
+        client: Any = None,
+        receiver: WebhookReceiver | None = None,
+    ) -> None:
         for name, trigger in triggers.items():
             if trigger.server not in pool.servers:
-                raise MCPConfigError(
-                    trigger.server,
-                    f"triggers.{name}.server",
-                    f"no MCP server {trigger.server!r} is configured",
-                )
+                missing = f"no MCP server {trigger.server!r} is configured"
+                raise MCPConfigError(trigger.server, f"triggers.{name}.server", missing)
+            if trigger.mode == "webhook" and receiver is None:
+                needs = "webhook delivery needs a receiver at a public URL (EventTriggers(receiver=...))"
+                raise MCPConfigError(trigger.server, f"triggers.{name}.mode", needs)
+        self.receiver = receiver
         self.pool = pool
         self.triggers = dict(triggers)
         self._client = client
@@ -133,6 +150,7 @@ class EventTriggers:
             mode=trigger.mode,
             cursor=cursor,
             poll_floor=trigger.poll_floor,
+            receiver=self.receiver,
         )
 
     async def start(self) -> None:

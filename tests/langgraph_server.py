@@ -111,7 +111,8 @@ def langgraph_dev(
     CPU at each start, and only the browser tests look at what it builds.
 
     The server runs in a process group of its own, stopped whole at the end: the UI bundler's
-    watcher outlives a SIGTERM of the server (a terminal's Ctrl-C reaches the whole group)."""
+    watcher outlives a SIGTERM of the server (a terminal's Ctrl-C reaches the whole group).
+    ``{port}`` in a value of ``env`` is replaced by the port the server listens on."""
     workdir.mkdir(parents=True, exist_ok=True)
     if ui:
         _copy_ui_sources(config, workdir)
@@ -128,6 +129,8 @@ def langgraph_dev(
     for _attempt in range(3):
         port = free_port()
         log = workdir / f"server-{port}.log"
+        # A value naming the server's own address ("{port}") gets the port it listens on.
+        environ.update({k: v.replace("{port}", str(port)) for k, v in (env or {}).items() if "{port}" in v})
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 [str(BIN / "langgraph"), "dev", "--config", str(config), "--no-browser",

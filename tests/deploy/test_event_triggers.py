@@ -98,3 +98,48 @@ async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_p
     assert found["e2"][0]["thread_id"] != found["e1"][0]["thread_id"]
     streams = [e["params"] for e in fixture.log(root) if e["method"] == "events/stream"]
     assert streams[1].get("cursor") == "c-0"  # resumed from the kept cursor: e1 given again, no run
+
+
+@pytest.mark.timeout(300)
+async def test_webhook_deliveries_reach_the_deployment_and_a_forged_one_starts_nothing(
+    tmp_path: Path,
+) -> None:
+    """A webhook trigger: the server POSTs to the deployment's ``/mcp-events`` route, which
+    answers its challenge and checks each delivery; a delivery signed with another key is
+    refused (401) and starts no run."""
+    root = tmp_path / "events"
+    root.mkdir()
+    (root / ".ttl_ms").write_text("60000")
+    async with spawn_http_server("events", env={"EVENTS_DIR": str(root)}) as url:
+        mcp = tmp_path / "mcp.json"
+        mcp.write_text(json.dumps({"mcpServers": {"tickets": {"url": url}}}))
+        triggers = tmp_path / "triggers.json"
+        trigger = {"server": "tickets", "event": TICKET, "assistant": "agent", "mode": "webhook"}
+        triggers.write_text(json.dumps({"triggers": {"tickets": trigger}}))
+        env = {
+            "LANGGRAPH_MCP_CONFIG": str(mcp),
+            "LANGGRAPH_MCP_TRIGGERS": str(triggers),
+            "LANGGRAPH_MCP_EVENTS_URL": "http://127.0.0.1:{port}/mcp-events",
+            "LANGGRAPH_MCP_MODEL": "scripted",
+        }
+        with langgraph_dev(tmp_path / "server", REPO_ROOT / "langgraph.json", env) as server:
+            client = get_client(url=server.url)
+            deadline = time.monotonic() + 60
+            while not any(e["method"] == "events/subscribe" for e in fixture.log(root)):
+                assert time.monotonic() < deadline, "the trigger never subscribed"
+                await asyncio.sleep(0.1)
+            fixture.append(root, TICKET, {"ticket": "T-7"}, event_id="w1")
+            found = await until_runs(client, "w1")
+            (root / ".bad_signature").write_text("")
+            fixture.append(root, TICKET, {"ticket": "T-8"}, event_id="w2")
+            while not any(d["webhook-id"] == "w2" for d in fixture.deliveries(root)):
+                assert time.monotonic() < deadline + 60, "w2 was never delivered"
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.0)  # time for a run to appear, were one started
+            found = await runs_by_event(client)
+    [delivered] = [d for d in fixture.deliveries(root) if d["webhook-id"] == "w2"]
+    assert delivered["status"] == 401
+    assert set(found) == {"w1"} and len(found["w1"]) == 1
+    challenges = [d for d in fixture.deliveries(root) if d["webhook-id"].startswith("msg_verification")]
+    assert challenges and challenges[0]["status"] == 200
+    assert all("/mcp-events/" in d["url"] for d in fixture.deliveries(root))

@@ -87,6 +87,7 @@ PUBLIC: dict[str, list[str]] = {
     "langgraph_mcp.events": [
         "EVENTS_EXTENSION",
         "EVENTS_REVISION",
+        "EVENTS_URL_ENV",
         "TRIGGERS_ENV",
         "DeliveryMode",
         "EventSubscription",
