@@ -97,8 +97,9 @@ class EventTriggers:
     per event started through the LangGraph server's API (see :class:`EventTrigger` and
     :class:`~langgraph_mcp._events.triggers.TriggerRunner`).
 
-    Enter it in the custom app's lifespan (``langgraph.json``'s ``"http": {"app": ...}``), which
-    LangGraph server runs in each of its processes::
+    Enter it in the custom app's lifespan (``langgraph.json``'s ``"http": {"app": ...}``), in one
+    process of the deployment (LangGraph server runs the lifespan in each of its processes; two
+    processes running one trigger can start two runs for one event)::
 
         triggers = EventTriggers(pool, load_triggers("graphs/triggers.json"))
 

@@ -38,6 +38,7 @@ import collections
 import datetime
 import logging
 import math
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -54,11 +55,13 @@ from langgraph_mcp._session.events import (
     list_event_types,
     poll_events,
     subscribe_webhook,
+    unsubscribe_webhook,
 )
 from langgraph_mcp._session.eventwire import (
     DELIVERY_MODES,
     DeliveryMode,
     EventOccurrence,
+    error_name,
     occurrence_or_refusal,
 )
 from langgraph_mcp.errors import MCPAuthenticationError, MCPConfigError, MCPError, MCPServerError
@@ -76,6 +79,22 @@ every 30 s)."""
 
 SEEN_IDS = 10_000
 """Event ids a subscription remembers to give each event once."""
+
+MAX_DRAIN = 100
+"""Pages polled back to back while the server says more are waiting; then it waits as usual."""
+
+MAX_WAIT = 3600.0
+"""The longest wait between two polls, whatever the server's ``nextPollMs``."""
+
+STABLE = 30.0
+"""A stream open this long that ended served: it is reopened without a growing back-off."""
+
+UNSUBSCRIBE_TIMEOUT = 5.0
+"""Seconds an ended webhook subscription waits for its ``events/unsubscribe``."""
+
+MIN_RENEWAL = 1.0
+"""The least seconds between two renewals of a webhook subscription (a ``refreshBefore`` in the
+past, or a clock far off, does not make it renew in a loop)."""
 
 NO_EXPIRY_RENEWAL = 3600.0
 """Seconds between renewals of a webhook subscription granted with no expiry (the draft: renew
@@ -247,8 +266,12 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             )
 
     def _given(self, raw: Any) -> MCPEvent | None:
-        """``raw`` as an event to give, or ``None``: refused, or given already."""
-        occurrence = occurrence_or_refusal(raw)
+        """``raw`` as an event to give, or ``None``: refused, or given already. An event of
+        another type than the subscription's is refused."""
+        refused = raw.get("refused") if isinstance(raw, Mapping) else None
+        occurrence = refused if isinstance(refused, str) else occurrence_or_refusal(raw)
+        if isinstance(occurrence, EventOccurrence) and occurrence.name != self.name:
+            occurrence = "it is of another event type than the subscription's"
         if isinstance(occurrence, str):
             self.refused += 1
             logger.warning(
@@ -263,6 +286,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         return MCPEvent.of(self.server, self.arguments, occurrence)
 
     async def _poll(self) -> AsyncGenerator[MCPEvent, None]:
+        drained = 0
         while True:
             await self._check_list()
             answer = await poll_events(
@@ -281,25 +305,31 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             self.cursor = answer.cursor  # None: no history; the next poll asks from now
             if answer.truncated and answer.cursor is not None:
                 self._gap()
-            if answer.has_more:
-                continue
+            if answer.has_more and answer.events and drained < MAX_DRAIN:
+                drained += 1
+                continue  # more are waiting: at once (a page with none waits, as does a long drain)
+            drained = 0
             wait = (answer.next_poll_ms if answer.next_poll_ms is not None else 1000) / 1000
-            await anyio.sleep(max(wait, self.poll_floor))
+            await anyio.sleep(min(max(wait, self.poll_floor), MAX_WAIT))
 
     async def _push(self) -> AsyncGenerator[MCPEvent, None]:
         retry = _RETRY[0]
         while True:
             await self._check_list()
+            opened = time.monotonic()
             delivered = False
             async with event_stream(self.connection, self.name, self.arguments, self.cursor) as frames:
                 longest: float | None = None
                 last_beat: float | None = None
+                alive = opened  # when the last event or heartbeat was received
+                errors = 0
                 while True:
                     silence = 2 * (longest if longest is not None else ASSUMED_HEARTBEAT)
-                    current = await _next_frame(frames, silence)
+                    current = await _next_frame(frames, alive + silence - time.monotonic())
                     if current is None:
                         logger.info(
-                            "MCP server %r: the events stream of %r was silent for %.1f s; reopened",
+                            "MCP server %r: the events stream of %r sent no event or heartbeat for %.1f s; "
+                            "reopened",
                             self.server,
                             self.name,
                             silence,
@@ -311,29 +341,34 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                     if current.kind == "terminated":
                         raise self._terminated(current.params)
                     if current.kind == "error":
-                        logger.warning(
-                            "MCP server %r: the events stream of %r reported an error", self.server, self.name
-                        )
+                        errors += 1
+                        if errors in (1, 10, 100, 1000):  # not once per frame: a server may send many
+                            logger.warning(
+                                "MCP server %r: the events stream of %r reported an error (%d so far)",
+                                self.server,
+                                self.name,
+                                errors,
+                            )
                         continue
-                    delivered = True
                     if current.kind == "event":
+                        alive = current.received
+                        delivered = True
                         event = self._given(current.params)
                         if event is not None:
                             self._advance(current.params)  # the position after it, as it is given
                             yield event
                     elif current.kind == "heartbeat":
-                        now = anyio.current_time()
                         if last_beat is not None:
-                            longest = max(longest or 0.0, now - last_beat)
-                        last_beat = now
+                            longest = max(longest or 0.0, current.received - last_beat)
+                        last_beat = alive = current.received
                     elif current.kind == "active" and current.params.get("truncated") is True:
                         self._gap()
                     self._advance(current.params)
-            if delivered:
-                retry = _RETRY[0]
-                continue
-            await anyio.sleep(retry)
-            retry = min(retry * 2, _RETRY[1])
+            if delivered or time.monotonic() - opened > STABLE:
+                retry = _RETRY[0]  # it served: the back-off starts again
+            if not delivered:
+                await anyio.sleep(retry)  # a stream that served nothing is not reopened at once
+                retry = min(retry * 2, _RETRY[1])
 
     async def _webhook(self) -> AsyncGenerator[MCPEvent, None]:
         assert self.receiver is not None  # checked when made
@@ -386,6 +421,10 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                     await renewing
             receiver.close(path)
             deliveries.close()
+            # Ended here: the server stops sending (a later subscription from the kept cursor is
+            # then a replay of what came after it). At worst the subscription lapses at its TTL.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(UNSUBSCRIBE_TIMEOUT), suppress(MCPError):
+                await unsubscribe_webhook(self.connection, self.name, self.arguments, url)
 
     async def _subscribe(self, url: str, secret: str, *, first: bool) -> float:
         """``events/subscribe`` (first, or to renew: same URL, type and arguments, from the
@@ -405,7 +444,9 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             self._gap()
         now = anyio.current_time()
         left = _seconds_until(answer.refresh_before)
-        return now + (NO_EXPIRY_RENEWAL if left is None else max(left / 2, 0.05))
+        return now + (
+            NO_EXPIRY_RENEWAL if left is None else min(max(left / 2, MIN_RENEWAL), NO_EXPIRY_RENEWAL)
+        )
 
     def _advance(self, params: Mapping[str, Any]) -> None:
         """A frame's cursor is the position now (``null``: no history; absent: unchanged)."""
@@ -425,8 +466,11 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         """A stream's request ended: reopened, unless the server refuses for good."""
         if isinstance(error, MCPAuthenticationError):
             raise error
-        if isinstance(error, MCPServerError) and error.code in (-32602, -32601):
-            raise error
+        if isinstance(error, MCPServerError) and (
+            error.code in (-32602, -32601)
+            or error_name(error.code) in ("NotFound", "Forbidden", "Unsupported")
+        ):
+            raise error  # the server refuses the subscription: opening it again would not change that
         if error is not None and not isinstance(error, MCPError):
             raise error
 
@@ -444,9 +488,16 @@ class EventSubscription(AsyncIterator[MCPEvent]):
 
 
 async def _next_frame(frames: MemoryObjectReceiveStream[StreamFrame], silence: float) -> StreamFrame | None:
-    """The stream's next frame; ``None`` after ``silence`` seconds without one. A stream that was
-    dropped (it fell behind) reads as ``ended``."""
-    with anyio.move_on_after(silence):
+    """The stream's next frame (one received already first, whatever the time); ``None`` after
+    ``silence`` seconds without one. A stream that was dropped (it fell behind) reads as
+    ``ended``."""
+    try:
+        return frames.receive_nowait()
+    except anyio.WouldBlock:
+        pass
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return StreamFrame("ended")
+    with anyio.move_on_after(max(silence, 0.0)):
         try:
             return await frames.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):

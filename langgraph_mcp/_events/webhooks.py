@@ -16,8 +16,8 @@ libraries to every install.
 https): one path per subscription, named by a digest of the subscription (server, type and
 arguments), so a renewed subscription keeps its URL. It answers the server's ``verification``
 challenge, refuses what does not verify (401), answers 2xx before the event is handled, and
-hands each subscription its deliveries in the order received; a full queue answers 503 (the
-server retries later).
+hands each subscription its deliveries in the order received; a full queue, or a path no
+subscription takes (yet), answers 503 (the server retries later).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from langgraph_mcp._session.eventwire import MAX_EVENT_BYTES
+from langgraph_mcp.errors import MCPConfigError
 
 __all__ = [
     "TOLERANCE",
@@ -105,7 +106,12 @@ def check_delivery(
     webhook_id = headers.get("webhook-id", "")
     stamp = headers.get("webhook-timestamp", "")
     signatures = headers.get("webhook-signature", "")
-    if not webhook_id or len(webhook_id) > 512 or not stamp.isdigit() or len(stamp) > 12:
+    if (
+        not webhook_id
+        or len(webhook_id) > 512
+        or not (stamp.isascii() and stamp.isdigit())
+        or len(stamp) > 12
+    ):
         return "the delivery has no valid webhook-id or webhook-timestamp"
     if len(body) > MAX_EVENT_BYTES:
         return f"the delivery is over {MAX_EVENT_BYTES} bytes"
@@ -113,7 +119,7 @@ def check_delivery(
     if abs(moment - int(stamp)) > TOLERANCE:
         return f"the delivery's timestamp is more than {TOLERANCE} s from now"
     expected = sign(secret, webhook_id, int(stamp), body)
-    offered = [given for given in signatures.split(" ") if given.startswith("v1,")]
+    offered = [given for given in signatures.split(" ") if given.startswith("v1,") and given.isascii()]
     if not any(hmac.compare_digest(expected, given) for given in offered):
         return "the delivery's signature does not verify"
     try:
@@ -159,13 +165,20 @@ class WebhookReceiver:
         return f"{self.public_url}/{path}"
 
     def open(self, path: str, secret: str) -> MemoryObjectReceiveStream[Delivery]:
-        """Take deliveries at ``path`` signed with ``secret`` (a renewal's new secret is added:
-        the old one still verifies what was sent before)."""
-        route = self._routes.get(path)
-        if route is None:
-            route = self._routes[path] = _Route(secret)
-        elif secret not in route.secrets:
-            route.secrets = [secret, *route.secrets][:2]
+        """Take deliveries at ``path`` signed with ``secret``.
+
+        Raises:
+            MCPConfigError: deliveries at ``path`` are taken already (the same subscription is read
+                twice: each reader would get some of its events).
+        """
+        if path in self._routes:
+            raise MCPConfigError(
+                None,
+                "receiver",
+                "this receiver already takes the deliveries of the same subscription (server, event "
+                "type and arguments): one subscription reads them",
+            )
+        route = self._routes[path] = _Route(secret)
         return route.receive
 
     def close(self, path: str) -> None:
@@ -186,7 +199,9 @@ class WebhookReceiver:
         path = request.url.path.rstrip("/").rpartition("/")[2]
         route = self._routes.get(path)
         if route is None:
-            return Response(status_code=410)  # no such subscription here: the server stops
+            # Not (or not yet, after a restart) taken here: the server retries later. Never 410,
+            # which tells it to give up on the subscription.
+            return Response(status_code=503)
         body = await _body(request)
         if body is None:
             return Response(status_code=413)
@@ -209,7 +224,7 @@ class WebhookReceiver:
         except anyio.WouldBlock:
             return Response(status_code=503)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return Response(status_code=410)
+            return Response(status_code=503)
         route.seen[checked.webhook_id] = None
         if len(route.seen) > _SEEN:
             route.seen.popitem(last=False)

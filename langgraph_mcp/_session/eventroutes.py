@@ -10,6 +10,7 @@ and hands each open stream its own frames; ``notifications/events/list_changed``
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -18,14 +19,11 @@ from typing import Any, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from langgraph_mcp._session.eventwire import SUBSCRIPTION_META
+from langgraph_mcp._session.eventwire import MAX_EVENT_BYTES, SUBSCRIPTION_META
 
 __all__ = ["STREAM_BUFFER", "EventRoutes", "FrameKind", "StreamFrame"]
 
 logger = logging.getLogger("langgraph_mcp.events")
-
-_FRAMES = "notifications/events/"
-_LIST_CHANGED = "notifications/events/list_changed"
 
 STREAM_BUFFER = 1000
 """Frames of one pushed stream held until read; one more ends the stream (it is reopened from
@@ -47,6 +45,9 @@ class StreamFrame:
     kind: FrameKind
     params: Mapping[str, Any] = field(default_factory=dict)
     error: Exception | None = None
+    received: float = field(default_factory=time.monotonic)
+    """When it was received (``time.monotonic()``): a stream's liveness is judged by when its
+    frames came, not by when a slow reader got to them."""
 
 
 class EventRoutes:
@@ -93,6 +94,9 @@ class EventRoutes:
         kind = method[len(_FRAMES) :]
         if kind not in ("active", "event", "heartbeat", "error", "terminated"):
             return True
+        if kind == "event" and _too_large(params):
+            # Refused where it is received, not held: the reader counts it refused.
+            params = {"_meta": meta, "refused": f"it is over {MAX_EVENT_BYTES} bytes long"}
         try:
             send.send_nowait(StreamFrame(kind, params))  # type: ignore[arg-type]  # checked above
         except anyio.WouldBlock:
@@ -103,3 +107,24 @@ class EventRoutes:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._streams.pop(request_id, None)  # type: ignore[arg-type]
         return True
+
+
+def _too_large(params: Mapping[str, Any]) -> bool:
+    """Is an event frame's data over :data:`MAX_EVENT_BYTES`? Counted by walking its strings
+    and containers, stopping as soon as the bound is passed (no copy is made)."""
+    size = 0
+    pending: list[Any] = [params.get("data")]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            size += len(item)
+        elif isinstance(item, Mapping):
+            size += sum(len(k) for k in item if isinstance(k, str))
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        else:
+            size += 8
+        if size > MAX_EVENT_BYTES:
+            return True
+    return False

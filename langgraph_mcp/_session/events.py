@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_EVENT_TYPES",
+    "MAX_LIST_PAGES",
     "declares_events",
     "event_stream",
     "list_event_types",
@@ -52,7 +53,10 @@ __all__ = [
 logger = logging.getLogger("langgraph_mcp.events")
 
 MAX_EVENT_TYPES = 1000
-"""``events/list`` stops after this many types (a server that pages for ever ends here)."""
+"""``events/list`` stops after this many entries, valid or not."""
+
+MAX_LIST_PAGES = 100
+"""``events/list`` stops after this many pages (a server that pages for ever ends here)."""
 
 
 def declares_events(connection: ServerConnection) -> bool:
@@ -61,8 +65,9 @@ def declares_events(connection: ServerConnection) -> bool:
 
 
 async def list_event_types(connection: ServerConnection) -> list[EventType]:
-    """Every event type of ``events/list`` (paged; stops at a repeated cursor and after
-    :data:`MAX_EVENT_TYPES`). A type that is not valid is left out, with a warning.
+    """Every event type of ``events/list`` (paged; stops at a repeated cursor, after
+    :data:`MAX_EVENT_TYPES` entries or :data:`MAX_LIST_PAGES` pages). A type that is not valid is
+    left out, with a warning.
 
     Raises:
         MCPServerError, MCPConnectionError, MCPTimeoutError: as for any request.
@@ -70,28 +75,37 @@ async def list_event_types(connection: ServerConnection) -> list[EventType]:
     types: list[EventType] = []
     seen: set[str] = set()
     cursor: str | None = None
-    while True:
+    entries: list[Any] = []
+    for _page in range(MAX_LIST_PAGES):
         params = {"cursor": cursor} if cursor is not None else None
 
         async def send(client: Any, params: dict[str, Any] | None = params) -> Any:
             return await send_unchecked(client.session, "events/list", params)
 
         answer = await connection.request("events/list", send)
-        entries = answer.get("events") if isinstance(answer, Mapping) else None
-        for raw in entries if isinstance(entries, list) else []:
-            try:
-                types.append(EventType.model_validate(raw))
-            except ValueError:
-                logger.warning(
-                    "MCP server %r: an event type of events/list is not valid; left out", connection.name
-                )
-            if len(types) >= MAX_EVENT_TYPES:
-                return types
+        page = answer.get("events") if isinstance(answer, Mapping) else None
+        entries.extend(page[: MAX_EVENT_TYPES - len(entries)] if isinstance(page, list) else [])
         following = answer.get("nextCursor") if isinstance(answer, Mapping) else None
-        if not isinstance(following, str) or not following or following in seen:
-            return types
+        if (
+            len(entries) >= MAX_EVENT_TYPES
+            or not isinstance(following, str)
+            or not following
+            or following in seen
+        ):
+            break
         seen.add(following)
         cursor = following
+    left_out = 0
+    for raw in entries:
+        try:
+            types.append(EventType.model_validate(raw))
+        except ValueError:
+            left_out += 1
+    if left_out:
+        logger.warning(
+            "MCP server %r: %d event types of events/list are not valid; left out", connection.name, left_out
+        )
+    return types
 
 
 def _subscription(name: str, arguments: Mapping[str, Any], cursor: str | None) -> dict[str, Any]:

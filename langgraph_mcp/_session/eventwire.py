@@ -4,8 +4,8 @@ The one home of what the draft says on the wire; the revision followed is :data:
 Where the draft moved (the capability's location, the error codes), both the draft's and the
 earlier design sketch's forms are read, so servers built on either work:
 
-- the capability: ``capabilities.extensions["io.modelcontextprotocol/events"]`` (the draft);
-  servers of the sketch also say ``capabilities.events``;
+- the capability: ``capabilities.extensions["io.modelcontextprotocol/events"]`` (the draft; a
+  server of the sketch that says only ``capabilities.events`` is not read as offering events);
 - the error codes: the draft's ``-32023``..``-32027`` and the sketch's ``-32011``..``-32015``
   (NotFound, Forbidden, ResourceExhausted, Unsupported, CallbackEndpointError).
 
@@ -84,6 +84,7 @@ def error_name(code: int) -> str | None:
 
 
 _Text = Annotated[str, Field(min_length=1, max_length=512)]
+_ISO_8601 = r"^\d{4}-\d{2}-\d{2}[T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?$"
 
 
 class EventType(BaseModel):
@@ -118,7 +119,10 @@ class EventOccurrence(BaseModel):
 
     event_id: _Text = Field(alias="eventId")
     name: _Text
-    timestamp: Annotated[str, Field(max_length=64)]
+    timestamp: Annotated[
+        str, Field(max_length=40, pattern=r"^\d{4}-\d{2}-\d{2}[T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?$")
+    ]
+    """ISO 8601 (checked: it is shown to the model)."""
     data: dict[str, Any]
     cursor: Annotated[str, Field(max_length=4096)] | None = None
 

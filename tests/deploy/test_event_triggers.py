@@ -1,8 +1,8 @@
 """MCP events that start runs on a real ``langgraph dev``: the deployment's event triggers
 (``LANGGRAPH_MCP_TRIGGERS``, run in ``graphs/app.py``'s lifespan) subscribe to the events fixture
-over HTTP, start one run per event, resume after a restart from the kept cursor (an event made
-while the deployment was down runs once when it is back), and start nothing for an event given
-again."""
+over HTTP, keep their position even before any event, start one run per event, resume after a
+restart from the kept cursor (an event made while the deployment was down runs once when it is
+back), and start nothing for an event given again."""
 
 from __future__ import annotations
 
@@ -44,6 +44,20 @@ async def until_runs(client: Any, *event_ids: str, timeout: float = 60.0) -> dic
         await asyncio.sleep(0.2)
 
 
+async def until_kept(client: Any, cursor: str, timeout: float = 30.0) -> None:
+    """Wait until the trigger's kept cursor is ``cursor``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            item = await client.store.get_item(["langgraph_mcp", "event_cursors"], "tickets")
+        except Exception:  # not kept yet (404)
+            item = None
+        if item is not None and item["value"].get("cursor") == cursor:
+            return
+        assert time.monotonic() < deadline, f"the cursor kept is not {cursor!r}: {item}"
+        await asyncio.sleep(0.2)
+
+
 async def until_subscribed(root: Path, count: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while sum(e["method"] == "events/stream" for e in fixture.log(root)) < count:
@@ -74,15 +88,26 @@ async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_p
         }
         workdir = tmp_path / "server"
         with langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server:
+            # No event yet: the position the subscription started from is kept all the same, so
+            # what happens while the deployment is down is not skipped.
             client = get_client(url=server.url)
             await until_subscribed(root, 1)
-            fixture.append(root, TICKET, {"ticket": "T-1", "title": "Printer on fire"}, event_id="e1")
+            await until_kept(client, "c-0")
+
+        fixture.append(root, TICKET, {"ticket": "T-1", "title": "Printer on fire"}, event_id="e1")
+        with langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server:
+            client = get_client(url=server.url)
             found = await until_runs(client, "e1")
             [run] = found["e1"]
             state = await client.threads.get_state(run["thread_id"])
             said = state["values"]["messages"][0]["content"]
-            assert "reported the event 'ticket.created'" in said and "Printer on fire" in said
+            assert (
+                '"name": "ticket.created"' in said
+                and "Printer on fire" in said
+                and "not from a person" in said
+            )
             assert run["metadata"]["mcp_trigger"] == "tickets"
+            await until_kept(client, "c-1")
             # Set the kept cursor back before the deployment stops: e1 is given again at the start.
             await client.store.put_item(["langgraph_mcp", "event_cursors"], "tickets", {"cursor": "c-0"})
 
@@ -90,14 +115,15 @@ async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_p
         with langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server:
             client = get_client(url=server.url)
             found = await until_runs(client, "e2")
-            await until_subscribed(root, 2)
+            await until_subscribed(root, 3)
             fixture.append(root, TICKET, {"ticket": "T-1"}, event_id="e3")  # the first ticket's thread
             found = await until_runs(client, "e3")
     assert {e: len(runs) for e, runs in found.items()} == {"e1": 1, "e2": 1, "e3": 1}
     assert found["e3"][0]["thread_id"] == found["e1"][0]["thread_id"]  # one thread per ticket
     assert found["e2"][0]["thread_id"] != found["e1"][0]["thread_id"]
     streams = [e["params"] for e in fixture.log(root) if e["method"] == "events/stream"]
-    assert streams[1].get("cursor") == "c-0"  # resumed from the kept cursor: e1 given again, no run
+    assert streams[0].get("cursor") is None  # the first start: from now
+    assert [s.get("cursor") for s in streams[1:3]] == ["c-0", "c-0"]  # then from the kept cursor
 
 
 @pytest.mark.timeout(300)

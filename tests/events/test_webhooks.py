@@ -21,6 +21,7 @@ from langgraph_mcp._session.eventwire import (
     EventType,
     occurrence_or_refusal,
 )
+from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.events import check_delivery, new_secret, sign
 
 
@@ -117,7 +118,13 @@ async def test_the_receiver_answers_the_challenge_refuses_forgeries_and_takes_ea
         headers, body = delivery(secret, EVENT)
         assert (await client.post(url, content=body, headers=headers)).status_code == 204
         assert (await client.post(url, content=body, headers=headers)).status_code == 204  # again
-        assert (await client.post("/mcp/unknown", content=body, headers=headers)).status_code == 410
+        # a path no subscription takes (yet): the server retries later (410 would end it)
+        assert (await client.post("/mcp/unknown", content=body, headers=headers)).status_code == 503
+        # headers no sender of good faith writes are refused, never a server error
+        odd: dict[str, Any] = {**headers, "webhook-timestamp": "\u00b2".encode()}
+        assert (await client.post(url, content=body, headers=odd)).status_code == 401
+        odd = {**headers, "webhook-signature": "v1,\u00e9t\u00e9".encode()}
+        assert (await client.post(url, content=body, headers=odd)).status_code == 401
         too_big = b"x" * (MAX_EVENT_BYTES + 1)
         assert (await client.post(url, content=too_big, headers=headers)).status_code == 413
         taken = deliveries.receive_nowait()
@@ -130,5 +137,7 @@ async def test_the_receiver_answers_the_challenge_refuses_forgeries_and_takes_ea
             assert (await client.post(url, content=body, headers=headers)).status_code == 204
         headers, body = delivery(secret, {**EVENT, "eventId": "over"}, webhook_id="over")
         assert (await client.post(url, content=body, headers=headers)).status_code == 503
+    with pytest.raises(MCPConfigError, match="already takes the deliveries of the same subscription"):
+        receiver.open(path, new_secret())  # one reader per subscription: two would split its events
     receiver.close(path)
     deliveries.close()
