@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from langgraph_mcp._events.subscription import EventSubscription, MCPEvent
-from langgraph_mcp._events.triggers import EventTrigger, ThreadByField, TriggerRunner
+from langgraph_mcp._events.triggers import LEASE_WINDOW, EventTrigger, ThreadByField, TriggerRunner
 from langgraph_mcp._events.webhooks import WebhookReceiver, check_delivery, new_secret, sign
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session.eventwire import EVENTS_EXTENSION, EVENTS_REVISION, DeliveryMode, EventType
@@ -97,9 +97,9 @@ class EventTriggers:
     per event started through the LangGraph server's API (see :class:`EventTrigger` and
     :class:`~langgraph_mcp._events.triggers.TriggerRunner`).
 
-    Enter it in the custom app's lifespan (``langgraph.json``'s ``"http": {"app": ...}``), in one
-    process of the deployment (LangGraph server runs the lifespan in each of its processes; two
-    processes running one trigger can start two runs for one event)::
+    Enter it in the custom app's lifespan (``langgraph.json``'s ``"http": {"app": ...}``), which
+    LangGraph server runs in each of its processes: of them, one runs each trigger at a time (a
+    lease held through the server's API), and another takes it over when that one dies::
 
         triggers = EventTriggers(pool, load_triggers("graphs/triggers.json"))
 
@@ -115,6 +115,9 @@ class EventTriggers:
             (``get_client()``), which LangGraph server routes to itself without authentication.
         receiver: Where webhook deliveries arrive (mounted in the deployment's app, at a public
             URL): needed by triggers with ``mode: "webhook"``.
+        lease_window: Seconds of a trigger's lease: of the processes that run the triggers
+            against one LangGraph server, one runs each trigger at a time, and another takes it
+            over within about this long when that one dies (at once when it stops cleanly).
 
     Raises:
         MCPConfigError: a trigger names a server the pool does not have, or asks for webhooks
@@ -128,6 +131,7 @@ class EventTriggers:
         *,
         client: Any = None,
         receiver: WebhookReceiver | None = None,
+        lease_window: float = LEASE_WINDOW,
     ) -> None:
         for name, trigger in triggers.items():
             if trigger.server not in pool.servers:
@@ -137,6 +141,7 @@ class EventTriggers:
                 needs = "webhook delivery needs a receiver at a public URL (EventTriggers(receiver=...))"
                 raise MCPConfigError(trigger.server, f"triggers.{name}.mode", needs)
         self.receiver = receiver
+        self.lease_window = lease_window
         self.pool = pool
         self.triggers = dict(triggers)
         self._client = client
@@ -164,7 +169,7 @@ class EventTriggers:
 
             client = get_client()
         for name, trigger in self.triggers.items():
-            runner = TriggerRunner(name, trigger, self._subscribe, client)
+            runner = TriggerRunner(name, trigger, self._subscribe, client, lease_window=self.lease_window)
             self.runners[name] = runner
             self._tasks.append(asyncio.ensure_future(runner.run()))
 

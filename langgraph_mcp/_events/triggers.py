@@ -12,9 +12,10 @@ whose id is derived from the trigger and the event (a new thread) or the key (a 
 with the event's id in the run's metadata (``mcp_event_id``); before creating one, the thread's
 runs are looked at, and an event whose run exists starts nothing. The cursor is kept in the
 server's store (namespace :data:`CURSORS`) after the run was created, so an event given again
-after a crash between the two finds its run. This holds for one runner per trigger: two
-processes running the same trigger can both create a run for one event (the look and the
-creation are two requests), so a deployment runs its triggers in one process.
+after a crash between the two finds its run. The look and the creation are two requests, so one
+runner reads a trigger at a time: of the processes that run it against one LangGraph server,
+the one holding its lease (:class:`_Lease`, through the server's API); another takes it over
+when that one dies.
 
 **Bounded.** Each trigger starts at most ``max_events_per_minute`` runs a minute (a token bucket;
 more events wait, and so does the subscription: the server keeps them) and has at most
@@ -43,6 +44,8 @@ from langgraph_mcp.errors import MCPError
 
 __all__ = [
     "CURSORS",
+    "LEASE_WINDOW",
+    "LeaseLost",
     "EVENT_KEY",
     "EventTrigger",
     "ThreadByField",
@@ -151,6 +154,10 @@ _Starting = asyncio.Queue[tuple["asyncio.Task[bool] | None", str | None] | None]
 """Events being started, in the order they came, each with the cursor after it (a cursor with no
 task: the position moved without an event; ``None``: no more)."""
 
+LEASE_WINDOW = 30.0
+"""Seconds of a trigger's lease window: a process that runs a trigger and dies is replaced by
+another within about this long."""
+
 KEEP_IDLE = 2.0
 """Seconds without an event after which a trigger keeps its subscription's cursor if it moved."""
 
@@ -175,6 +182,83 @@ class _Bucket:
             await asyncio.sleep((1 - self.tokens) / self.per_second)
 
 
+class LeaseLost(MCPError):
+    """The process no longer holds the trigger's lease: it stops reading (another runs it)."""
+
+
+class _Lease:
+    """Which process runs a trigger, among all that run it against one LangGraph server.
+
+    Time is cut in windows of ``window`` seconds (by the wall clock, shared by the processes).
+    The process that creates the trigger's lease thread of a window (``threads.create`` with
+    ``if_exists="raise"``: one creation succeeds, in the server's database) holds the trigger for
+    that window; the holder creates the next window's thread a quarter window early, so it keeps
+    the trigger while it lives, and the others try at the start of each window, so one of them
+    takes the trigger over within a window of the holder's end. A lease thread two windows old is
+    deleted."""
+
+    def __init__(self, client: Any, name: str, window: float) -> None:
+        self.client = client
+        self.name = name
+        self.window = window
+        self.held: int | None = None
+        self.me = uuid.uuid4().hex
+
+    def _thread(self, number: int) -> str:
+        return str(uuid.uuid5(_NAMESPACE, json.dumps(["lease", self.name, number])))
+
+    def _now(self) -> int:
+        return int(time.time() // self.window)
+
+    async def _claim(self, number: int) -> bool:
+        try:
+            await self.client.threads.create(
+                thread_id=self._thread(number),
+                if_exists="raise",
+                metadata={"mcp_lease": self.name, "mcp_lease_window": number, "mcp_lease_holder": self.me},
+            )
+        except Exception as exc:
+            if _status(exc) == 409:
+                return False
+            raise
+        return True
+
+    def valid(self) -> bool:
+        """Is the lease held now (its window not over)?"""
+        return self.held is not None and time.time() < (self.held + 1) * self.window
+
+    async def acquire(self) -> None:
+        """Wait until this process holds the lease."""
+        while True:
+            number = self._now()
+            if await self._claim(number):
+                self.held = number
+                return
+            await asyncio.sleep(max((number + 1) * self.window - time.time(), 0.0) + 0.01)
+
+    async def release(self) -> None:
+        """Give the lease up (a process that stops cleanly): another may take it at once."""
+        held, self.held = self.held, None
+        if held is None:
+            return
+        for number in (held + 1, held):  # the next first: nobody may take it up meanwhile
+            with suppress(Exception):
+                await self.client.threads.delete(self._thread(number))
+
+    async def keep(self) -> None:
+        """Hold the lease window after window; raises :class:`LeaseLost` when another took it."""
+        assert self.held is not None
+        while True:
+            following = self.held + 1
+            await asyncio.sleep(max(following * self.window - self.window / 4 - time.time(), 0.0))
+            if not await self._claim(following):
+                self.held = None
+                raise LeaseLost(self.name)
+            self.held = following
+            with suppress(Exception):  # a lease thread left behind is only clutter
+                await self.client.threads.delete(self._thread(following - 2))
+
+
 class Subscribe(Protocol):
     def __call__(self, trigger: EventTrigger, cursor: str | None) -> EventSubscription: ...
 
@@ -189,8 +273,18 @@ class TriggerRunner:
         client: A ``langgraph_sdk`` async client of the LangGraph server the runs go to.
     """
 
-    def __init__(self, name: str, trigger: EventTrigger, subscribe: Subscribe, client: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        trigger: EventTrigger,
+        subscribe: Subscribe,
+        client: Any,
+        *,
+        lease_window: float = LEASE_WINDOW,
+    ) -> None:
         self.name = name
+        self.lease = _Lease(client, name, lease_window)
+        """Which process runs the trigger (one at a time, across processes and replicas)."""
         self.trigger = trigger
         self._subscribe = subscribe
         self.client = client
@@ -224,9 +318,12 @@ class TriggerRunner:
         while True:
             began = time.monotonic()
             try:
-                await self._read()
+                await self._leased()
             except asyncio.CancelledError:
                 raise
+            except LeaseLost:
+                logger.info("event trigger %r: another process runs it now", self.name)
+                retry = 0.0
             except MCPError as exc:
                 logger.warning("event trigger %r: %s; subscribing again in %.0f s", self.name, exc, retry)
             except Exception:
@@ -234,7 +331,25 @@ class TriggerRunner:
             if time.monotonic() - began > 60.0:
                 retry = 1.0  # it ran a while: a new failure starts the back-off again
             await asyncio.sleep(retry)
-            retry = min(retry * 2, 60.0)
+            retry = min(max(retry * 2, 1.0), 60.0)
+
+    async def _leased(self) -> None:
+        """Read the trigger while this process holds its lease."""
+        if not self.lease.valid():
+            await self.lease.acquire()
+        reading = asyncio.ensure_future(self._read())
+        keeping = asyncio.ensure_future(self.lease.keep())
+        try:
+            await asyncio.wait({reading, keeping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reading, keeping):
+                task.cancel()
+            for task in (reading, keeping):
+                with suppress(asyncio.CancelledError):
+                    await task
+        for task in (keeping, reading):
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
 
     async def _read(self) -> None:
         """Events are started concurrently (one thread's in order, after the one before); the
@@ -326,6 +441,8 @@ class TriggerRunner:
             return False
         await self._in_flight.acquire()
         try:
+            if not self.lease.valid():  # its window ended: the next holder starts it
+                raise LeaseLost(self.name)
             run = await self.client.runs.create(
                 thread_id,
                 self.trigger.assistant,
@@ -351,6 +468,7 @@ class TriggerRunner:
             self._in_flight.release()
 
     async def aclose(self) -> None:
+        await self.lease.release()
         joins = list(self._joins)
         for join in joins:
             join.cancel()

@@ -2,7 +2,8 @@
 (``LANGGRAPH_MCP_TRIGGERS``, run in ``graphs/app.py``'s lifespan) subscribe to the events fixture
 over HTTP, keep their position even before any event, start one run per event, resume after a
 restart from the kept cursor (an event made while the deployment was down runs once when it is
-back), and start nothing for an event given again."""
+back), and start nothing for an event given again; a forged webhook delivery starts nothing; of
+two processes running one trigger, one reads it, and the other takes it over when it dies."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
+from langgraph_mcp import MCPPool
+from langgraph_mcp.events import EventTriggers, load_triggers
 from tests.conftest_servers import spawn_http_server
 from tests.langgraph_server import REPO_ROOT, langgraph_dev
 from tests.servers import events as fixture
@@ -169,3 +172,62 @@ async def test_webhook_deliveries_reach_the_deployment_and_a_forged_one_starts_n
     challenges = [d for d in fixture.deliveries(root) if d["webhook-id"].startswith("msg_verification")]
     assert challenges and challenges[0]["status"] == 200
     assert all("/mcp-events/" in d["url"] for d in fixture.deliveries(root))
+
+
+@pytest.mark.timeout(300)
+async def test_one_process_runs_a_trigger_and_another_takes_over_without_loss_or_double_runs(
+    tmp_path: Path,
+) -> None:
+    """Two processes run the same trigger against one LangGraph server (here two
+    ``EventTriggers`` with pools of their own, talking to ``langgraph dev`` over HTTP): one holds
+    the trigger's lease and subscribes, the other waits; when the holder dies (its runs cancelled,
+    no clean stop), the other takes the trigger over within a lease window, from the kept
+    cursor. Every event runs once."""
+    root = tmp_path / "events"
+    root.mkdir()
+    (root / ".heartbeat_ms").write_text("200")
+    async with spawn_http_server("events", env={"EVENTS_DIR": str(root)}) as url:
+        mcp = tmp_path / "mcp.json"
+        mcp.write_text(json.dumps({"mcpServers": {}}))
+        env = {"LANGGRAPH_MCP_CONFIG": str(mcp), "LANGGRAPH_MCP_MODEL": "scripted"}
+        trigger = {"server": "tickets", "event": TICKET, "assistant": "agent"}
+        with langgraph_dev(tmp_path / "server", REPO_ROOT / "langgraph.json", env) as server:
+            client = get_client(url=server.url)
+            pools = [MCPPool({"tickets": {"url": url}}) for _ in range(2)]
+            sides = [
+                EventTriggers(
+                    pool, load_triggers({"triggers": {"tickets": trigger}}), client=client, lease_window=1.0
+                )
+                for pool in pools
+            ]
+            for side in sides:
+                await side.start()
+            try:
+                await until_subscribed(root, 1)
+                await asyncio.sleep(2.5)  # two more lease windows: still one subscriber
+                assert sum(e["method"] == "events/stream" for e in fixture.log(root)) == 1
+                for n in range(5):
+                    fixture.append(root, TICKET, {"n": n}, event_id=f"a{n}")
+                await until_runs(client, *(f"a{n}" for n in range(5)))
+                holder = next(s for s in sides if s.runners["tickets"].lease.valid())
+                other = next(s for s in sides if s is not holder)
+                # The holder dies: its tasks end, its lease is not given back, its pool goes.
+                for task in holder._tasks:
+                    task.cancel()
+                await asyncio.gather(*holder._tasks, return_exceptions=True)
+                await pools[sides.index(holder)].aclose()
+                for n in range(3):
+                    fixture.append(root, TICKET, {"n": n}, event_id=f"b{n}")  # while nobody reads
+                await until_subscribed(root, 2)
+                fixture.append(root, TICKET, {"n": 9}, event_id="b9")
+                found = await until_runs(client, "b0", "b1", "b2", "b9")
+                assert other.runners["tickets"].lease.valid()
+            finally:
+                for side in sides:
+                    await side.aclose()
+                for pool in pools:
+                    await pool.aclose()
+    assert {e: len(runs) for e, runs in found.items()} == {
+        **{f"a{n}": 1 for n in range(5)},
+        **{f"b{n}": 1 for n in (0, 1, 2, 9)},
+    }
