@@ -58,6 +58,19 @@ async def finished_runs(client: Any) -> dict[str, list[str]]:
         offset += len(threads)
 
 
+async def idle_threads(client: Any) -> int:
+    """The trigger's threads whose run finished (one per event id: a new thread per event)."""
+    count, offset = 0, 0
+    while True:
+        page = await client.threads.search(
+            metadata={"mcp_trigger": "burst"}, status="idle", limit=1000, offset=offset, select=["thread_id"]
+        )
+        count += len(page)
+        if len(page) < 1000:
+            return count
+        offset += len(page)
+
+
 async def baseline(client: Any, count: int, in_flight: int) -> float:
     gate = asyncio.Semaphore(in_flight)
 
@@ -74,7 +87,7 @@ async def baseline(client: Any, count: int, in_flight: int) -> float:
     return time.perf_counter() - started
 
 
-async def main(count: int, in_flight: int) -> None:
+async def main(count: int, in_flight: int, args_log: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         root = folder / "events"
@@ -108,16 +121,21 @@ async def main(count: int, in_flight: int) -> None:
                         log.write(line + "\n" + line + "\n")  # every event delivered twice
                 ids = {f"e{n}" for n in range(count)}
                 deadline = time.monotonic() + 30 + count
+                # Each event has a thread of its own: once all of them are idle (cheap to ask),
+                # every event id must have a finished run (asked thread by thread).
                 while True:
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"not drained in time\n{server.log_text()[-4000:]}")
+                    await asyncio.sleep(0.5)
+                    if await idle_threads(client) < count:
+                        continue
                     runs = await finished_runs(client)
                     if all(any(s == "success" for s in runs.get(i, [])) for i in ids):
                         break
-                    if time.monotonic() > deadline:
-                        done = sum(1 for i in ids if runs.get(i))
-                        raise SystemExit(f"not drained: {done} of {count} have runs\n{server.log_text()[-4000:]}")
-                    await asyncio.sleep(0.5)
                 drained = time.perf_counter() - started
                 runs = await finished_runs(client)
+                if args_log:
+                    Path(args_log).write_text(server.log_text())
     started_runs = sum(len(v) for k, v in runs.items() if k in ids)
     duplicates = sum(1 for i in ids if len(runs.get(i, [])) > 1)
     lost = sum(1 for i in ids if not runs.get(i))
@@ -132,5 +150,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1000)
     parser.add_argument("--in-flight", type=int, default=10)
+    parser.add_argument("--server-log", help="write the LangGraph server's log there")
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.in_flight))
+    asyncio.run(main(args.events, args.in_flight, args.server_log))

@@ -162,6 +162,15 @@ KEEP_IDLE = 2.0
 """Seconds without an event after which a trigger keeps its subscription's cursor if it moved."""
 
 
+_NOTHING: Any = object()
+"""Nothing was waiting in the queue."""
+
+
+def _started(task: asyncio.Task[bool] | None) -> bool:
+    """Is the event's start over, and did it succeed (no task: a cursor alone)?"""
+    return task is None or (task.done() and not task.cancelled() and task.exception() is None)
+
+
 class _Bucket:
     """A token bucket: ``rate`` tokens a minute, at most ``rate`` held."""
 
@@ -411,15 +420,22 @@ class TriggerRunner:
                 task.cancel()
 
     async def _keep_in_order(self, starting: _Starting) -> None:
-        """Keep each event's cursor once it and every event before it have their runs."""
+        """Keep each event's cursor once it and every event before it have their runs; of the
+        cursors ready at once, only the last is written."""
         kept: object = object()
-        while (item := await starting.get()) is not None:
+        item = await starting.get()
+        while item is not None:
             task, cursor = item
             if task is not None:
                 await task  # raises what the start raised: the cursor stays where it was
+            following = starting.get_nowait() if not starting.empty() else _NOTHING
+            while following is not None and following is not _NOTHING and _started(following[0]):
+                cursor = following[1]
+                following = starting.get_nowait() if not starting.empty() else _NOTHING
             if cursor != kept:
                 await self._keep(cursor)
                 kept = cursor
+            item = await starting.get() if following is _NOTHING else following
 
     async def _start_after(self, before: asyncio.Task[bool] | None, event: MCPEvent, thread_id: str) -> bool:
         if before is not None:
@@ -430,15 +446,20 @@ class TriggerRunner:
     async def start(self, event: MCPEvent, thread_id: str | None = None) -> bool:
         """Start the event's run unless it has one; whether it started one."""
         thread_id = thread_id or event_thread_id(self.name, self.trigger, event)
-        await self.client.threads.create(
-            thread_id=thread_id,
-            if_exists="do_nothing",
-            metadata={"mcp_trigger": self.name, "mcp_server": event.server},
-        )
-        runs = await self.client.runs.list(thread_id, limit=_RUNS_LOOKED_AT)
-        if any((run.get("metadata") or {}).get("mcp_event_id") == event.event_id for run in runs):
-            self.skipped += 1
-            return False
+        try:
+            await self.client.threads.create(
+                thread_id=thread_id,
+                if_exists="raise",
+                metadata={"mcp_trigger": self.name, "mcp_server": event.server},
+            )
+        except Exception as exc:
+            if _status(exc) != 409:
+                raise
+            # The thread was there: the event's run may be too (a thread made now has none).
+            runs = await self.client.runs.list(thread_id, limit=_RUNS_LOOKED_AT)
+            if any((run.get("metadata") or {}).get("mcp_event_id") == event.event_id for run in runs):
+                self.skipped += 1
+                return False
         await self._in_flight.acquire()
         try:
             if not self.lease.valid():  # its window ended: the next holder starts it
