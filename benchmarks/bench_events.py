@@ -135,7 +135,7 @@ async def main(count: int, in_flight: int, args_log: str | None = None) -> None:
                 drained = time.perf_counter() - started
                 runs = await finished_runs(client)
                 if args_log:
-                    Path(args_log).write_text(server.log_text())
+                    await asyncio.to_thread(Path(args_log).write_text, server.log_text())
     started_runs = sum(len(v) for k, v in runs.items() if k in ids)
     duplicates = sum(1 for i in ids if len(runs.get(i, [])) > 1)
     lost = sum(1 for i in ids if not runs.get(i))
