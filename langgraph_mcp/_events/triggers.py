@@ -353,12 +353,10 @@ class TriggerRunner:
         finally:
             for task in (reading, keeping):
                 task.cancel()
-            for task in (reading, keeping):
-                with suppress(asyncio.CancelledError):
-                    await task
-        for task in (keeping, reading):
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+            ended = await asyncio.gather(keeping, reading, return_exceptions=True)
+        for outcome in ended:  # the lease's end first: a reading it stopped failed because of it
+            if isinstance(outcome, Exception):
+                raise outcome
 
     async def _read(self) -> None:
         """Events are started concurrently (one thread's in order, after the one before); the
