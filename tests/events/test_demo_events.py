@@ -39,7 +39,7 @@ async def first_note(pool: MCPPool, sub: EventSubscription, tag: str) -> tuple[M
     return first.result(), added
 
 
-@pytest.mark.parametrize("where", ["stdio", "in-process"])
+@pytest.mark.parametrize("where", [pytest.param("stdio", marks=pytest.mark.slow), "in-process"])
 async def test_notes_added_with_the_tool_arrive_by_push_and_by_poll(where: str) -> None:
     assert "events" in SERVER_NAMES
     connection: Any = STDIO if where == "stdio" else demo_server("events")

@@ -17,9 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
 from tests.conftest_servers import serve_in_loop
 from tests.servers import events
+
+# The fixture's own checks: the events client's tests (tests/events) exercise the same wire.
+pytestmark = pytest.mark.slow
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
