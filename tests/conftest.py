@@ -90,11 +90,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The stdio case of a test parametrized over transports is ``slow``: each starts a server
     process (about 1.5 s of CPU), and what the test checks is the same over the in-process and
     HTTP cases next to it. The fast tier covers stdio with the tests written for it (one process
-    each: tests/session/test_stdio.py, the process tests of tests/pool/test_pool.py, ...). Every
-    case still runs in the full suite."""
+    each: tests/session/test_stdio.py, the process tests of tests/pool/test_pool.py, ...).
+
+    So is the 2025-11-25 case (``legacy``) of a test parametrized over protocol eras: what the
+    test checks of this package's side is the same in the current era's case next to it, which
+    the fast tier runs. Every case still runs in the full suite, both eras of every such test."""
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and "stdio" in callspec.id.replace("[", "-").split("-"):
+        if callspec is None:
+            continue
+        parts = callspec.id.replace("[", "-").split("-")
+        if "stdio" in parts or "legacy" in parts:
             item.add_marker(pytest.mark.slow)
 
 
