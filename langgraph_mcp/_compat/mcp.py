@@ -123,12 +123,11 @@ async def send_unchecked(
     params: Mapping[str, Any] | None,
     *,
     request_id: str | None = None,
-    timeout: float | None = None,
 ) -> Any:
     """Send one request over ``session`` and return its result as the server sent it (parsed
     JSON, not validated). ``request_id``: send it under this id (a string that does not parse as
     a number stays unique for the session), for a request whose notifications name it before
-    its result arrives. ``timeout``: the SDK's own bound on the wait (``None``: the session's).
+    its result arrives.
 
     Raises:
         MCPError: the server answered with an error, or the connection closed.
@@ -139,8 +138,6 @@ async def send_unchecked(
     opts: CallOptions = {}
     if request_id is not None:
         opts["request_id"] = request_id
-    if timeout is not None:
-        opts["timeout"] = timeout
     session._stamp(data, opts)
     return await session._dispatcher.send_raw_request(method, data.get("params"), opts)
 

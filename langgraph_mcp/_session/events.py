@@ -22,9 +22,10 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from anyio.streams.memory import MemoryObjectReceiveStream
+from pydantic import BaseModel
 
 from langgraph_mcp._compat.mcp import send_unchecked
 from langgraph_mcp._session.eventroutes import StreamFrame
@@ -34,7 +35,7 @@ from langgraph_mcp._session.eventwire import (
     PollAnswer,
     SubscribeAnswer,
 )
-from langgraph_mcp.errors import MCPError, MCPProtocolError
+from langgraph_mcp.errors import MCPProtocolError
 
 if TYPE_CHECKING:
     from langgraph_mcp._session.connection import ServerConnection
@@ -51,6 +52,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("langgraph_mcp.events")
+
+_Answer = TypeVar("_Answer", bound=BaseModel)
 
 MAX_EVENT_TYPES = 1000
 """``events/list`` stops after this many entries, valid or not."""
@@ -77,12 +80,7 @@ async def list_event_types(connection: ServerConnection) -> list[EventType]:
     cursor: str | None = None
     entries: list[Any] = []
     for _page in range(MAX_LIST_PAGES):
-        params = {"cursor": cursor} if cursor is not None else None
-
-        async def send(client: Any, params: dict[str, Any] | None = params) -> Any:
-            return await send_unchecked(client.session, "events/list", params)
-
-        answer = await connection.request("events/list", send)
+        answer = await _ask(connection, "events/list", {"cursor": cursor} if cursor is not None else None)
         page = answer.get("events") if isinstance(answer, Mapping) else None
         entries.extend(page[: MAX_EVENT_TYPES - len(entries)] if isinstance(page, list) else [])
         following = answer.get("nextCursor") if isinstance(answer, Mapping) else None
@@ -112,6 +110,35 @@ def _subscription(name: str, arguments: Mapping[str, Any], cursor: str | None) -
     return {"name": name, "arguments": dict(arguments), "cursor": cursor}
 
 
+async def _ask(
+    connection: ServerConnection,
+    method: str,
+    params: Mapping[str, Any] | None,
+    *,
+    about: str | None = None,
+    request_id: str | None = None,
+    timeout: float | Literal["default"] | None = "default",
+) -> Any:
+    """One ``events/*`` request over the connection's live session: its answer as sent."""
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, method, params, request_id=request_id)
+
+    return await connection.request(f"{method} {about}" if about else method, send, timeout=timeout)
+
+
+def _read(connection: ServerConnection, model: type[_Answer], answer: Any, refusal: str) -> _Answer:
+    """``answer`` read as ``model``.
+
+    Raises:
+        MCPProtocolError: it is not one (``refusal`` says what the answer is not).
+    """
+    try:
+        return model.model_validate(answer)
+    except ValueError:
+        raise MCPProtocolError(connection.name, refusal) from None
+
+
 async def poll_events(
     connection: ServerConnection,
     name: str,
@@ -129,17 +156,8 @@ async def poll_events(
     params = _subscription(name, arguments, cursor)
     if max_events is not None:
         params["maxEvents"] = max_events
-
-    async def send(client: Any) -> Any:
-        return await send_unchecked(client.session, "events/poll", params)
-
-    answer = await connection.request(f"events/poll {name}", send)
-    try:
-        return PollAnswer.model_validate(answer)
-    except ValueError:
-        raise MCPProtocolError(
-            connection.name, f"its events/poll answer for {name} is not a poll result"
-        ) from None
+    answer = await _ask(connection, "events/poll", params, about=name)
+    return _read(connection, PollAnswer, answer, f"its events/poll answer for {name} is not a poll result")
 
 
 @asynccontextmanager
@@ -154,14 +172,9 @@ async def event_stream(
     frames = routes.open(request_id)
     params = _subscription(name, arguments, cursor)
 
-    async def send(client: Any) -> Any:
-        return await send_unchecked(client.session, "events/stream", params, request_id=request_id)
-
     async def run() -> None:
         try:
-            await connection.request(f"events/stream {name}", send, timeout=None)
-        except MCPError as exc:
-            routes.end(request_id, exc)
+            await _ask(connection, "events/stream", params, about=name, request_id=request_id, timeout=None)
         except Exception as exc:  # any failure ends the stream; its reader decides
             routes.end(request_id, exc)
         else:
@@ -201,17 +214,9 @@ async def subscribe_webhook(
     params["delivery"] = {"mode": "webhook", "url": url, "secret": secret}
     if ttl_ms is not None:
         params["ttlMs"] = ttl_ms
-
-    async def send(client: Any) -> Any:
-        return await send_unchecked(client.session, "events/subscribe", params)
-
-    answer = await connection.request(f"events/subscribe {name}", send)
-    try:
-        return SubscribeAnswer.model_validate(answer)
-    except ValueError:
-        raise MCPProtocolError(
-            connection.name, f"its events/subscribe answer for {name} is not a subscription"
-        ) from None
+    answer = await _ask(connection, "events/subscribe", params, about=name)
+    not_one = f"its events/subscribe answer for {name} is not a subscription"
+    return _read(connection, SubscribeAnswer, answer, not_one)
 
 
 async def unsubscribe_webhook(
@@ -223,8 +228,4 @@ async def unsubscribe_webhook(
         MCPServerError (e.g. ``NotFound``), MCPConnectionError, MCPTimeoutError: as for any request.
     """
     params = {"name": name, "arguments": dict(arguments), "delivery": {"url": url}}
-
-    async def send(client: Any) -> Any:
-        return await send_unchecked(client.session, "events/unsubscribe", params)
-
-    await connection.request(f"events/unsubscribe {name}", send)
+    await _ask(connection, "events/unsubscribe", params, about=name)
