@@ -122,6 +122,18 @@ class MCPEvent:
     arguments: dict[str, Any] = field(default_factory=dict)
     cursor: str | None = None
 
+    def fields(self) -> dict[str, Any]:
+        """The event as JSON: its server, name, id, time, the subscription's arguments and its
+        data (not the cursor: a position of the subscription, not of the event)."""
+        return {
+            "server": self.server,
+            "name": self.name,
+            "event_id": self.event_id,
+            "timestamp": self.timestamp,
+            "arguments": self.arguments,
+            "data": self.data,
+        }
+
     @classmethod
     def of(cls, server: str, arguments: Mapping[str, Any], occurrence: EventOccurrence) -> MCPEvent:
         return cls(

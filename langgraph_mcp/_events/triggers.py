@@ -99,14 +99,7 @@ class EventTrigger(BaseModel):
 
 
 def _field(event: MCPEvent, path: str) -> Any:
-    value: Any = {
-        "server": event.server,
-        "name": event.name,
-        "event_id": event.event_id,
-        "timestamp": event.timestamp,
-        "data": event.data,
-        "arguments": event.arguments,
-    }
+    value: Any = event.fields()
     for part in path.split("."):
         value = value.get(part) if isinstance(value, Mapping) else None
     return value
@@ -125,15 +118,7 @@ def event_thread_id(trigger_name: str, trigger: EventTrigger, event: MCPEvent) -
 
 def event_run_input(trigger_name: str, trigger: EventTrigger, event: MCPEvent) -> dict[str, Any]:
     """A triggered run's input (see :class:`~langgraph_mcp.types.MCPEventInput`)."""
-    payload = {
-        "trigger": trigger_name,
-        "server": event.server,
-        "name": event.name,
-        "event_id": event.event_id,
-        "timestamp": event.timestamp,
-        "arguments": event.arguments,
-        "data": event.data,
-    }
+    payload = {"trigger": trigger_name, **event.fields()}
     if trigger.input == "event":
         return {EVENT_KEY: payload}
     sent = {"name": event.name, "event_id": event.event_id, "timestamp": event.timestamp, "data": event.data}
