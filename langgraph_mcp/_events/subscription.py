@@ -42,7 +42,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -69,7 +69,7 @@ from langgraph_mcp.errors import MCPAuthenticationError, MCPConfigError, MCPErro
 if TYPE_CHECKING:
     from langgraph_mcp._session.connection import ServerConnection
 
-__all__ = ["ASSUMED_HEARTBEAT", "SEEN_IDS", "EventSubscription", "MCPEvent"]
+__all__ = ["ASSUMED_HEARTBEAT", "SEEN_IDS", "EventSubscription", "MCPEvent", "SubscriptionOptions"]
 
 logger = logging.getLogger("langgraph_mcp.events")
 
@@ -145,6 +145,19 @@ class MCPEvent:
             arguments=dict(arguments),
             cursor=occurrence.cursor,
         )
+
+
+class SubscriptionOptions(TypedDict, total=False):
+    """The options of a subscription (:class:`EventSubscription`; ``MCPPool.events`` takes them
+    as keywords): its arguments, mode, starting cursor, poll pacing and webhook receiver."""
+
+    arguments: Mapping[str, Any] | None
+    mode: DeliveryMode | None
+    cursor: str | None
+    poll_floor: float
+    max_events: int | None
+    receiver: WebhookReceiver | None
+    ttl_ms: int | None
 
 
 class EventSubscription(AsyncIterator[MCPEvent]):

@@ -14,14 +14,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Unpack
 
 import mcp_types as types
 
 from langgraph_mcp._compat.langgraph import graph_run_key
 from langgraph_mcp._elicitation.policy import CodeSink
-from langgraph_mcp._events.subscription import EventSubscription
-from langgraph_mcp._events.webhooks import WebhookReceiver
+from langgraph_mcp._events.subscription import EventSubscription, SubscriptionOptions
 from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp._pool import prompts as prompts
 from langgraph_mcp._pool import resources as resources
@@ -29,7 +28,7 @@ from langgraph_mcp._pool.threads import ThreadSessions
 from langgraph_mcp._pool.toolstore import ToolCatalog, open_catalog
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.events import declares_events, list_event_types
-from langgraph_mcp._session.eventwire import DeliveryMode, EventType
+from langgraph_mcp._session.eventwire import EventType
 from langgraph_mcp._session.limits import queue_by
 from langgraph_mcp._support.sync import close_pool
 from langgraph_mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_connections
@@ -334,14 +333,7 @@ class MCPPool:
         self,
         server: str,
         name: str,
-        *,
-        arguments: Mapping[str, Any] | None = None,
-        mode: DeliveryMode | None = None,
-        cursor: str | None = None,
-        poll_floor: float = 1.0,
-        max_events: int | None = None,
-        receiver: WebhookReceiver | None = None,
-        ttl_ms: int | None = None,
+        **options: Unpack[SubscriptionOptions],
     ) -> EventSubscription:
         """The events of type ``name`` (with its ``arguments``) of ``server``, as they happen (the
         events extension)::
@@ -351,30 +343,22 @@ class MCPPool:
                     await handle(event)
                     save(sub.cursor)  # resume later with cursor=
 
-        ``mode``: ``"push"`` (``events/stream``), ``"poll"`` (``events/poll``) or ``"webhook"``
-        (``events/subscribe``: the server POSTs each event to ``receiver``, a
-        :class:`~langgraph_mcp.events.WebhookReceiver` it can reach); by default push when the
-        type offers it, else poll, else webhook when a receiver is given. ``cursor``: resume after
-        what a subscription handled (``None``: from now). ``poll_floor``: the least seconds between
-        two polls (the server's ``nextPollMs`` can only lengthen it). ``max_events``: the most
-        events one poll asks for. ``ttl_ms``: the webhook subscription's lifetime asked for (it is
-        renewed at half the time the server grants).
+        The options (:class:`~langgraph_mcp._events.subscription.SubscriptionOptions`):
+        ``arguments``: the type's arguments (its ``inputSchema``). ``mode``: ``"push"``
+        (``events/stream``), ``"poll"`` (``events/poll``) or ``"webhook"`` (``events/subscribe``:
+        the server POSTs each event to ``receiver``, a :class:`~langgraph_mcp.events.WebhookReceiver`
+        it can reach); by default push when the type offers it, else poll, else webhook when a
+        receiver is given. ``cursor``: resume after what a subscription handled (``None``: from
+        now). ``poll_floor``: the least seconds between two polls (default 1; the server's
+        ``nextPollMs`` can only lengthen it). ``max_events``: the most events one poll asks for.
+        ``ttl_ms``: the webhook subscription's lifetime asked for (it is renewed at half the time
+        the server grants).
 
         Nothing is sent until the first ``anext``; a subscription that cannot start raises there:
         :class:`~langgraph_mcp.MCPConfigError` (no events extension, no such type, not in that
         mode), or as for any request. See :class:`~langgraph_mcp.events.EventSubscription`.
         """
-        return EventSubscription(
-            self._for_anyone(server),
-            name,
-            arguments=arguments,
-            mode=mode,
-            cursor=cursor,
-            poll_floor=poll_floor,
-            max_events=max_events,
-            receiver=receiver,
-            ttl_ms=ttl_ms,
-        )
+        return EventSubscription(self._for_anyone(server), name, **options)
 
     async def list_prompts(self, server: str) -> list[types.Prompt]:
         """``server``'s prompts, every page; cached like :meth:`list_resources` (until
