@@ -63,16 +63,19 @@ async def until_kept(client: Any, cursor: str, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.2)
 
 
-async def until_subscribed(root: Path, count: int, timeout: float = 60.0, queue: str | None = None) -> None:
+def subscriptions(root: Path, method: str = "events/stream", queue: str | None = None) -> int:
+    """How many ``method`` requests (of the subscription on ``queue``, if given) the server got."""
+    return sum(
+        e["method"] == method and (queue is None or e["params"]["arguments"].get("queue") == queue)
+        for e in fixture.log(root)
+    )
+
+
+async def until_subscribed(
+    root: Path, count: int, *, method: str = "events/stream", queue: str | None = None, timeout: float = 60.0
+) -> None:
     deadline = time.monotonic() + timeout
-    while (
-        sum(
-            e["method"] == "events/stream"
-            and (queue is None or e["params"]["arguments"].get("queue") == queue)
-            for e in fixture.log(root)
-        )
-        < count
-    ):
+    while subscriptions(root, method, queue) < count:
         assert time.monotonic() < deadline, "the trigger never subscribed"
         await asyncio.sleep(0.1)
 
@@ -172,10 +175,7 @@ async def test_webhooks_reach_the_deployment_and_one_process_at_a_time_reads_a_t
         }
         with langgraph_dev(tmp_path / "server", REPO_ROOT / "langgraph.json", env) as server:
             client = get_client(url=server.url)
-            deadline = time.monotonic() + 60
-            while not any(e["method"] == "events/subscribe" for e in fixture.log(root)):
-                assert time.monotonic() < deadline, "the webhook trigger never subscribed"
-                await asyncio.sleep(0.1)
+            await until_subscribed(root, 1, method="events/subscribe")
             fixture.append(root, TICKET, {"ticket": "T-7", "queue": "w"}, event_id="w1")
             hooked = await until_runs(client, "w1", trigger="hooks")
 
@@ -194,13 +194,7 @@ async def test_webhooks_reach_the_deployment_and_one_process_at_a_time_reads_a_t
             try:
                 await until_subscribed(root, 1, queue="t")
                 await asyncio.sleep(2.5)  # two more lease windows: still one subscriber
-                assert (
-                    sum(
-                        e["method"] == "events/stream" and e["params"]["arguments"].get("queue") == "t"
-                        for e in fixture.log(root)
-                    )
-                    == 1
-                )
+                assert subscriptions(root, queue="t") == 1
                 for n in range(5):
                     fixture.append(root, TICKET, {"n": n, "queue": "t"}, event_id=f"a{n}")
                 await until_runs(client, *(f"a{n}" for n in range(5)), trigger="takeover")
