@@ -4,7 +4,8 @@ The client side of the events extension (SEP-3415 draft) for one event type and 
 delivered by poll, push or webhook:
 
 - **poll**: ``events/poll`` from the cursor; while ``hasMore``, at once; else after ``nextPollMs``,
-  never sooner than ``poll_floor`` seconds (default 1 s); a ``truncated`` answer's fresh cursor is
+  never sooner than ``poll_floor`` seconds (default 1 s); a poll that cannot reach the server (or
+  times out) is tried again, from the same cursor, after a back-off; a ``truncated`` answer's fresh cursor is
   kept (history was lost: :attr:`EventSubscription.gaps` counts it); a ``null`` cursor is never
   kept nor sent back (the next poll asks with ``null``);
 - **push**: ``events/stream`` from the cursor; the cursor of each ``active``, ``event`` and
@@ -64,7 +65,14 @@ from langgraph_mcp._session.eventwire import (
     error_name,
     occurrence_or_refusal,
 )
-from langgraph_mcp.errors import MCPAuthenticationError, MCPConfigError, MCPError, MCPServerError
+from langgraph_mcp.errors import (
+    MCPAuthenticationError,
+    MCPConfigError,
+    MCPConnectionError,
+    MCPError,
+    MCPServerError,
+    MCPTimeoutError,
+)
 
 if TYPE_CHECKING:
     from langgraph_mcp._session.connection import ServerConnection
@@ -312,11 +320,22 @@ class EventSubscription(AsyncIterator[MCPEvent]):
 
     async def _poll(self) -> AsyncGenerator[MCPEvent, None]:
         drained = 0
+        retry = _RETRY[0]
         while True:
-            await self._check_list()
-            answer = await poll_events(
-                self.connection, self.name, self.arguments, self.cursor, max_events=self.max_events
-            )
+            try:
+                await self._check_list()
+                answer = await poll_events(
+                    self.connection, self.name, self.arguments, self.cursor, max_events=self.max_events
+                )
+            except (MCPConnectionError, MCPTimeoutError) as exc:
+                if isinstance(exc, MCPAuthenticationError):
+                    raise
+                # The server is down or slow: asked again from the same cursor after a back-off,
+                # as a pushed stream is opened again.
+                await anyio.sleep(retry)
+                retry = min(retry * 2, _RETRY[1])
+                continue
+            retry = _RETRY[0]
             last = len(answer.events) - 1
             for index, raw in enumerate(answer.events):
                 event = self._given(raw)
