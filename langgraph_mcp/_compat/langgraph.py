@@ -21,6 +21,7 @@ from langgraph._internal._constants import (
     CONFIG_KEY_SCRATCHPAD,
     INTERRUPT,
     NS_SEP,
+    RETURN,
 )
 from langgraph._internal._scratchpad import PregelScratchpad
 from langgraph.config import get_config
@@ -265,7 +266,8 @@ class DroppedStep:
     starts from the input; the step's finished tasks' writes and its questions are left behind)."""
 
     written: list[tuple[str, Any]]
-    """``(channel, value)`` written by the step's tasks that finished."""
+    """``(channel, value)`` written by the step's tasks that finished, and the return values of
+    the tasks its nodes ran that finished (channel ``__return__``)."""
     asked: list[Any]
     """The values of the step's interrupts (the questions left unanswered)."""
 
@@ -298,7 +300,14 @@ def _dropped(tuples: list[Any]) -> DroppedStep | None:
             ]
             if not asked:
                 return None
-            written = [(c, value) for _t, c, value in writes if c != INTERRUPT and not c.startswith("__")]
+            # A node's own channel writes, and what the tasks it ran finished with (RETURN: a
+            # node that runs each call in a task of its own, as MCPToolNode does, had not written
+            # the calls that finished yet when another asked).
+            written = [
+                (c, value)
+                for _t, c, value in writes
+                if c == RETURN or (c != INTERRUPT and not c.startswith("__"))
+            ]
             return DroppedStep(written, [getattr(a, "value", a) for a in asked])
     return None
 

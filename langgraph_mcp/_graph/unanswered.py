@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.types import Command
 
 from langgraph_mcp._call.adapter import MCPTool
 from langgraph_mcp._compat.langgraph import DroppedStep
@@ -108,11 +109,18 @@ def what_happened(
 
 
 def _result_in(dropped: DroppedStep, call_id: str) -> ToolMessage | None:
-    """The result the call wrote in the dropped step (it finished there), if any."""
+    """The result the call wrote, or its task returned, in the dropped step (it finished there),
+    if any: a message, in a list, or in a ``Command``'s update (results into state)."""
     for _channel, value in dropped.written:
-        for item in value if isinstance(value, list | tuple) else [value]:
+        pending = [value]
+        while pending:
+            item = pending.pop()
             if isinstance(item, ToolMessage) and item.tool_call_id == call_id:
                 return item
+            if isinstance(item, list | tuple):
+                pending.extend(item)
+            elif isinstance(item, Command) and isinstance(item.update, Mapping):
+                pending.append(item.update.get("messages"))
     return None
 
 

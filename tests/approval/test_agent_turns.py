@@ -17,7 +17,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
-from langgraph_mcp import MCPToolNode, create_mcp_agent
+from langgraph_mcp import MCPToolNode, ResultToState, ToolOptions, create_mcp_agent
 from tests.chat import ScriptModel
 from tests.helpers import thread
 from tests.servers import shopfront
@@ -214,7 +214,7 @@ async def test_a_real_result_with_those_words_is_left_alone() -> None:
     assert [m.text for m in model.calls[-1].messages if isinstance(m, ToolMessage)][-1] == said.text
 
 
-def own_graph(model: ScriptModel, node: MCPToolNode) -> Any:
+def own_graph(model: ScriptModel, node: MCPToolNode, saver: Any = None) -> Any:
     """A graph of one's own (as ``graphs/agent.py``): the repair node first, then the model."""
 
     def call_model(state: MessagesState) -> dict[str, Any]:
@@ -232,7 +232,7 @@ def own_graph(model: ScriptModel, node: MCPToolNode) -> Any:
     builder.add_edge("repair", "agent")
     builder.add_conditional_edges("agent", tools_condition)
     builder.add_edge("tools", "agent")
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=saver if saver is not None else InMemorySaver())
 
 
 @pytest.mark.parametrize("question", ["approval", "elicitation"])
@@ -279,3 +279,31 @@ async def test_the_repair_node_leaves_a_run_without_made_up_results_alone() -> N
     assert [m.text for m in first["messages"]][-1] == "ok"
     assert second["messages"][: len(first["messages"])] == first["messages"]  # nothing rewritten
     assert node.unanswered_repair is node.unanswered_repair  # one node per tool node
+
+
+@pytest.mark.parametrize("result", ["message", "command"])
+async def test_the_repair_node_in_a_new_process_gives_a_finished_call_its_real_result(result: str) -> None:
+    """A turn of two calls (per call): one finished, one waits for its approval; the person types
+    instead. The new run is served by a new node (a new process: its tools not listed yet): the
+    finished call gets its real result back (returned by its task, as a message or, results into
+    state, a ``Command``), the other says it did not run."""
+    turn = [("rename_item", {"item": "a", "name": "b"}, "c1"), ("delete_item", {"item": "x"}, "c2")]
+    saver = InMemorySaver()
+    model = ScriptModel(turns=[turn, "noted"])
+    options = {"rename_item": ToolOptions(result=ResultToState())} if result == "command" else {}
+    nodes = [MCPToolNode(shop(), approval="destructive", tool_options=options) for _ in range(2)]
+    try:
+        out = await own_graph(model, nodes[0], saver).ainvoke({"messages": [("user", "go")]}, thread())
+        assert [q.value["tool_call_id"] for q in out["__interrupt__"]] == ["c2"]
+        fakes = [
+            ToolMessage(content="Successfully handled tool call.", tool_call_id=c, name=n) for n, _, c in turn
+        ]
+        said = {"messages": [*fakes, HumanMessage("what happened?")]}
+        out = await own_graph(model, nodes[1], saver).ainvoke(said, thread())
+    finally:
+        for node in nodes:
+            await node.aclose()
+    seen = {m.tool_call_id: m for m in model.calls[-1].messages if isinstance(m, ToolMessage)}
+    assert seen["c1"].text == "renamed a to b" and seen["c1"].artifact is not None
+    assert seen["c2"].text.startswith("The tool call `delete_item` was not executed: it was waiting")
+    assert results(out) == {"c1": "renamed a to b", "c2": seen["c2"].text}
