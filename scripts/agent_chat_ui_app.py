@@ -106,6 +106,18 @@ def build_env(ui_port: int, api_port: int) -> dict[str, str]:
     }
 
 
+def _next_build(
+    app: Path, env: dict[str, str], stamp: Path, digest: str, started: float, log: bool
+) -> tuple[Path, float]:
+    """``next build`` in ``app``, then the stamp that says what it was built from; the app and
+    the seconds since ``started``."""
+    if log:
+        print(f"next build in {app} ...", flush=True)
+    _run([str(app / "node_modules" / ".bin" / "next"), "build"], cwd=app, env=env)
+    stamp.write_text(digest)
+    return app, time.monotonic() - started
+
+
 def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 1200) -> str:
     done = subprocess.run(
         args,
@@ -171,11 +183,7 @@ def ensure_built(ui_port: int, api_port: int, version: str = VERSION, log: bool 
         route.write_text(ROUTE)
         (app / "next.config.mjs").write_text(NEXT_CONFIG)
         _offline_font(app)
-        if log:
-            print(f"next build in {app} ...", flush=True)
-        _run([str(app / "node_modules" / ".bin" / "next"), "build"], cwd=app, env=env)
-        stamp.write_text(digest)
-        return app, time.monotonic() - started
+        return _next_build(app, env, stamp, digest, started, log)
 
 
 REWRITES = """  // Generative-UI components load from the LangGraph server's /ui/ (see langgraph-mcp's docs)
@@ -266,11 +274,7 @@ def ensure_built_source(source: Path, ui_port: int, api_port: int, log: bool = T
             raise RuntimeError(f"{app} has no /api passthrough route (src/app/api/[..._path]/route.ts)")
         _add_rewrites(app)
         _offline_font(app)
-        if log:
-            print(f"next build in {app} ...", flush=True)
-        _run([str(app / "node_modules" / ".bin" / "next"), "build"], cwd=app, env=env)
-        stamp.write_text(digest)
-        return app, time.monotonic() - started
+        return _next_build(app, env, stamp, digest, started, log)
 
 
 def start(app: Path, ui_port: int, api_port: int, log: Path) -> subprocess.Popen[bytes]:
