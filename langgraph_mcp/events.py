@@ -11,6 +11,10 @@ signed deliveries.
 On a LangGraph deployment, :class:`EventTriggers` (configured with :func:`load_triggers`) turns
 events into runs: each trigger maps one server's event type to a graph and a thread policy, and
 starts at most one run per event id.
+
+:class:`TaskWakeups` resumes runs parked on MCP tasks (``task_detach_after``) when their tasks
+change: the server pushes the tasks' status where it offers to (2026-07-28 task notifications
+through ``subscriptions/listen``), and they are polled where it does not.
 """
 
 from __future__ import annotations
@@ -25,8 +29,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from langgraph_mcp._elicitation.parked import TASKS_KEY_ENV, sealer_from_env
 from langgraph_mcp._events.subscription import EventSubscription, MCPEvent
-from langgraph_mcp._events.triggers import LEASE_WINDOW, EventTrigger, ThreadByField, TriggerRunner
+from langgraph_mcp._events.triggers import LEASE_WINDOW, EventTrigger, ThreadByField, TriggerRunner, _Lease
+from langgraph_mcp._events.wakeups import SCAN_INTERVAL, WakeupLoop, api_resume, graph_resume
 from langgraph_mcp._events.webhooks import WebhookReceiver, check_delivery, new_secret, sign
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session.eventwire import EVENTS_EXTENSION, EVENTS_REVISION, DeliveryMode, EventType
@@ -43,6 +49,8 @@ __all__ = [
     "EventTriggers",
     "EventType",
     "MCPEvent",
+    "TASKS_KEY_ENV",
+    "TaskWakeups",
     "ThreadByField",
     "WebhookReceiver",
     "check_delivery",
@@ -190,3 +198,131 @@ class EventTriggers:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class TaskWakeups:
+    """Resumes runs parked on MCP tasks when their tasks change: no cron, and no polling where
+    the server pushes.
+
+    A call that parks its run on a task (the server's ``task_detach_after`` passed) records where
+    the run waits, sealed with the key in ``LANGGRAPH_MCP_TASKS_KEY``, in the graph's store. This
+    reads those records every ``scan_interval`` seconds and, per server, asks for the tasks' status
+    notifications (``subscriptions/listen`` with their ids, 2026-07-28), polls ``tasks/get`` for
+    the tasks the server does not acknowledge (and on servers that send none), and resumes a run
+    once its task is no longer in the status it parked with: the resumed run reads the result,
+    asks the task's question, or parks again.
+
+    On a LangGraph deployment, enter it in the custom app's lifespan (the bundled app does when
+    the key is set): runs are resumed through the server's API, on the assistant that parked them,
+    and of the server's processes or replicas one watches at a time (a lease, as for
+    :class:`EventTriggers`). In a script, give the compiled ``graph`` (with a checkpointer and a
+    store): its runs are resumed in this process.
+
+    Args:
+        pool: The pool whose servers run the tasks (a per-user server's tasks are not watched:
+            their session is a user's).
+        graph: Resume runs of this compiled graph in process (its store holds the records).
+        client: A ``langgraph_sdk`` async client (default: the server's own, ``get_client()``).
+        store: Where the runs record their parked tasks: a store, or a coroutine function giving
+            it (default: the graph's store, or on a deployment the LangGraph server's).
+        key: The sealing key (Fernet keys, comma-separated, the newest first); default
+            ``LANGGRAPH_MCP_TASKS_KEY``, which the graphs' process must see too.
+        lease_window: Seconds of the lease held across processes (deployment only).
+        scan_interval: Seconds between two reads of the records.
+
+    Raises:
+        MCPConfigError: no key, or no store to read.
+    """
+
+    def __init__(
+        self,
+        pool: MCPPool,
+        *,
+        graph: Any = None,
+        client: Any = None,
+        store: Any = None,
+        key: str | None = None,
+        lease_window: float = LEASE_WINDOW,
+        scan_interval: float = SCAN_INTERVAL,
+    ) -> None:
+        sealer = _sealer(key)
+        if store is None and graph is not None:
+            store = getattr(graph, "store", None)
+            if store is None:
+                raise MCPConfigError(None, "store", "the graph has no store to record its parked tasks in")
+        self.pool = pool
+        self.graph = graph
+        self._client = client
+        self._store = store
+        self._sealer = sealer
+        self.lease_window = lease_window
+        self.scan_interval = scan_interval
+        self.loop: WakeupLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start watching (in a task of its own)."""
+        if self._task is not None:
+            return
+        lease = None
+        if self.graph is not None:
+            resume = graph_resume(self.graph)
+        else:
+            client = self._client
+            if client is None:
+                from langgraph_sdk import get_client
+
+                client = get_client()
+            resume = api_resume(client)
+            lease = _Lease(client, "mcp-task-wakeups", self.lease_window)
+        store = self._store if self._store is not None else _server_store
+        self.loop = WakeupLoop(
+            self.pool._for_anyone, store, self._sealer, resume, lease=lease, scan_interval=self.scan_interval
+        )
+        self._task = asyncio.ensure_future(self.loop.run())
+
+    @property
+    def resumed(self) -> int:
+        """Runs resumed so far by this process."""
+        return self.loop.resumed if self.loop is not None else 0
+
+    async def aclose(self) -> None:
+        """Stop watching (runs already resumed go on; parked ones stay recorded)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+        if self.loop is not None:
+            await self.loop.aclose()
+
+    async def __aenter__(self) -> TaskWakeups:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _sealer(key: str | None) -> Any:
+    from langgraph_mcp._oauth.records import Sealer
+
+    if key is not None:
+        try:
+            return Sealer(key)
+        except (ValueError, TypeError):
+            raise MCPConfigError(None, "key", "is not a Fernet key (or comma-separated keys)") from None
+    sealer = sealer_from_env()
+    if sealer is None:
+        needs = f"set {TASKS_KEY_ENV} (a Fernet key) where the graphs run and here, or pass key="
+        raise MCPConfigError(None, TASKS_KEY_ENV, needs)
+    return sealer
+
+
+async def _server_store() -> Any:
+    """The LangGraph server's store (the one its runs are given), on a deployment."""
+    try:
+        from langgraph_api.store import get_store  # type: ignore[import-untyped]
+    except ImportError:
+        raise MCPConfigError(None, "store", "no store given, and this is not a LangGraph server") from None
+    return await get_store()

@@ -24,7 +24,7 @@ from langgraph._internal._constants import (
     RETURN,
 )
 from langgraph._internal._scratchpad import PregelScratchpad
-from langgraph.config import get_config
+from langgraph.config import get_config, get_store
 from langgraph.errors import _mark_invalid_resume
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import _default_handle_tool_errors, _get_all_injected_args
@@ -40,7 +40,9 @@ __all__ = [
     "adropped_step",
     "dropped_step",
     "default_handle_tool_errors",
+    "graph_config",
     "graph_configurable",
+    "graph_store",
     "graph_run_key",
     "in_graph",
     "injected_args",
@@ -81,6 +83,22 @@ if _missing:  # pragma: no cover - only with an unsupported langgraph
     raise ImportError(
         f"langgraph's ToolNode has no {', '.join(_missing)}; this langgraph version is not supported"
     )
+
+
+def graph_config() -> Any:
+    """The config of the graph run this is called in, if any."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return None
+
+
+def graph_store() -> Any:
+    """The store of the graph run this is called in, if any."""
+    try:
+        return get_store()
+    except RuntimeError:
+        return None
 
 
 def graph_configurable() -> Mapping[str, Any] | None:

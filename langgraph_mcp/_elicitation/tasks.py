@@ -18,17 +18,20 @@ Here:
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 from langgraph.types import interrupt
 
-from langgraph_mcp._compat.langgraph import graph_configurable
+from langgraph_mcp._compat.langgraph import graph_config, graph_configurable, graph_store
 from langgraph_mcp._elicitation.durable import STORED_ERRORS, Journal
+from langgraph_mcp._elicitation.parked import ParkedTask, record_parked, sealer_from_env, unrecord_parked
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._session.calls import TaskMemo
@@ -37,6 +40,8 @@ from langgraph_mcp._session.taskwire import TaskHandle, TaskState
 from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
 __all__ = ["follow", "forget", "remember", "remembered", "retry_memo"]
+
+logger = logging.getLogger("langgraph_mcp.tasks")
 
 
 async def follow(
@@ -61,14 +66,19 @@ async def follow(
             clock=clock,
             progress=progress,
             asker=_asker(connection, handle.task_id, clock, answers, journal),
-            parker=_parker(connection, answers) if journal is not None and answers.in_graph else None,
+            parker=_parker(connection, answers, handle.task_id)
+            if journal is not None and answers.in_graph
+            else None,
             keep=keep if journal is not None else None,
         )
     except GraphBubbleUp:
         raise  # asked or parked: the task is followed again when the run resumes
-    except BaseException:
+    except BaseException as exc:
         forget(journal)  # a retry starts the call afresh
+        if isinstance(exc, Exception):  # ended (not cancelled): nothing parks on the task any more
+            await _unpark(connection, handle.task_id)
         raise
+    await _unpark(connection, handle.task_id)
     return result  # remembered still: a retry of the node reads the same (finished) task
 
 
@@ -104,7 +114,7 @@ def _asker(
     return ask
 
 
-def _parker(connection: ServerConnection, answers: Answerer) -> Parker:
+def _parker(connection: ServerConnection, answers: Answerer, task_id: str) -> Parker:
     async def park(state: TaskState) -> None:
         # No task id: a server may use it as a bearer token for the task's state.
         payload: MCPTaskInterrupt = {
@@ -116,9 +126,63 @@ def _parker(connection: ServerConnection, answers: Answerer) -> Parker:
             "status_message": connection.redact(state.status_message) if state.status_message else None,
             "poll_interval_ms": round(state.poll_interval() * 1000),
         }
-        interrupt(payload)  # returns once the run was resumed: the caller looks at the task again
+        try:
+            interrupt(payload)  # returns once the run was resumed: the caller looks at the task again
+        except GraphInterrupt:
+            await _record(connection, answers, task_id, state)  # parked now (not when replayed)
+            raise
 
     return park
+
+
+async def _record(connection: ServerConnection, answers: Answerer, task_id: str, state: TaskState) -> None:
+    """Record where the run parks (:mod:`langgraph_mcp._elicitation.parked`), when the graph has
+    a store, a thread and the key to seal the record with. A record that cannot be written is
+    logged: the run stays parked, to be resumed by hand."""
+    store, sealer = graph_store(), sealer_from_env()
+    config = graph_config() or {}
+    configurable = config.get("configurable") or {}
+    thread = configurable.get("thread_id")
+    if store is None or sealer is None or not isinstance(thread, str):
+        return
+    metadata = config.get("metadata") or {}
+    assistant = configurable.get("assistant_id") or metadata.get("assistant_id")
+    parked = ParkedTask(
+        server=connection.name,
+        task_id=task_id,
+        thread_id=thread,
+        assistant_id=assistant if isinstance(assistant, str) else None,
+        tool_name=answers.tool_name,
+        tool_call_id=answers.tool_call_id,
+        status=state.status,
+        poll_interval_ms=round(state.poll_interval() * 1000),
+        parked_at=time.time(),
+    )
+    try:
+        await record_parked(store, sealer, parked)
+    except Exception as exc:
+        logger.warning(
+            "MCP server %r: the run parked on a task of %s, but it could not be recorded (%s);"
+            " it wakes only when resumed",
+            connection.name,
+            answers.tool_name,
+            type(exc).__name__,
+        )
+
+
+async def _unpark(connection: ServerConnection, task_id: str) -> None:
+    """The call ended: forget the record of its task, if any was kept."""
+    store, sealer = graph_store(), sealer_from_env()
+    if store is None or sealer is None:
+        return
+    try:
+        await unrecord_parked(store, sealer, connection.name, task_id)
+    except Exception as exc:
+        logger.warning(
+            "MCP server %r: a finished task's parked record could not be deleted (%s)",
+            connection.name,
+            type(exc).__name__,
+        )
 
 
 # -- a retry in the same process ---------------------------------------------------------------

@@ -52,10 +52,10 @@ from langgraph_mcp._catalog.search import ToolSearcher
 from langgraph_mcp._catalog.users import RunTools, UserCatalogs
 from langgraph_mcp._catalog.view import ToolView, revealed_in
 from langgraph_mcp._compat.langchain import native_search_provider
-from langgraph_mcp._compat.langgraph import adropped_step, dropped_step
+from langgraph_mcp._compat.langgraph import adropped_step, dropped_step, graph_config, graph_store
 from langgraph_mcp._graph.batch import Turn, ask_turn, judge_turn, resuming, risk_keys, risk_policies
 from langgraph_mcp._graph.instructions import with_instructions
-from langgraph_mcp._graph.node import MCPToolNode, graph_config, graph_store
+from langgraph_mcp._graph.node import MCPToolNode
 from langgraph_mcp._graph.spec import MCPOptions, PoolHolder
 from langgraph_mcp._graph.unanswered import made_up, what_happened
 from langgraph_mcp._graph.viewcalls import (

@@ -36,7 +36,7 @@ from langchain_core.messages import AnyMessage, ToolCall, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import get_config_list
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config, get_store
+from langgraph.config import get_config
 from langgraph.func import task
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import (
@@ -56,6 +56,8 @@ from langgraph_mcp._compat.langgraph import (
     adropped_step,
     default_handle_tool_errors,
     dropped_step,
+    graph_config,
+    graph_store,
     injected_args,
     is_checkpointed,
 )
@@ -597,19 +599,3 @@ class MCPToolNode(PoolHolder, ToolNode):
         if (refused := self._refused(call, tool_runtime)) is not None:
             return refused
         return super()._run_one(call, input_type, tool_runtime)
-
-
-def graph_config() -> Any:
-    """The config of the graph run this is called in, if any."""
-    try:
-        return get_config()
-    except RuntimeError:
-        return None
-
-
-def graph_store() -> Any:
-    """The store of the graph run this is called in, if any."""
-    try:
-        return get_store()
-    except RuntimeError:
-        return None

@@ -147,6 +147,15 @@ class Sealer:
         keyed = [_b64(hmac.new(k, message, hashlib.sha256).digest()) for k in self._record_keys]
         return [*dict.fromkeys(keyed), _legacy_token_key(user, server)]
 
+    def names(self, *parts: str) -> list[str]:
+        """Opaque store keys for ``parts`` (a keyed digest under each key, the newest first): a
+        record another feature keeps sealed under a name nobody without the key can link to its
+        parts."""
+        message = "\0".join(["name", *parts]).encode("utf-8")
+        return list(
+            dict.fromkeys(_b64(hmac.new(k, message, hashlib.sha256).digest()) for k in self._record_keys)
+        )
+
     def owner(self, server: str, user: str) -> str:
         """An opaque name of ``user`` of ``server`` (a keyed digest, under the first key)."""
         message = "\0".join(["owner", server, user]).encode("utf-8")

@@ -1,10 +1,13 @@
-"""The frames of pushed event streams, routed to their streams in the order received.
+"""The frames of pushed streams, routed to their streams in the order received.
 
-A pushed stream (``events/stream``) is one long request whose notifications
-``notifications/events/active|event|heartbeat|error|terminated`` each name the request in
-``_meta["io.modelcontextprotocol/subscriptionId"]``. :class:`EventRoutes` sees every notification
-of the session first (:func:`~langgraph_mcp._compat.mcp.hook_notifications`), in receive order,
-and hands each open stream its own frames; ``notifications/events/list_changed`` is counted.
+A pushed stream is one long request whose notifications each name the request in
+``_meta["io.modelcontextprotocol/subscriptionId"]``: an events stream (``events/stream``, frames
+``notifications/events/active|event|heartbeat|error|terminated``) or a task status stream
+(``subscriptions/listen`` for task ids, frames ``notifications/subscriptions/acknowledged`` and
+``notifications/tasks``). :class:`EventRoutes` sees every notification of the session first
+(:func:`~langgraph_mcp._compat.mcp.hook_notifications`), in receive order, and hands each open
+stream its own frames; ``notifications/events/list_changed`` is counted. A listen stream that is
+not one of these (the SDK's own, for list changes) is left to the SDK.
 """
 
 from __future__ import annotations
@@ -31,8 +34,11 @@ its cursor, so nothing is lost, at worst sent twice)."""
 
 _FRAMES = "notifications/events/"
 _LIST_CHANGED = "notifications/events/list_changed"
+_LISTEN_FRAMES = {"notifications/subscriptions/acknowledged": "acknowledged", "notifications/tasks": "task"}
 
-FrameKind = Literal["active", "event", "heartbeat", "error", "terminated", "ended"]
+_TASK_FIELDS = ("_meta", "taskId", "status", "statusMessage", "pollIntervalMs")
+
+FrameKind = Literal["active", "event", "heartbeat", "error", "terminated", "acknowledged", "task", "ended"]
 """A pushed stream's frame (``ended``: the stream is over, see :attr:`StreamFrame.error`)."""
 
 
@@ -84,16 +90,26 @@ class EventRoutes:
         if method == _LIST_CHANGED:
             self.list_changes += 1
             return True
-        if not method.startswith(_FRAMES):
+        listen_kind = _LISTEN_FRAMES.get(method)
+        if listen_kind is None and not method.startswith(_FRAMES):
             return False
         meta = params.get("_meta") if isinstance(params, Mapping) else None
         request_id = meta.get(SUBSCRIPTION_META) if isinstance(meta, Mapping) else None
         send = self._streams.get(request_id) if isinstance(request_id, str) else None
-        if send is None or params is None:
-            return True  # a frame of no stream of ours (one we closed): dropped
-        kind = method[len(_FRAMES) :]
-        if kind not in ("active", "event", "heartbeat", "error", "terminated"):
-            return True
+        if listen_kind is not None:
+            if send is None or params is None:
+                return False  # the SDK's own listen stream, or none: the SDK decides
+            kind = listen_kind
+        else:
+            if send is None or params is None:
+                return True  # a frame of no stream of ours (one we closed): dropped
+            kind = method[len(_FRAMES) :]
+            if kind not in ("active", "event", "heartbeat", "error", "terminated"):
+                return True
+        if kind == "task":
+            # Only what says whether the task changed: its result is read with ``tasks/get`` by
+            # whoever follows it, so nothing large (or secret) is held here.
+            params = {key: params[key] for key in _TASK_FIELDS if key in params}
         if kind == "event" and _too_large(params):
             # Refused where it is received, not held: the reader counts it refused.
             params = {"_meta": meta, "refused": f"it is over {MAX_EVENT_BYTES} bytes long"}

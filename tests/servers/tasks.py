@@ -49,6 +49,13 @@ request, again after every answer, for ever (each request logged as ``sampled``)
 
 ``job``, ``big_job``, ``echo_job``, ``stuck_job`` and ``sampling_job`` are listed with
 ``execution.taskSupport: "required"``.
+
+Task status notifications: a ``subscriptions/listen`` whose ``notifications.taskIds`` names tasks
+is acknowledged with the ids of those that exist (logged ``listen`` with ``tasks``: how many were
+asked, ``honored``: how many agreed), then a ``notifications/tasks`` (the state ``tasks/get``
+would answer; logged ``notified``) is sent whenever one of them changes status. With
+``TASKS_NOTIFY=0`` the acknowledgement names no task (a server that sends none). A listen without
+``taskIds`` is the SDK's own.
 """
 
 import contextlib
@@ -59,7 +66,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 if not __package__:  # run as a plain script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -77,10 +84,12 @@ from mcp_types import (
     InputRequiredResult,
     RequestParams,
     SamplingMessage,
+    SubscriptionsListenRequestParams,
     TextContent,
     Tool,
     ToolExecution,
 )
+from pydantic import BaseModel, ConfigDict, Field
 
 from tests.servers._runner import run_cli
 
@@ -456,6 +465,64 @@ def _greedy_round(ctx: Context) -> InputRequiredResult:
     return InputRequiredResult(input_requests=requests, request_state=str(asked))
 
 
+class _Notification(BaseModel):
+    """Any notification: what ``ServerSession.send_notification`` needs."""
+
+    method: str
+    params: dict[str, Any] | None = None
+
+
+class ListenParams(RequestParams):
+    model_config = ConfigDict(extra="allow")
+    notifications: dict[str, Any] = Field(default_factory=dict)
+
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+def _serve_listen(srv: MCPServer) -> None:
+    """``subscriptions/listen`` with ``taskIds`` served here; without, by the SDK's handler."""
+    lowlevel = srv._lowlevel_server
+    sdk_listen = lowlevel.get_request_handler("subscriptions/listen")
+    assert sdk_listen is not None
+
+    async def notify(ctx: ServerRequestContext[Any, Any], method: str, params: dict[str, Any]) -> None:
+        note = cast(Any, _Notification(method=method, params=params))
+        await ctx.session.send_notification(note, related_request_id=ctx.request_id)
+
+    async def listen(ctx: ServerRequestContext[Any, Any], params: ListenParams) -> HandlerResult:
+        asked = params.notifications.get("taskIds")
+        if not isinstance(asked, list):
+            sdk_params = SubscriptionsListenRequestParams.model_validate(params.model_dump(by_alias=True))
+            return await sdk_listen.handler(ctx, sdk_params)
+        _refuse_undeclared(ctx)
+        meta = {SUBSCRIPTION_ID: ctx.request_id}
+        honored = []
+        if os.environ.get("TASKS_NOTIFY", "1") != "0":
+            honored = [t for t in asked if isinstance(t, str) and t.isalnum() and _path(t).exists()]
+        _log("listen", "-", tasks=len(asked), honored=len(honored))
+        last = {task_id: _state(_load(task_id))["status"] for task_id in honored}
+        await notify(
+            ctx,
+            "notifications/subscriptions/acknowledged",
+            {"notifications": {"taskIds": honored}, "_meta": meta},
+        )
+        while last:
+            await anyio.sleep(0.05)
+            for task_id in list(last):
+                state = _state(_load(task_id))
+                if state["status"] != last[task_id]:
+                    last[task_id] = state["status"]
+                    _log("notified", task_id, status=state["status"])
+                    await notify(ctx, "notifications/tasks", {**state, "_meta": meta})
+                if state["status"] in ("completed", "failed", "cancelled"):
+                    del last[task_id]
+        await anyio.sleep_forever()  # open until the client ends it
+        return {}
+
+    lowlevel.add_request_handler("subscriptions/listen", ListenParams, listen)
+
+
 class _TaskServer(MCPServer):
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
@@ -467,6 +534,7 @@ class _TaskServer(MCPServer):
 
 def build_server(name: str = "tasks") -> MCPServer:
     srv: MCPServer = _TaskServer(name, extensions=[Tasks()], middleware=[LegacyTasks()])
+    _serve_listen(srv)
 
     @srv.tool()
     async def job(seconds: float, label: str = "job") -> str:

@@ -1,0 +1,115 @@
+"""Task status notifications (2026-07-28 tasks extension): ``subscriptions/listen`` for task ids.
+
+A client that declared ``io.modelcontextprotocol/tasks`` may ask a server to push the status of
+given tasks: it sends ``subscriptions/listen`` with ``notifications.taskIds``; the server first
+acknowledges the ids it agreed to (``notifications/subscriptions/acknowledged``, whose
+``notifications.taskIds`` may be fewer, or absent: then it sends nothing for them), then sends a
+``notifications/tasks`` (the task's state, as ``tasks/get`` would answer) whenever one changes.
+Both name the listen request in ``_meta["io.modelcontextprotocol/subscriptionId"]`` and are routed
+to it in the order received (:class:`~langgraph_mcp._session.eventroutes.EventRoutes`).
+
+Servers are not required to send these notifications: a task the server did not acknowledge is
+watched by polling ``tasks/get``, which is the caller's decision (:mod:`langgraph_mcp._events.wakeups`).
+Only MCP here: no LangGraph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Collection, Mapping
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from anyio.streams.memory import MemoryObjectReceiveStream
+from pydantic import ValidationError
+
+from langgraph_mcp._compat.mcp import send_unchecked
+from langgraph_mcp._session.era import MODERN
+from langgraph_mcp._session.eventroutes import StreamFrame
+from langgraph_mcp._session.taskwire import STATE, TaskState
+
+if TYPE_CHECKING:
+    from langgraph_mcp._session.connection import ServerConnection
+
+__all__ = [
+    "LISTEN_TASKS_MAX",
+    "TaskNotice",
+    "acknowledged_tasks",
+    "listen_tasks",
+    "offers_task_notices",
+    "task_notice",
+]
+
+LISTEN_TASKS_MAX = 1000
+"""The most task ids asked for on one listen request (more are watched by polling)."""
+
+
+def offers_task_notices(connection: ServerConnection) -> bool:
+    """May ``connection``'s server be asked for task status notifications? (It speaks 2026-07-28
+    and declared the tasks extension; whether it agrees is in its acknowledgement.)"""
+    return connection.era == MODERN and bool(connection.offers_tasks)
+
+
+@dataclass(frozen=True)
+class TaskNotice:
+    """One ``notifications/tasks``: the task's id and status (its result is not kept here)."""
+
+    task_id: str
+    status: str
+    poll_interval_ms: float | None
+
+
+def task_notice(frame: StreamFrame) -> TaskNotice | None:
+    """The task status a ``task`` frame carries; ``None`` when it is not a valid one."""
+    try:
+        state: TaskState = STATE.validate_python(dict(frame.params))
+    except (ValidationError, ValueError, TypeError):
+        return None
+    return TaskNotice(state.task_id, state.status, state.poll_interval_ms)
+
+
+def acknowledged_tasks(frame: StreamFrame) -> set[str]:
+    """The task ids an ``acknowledged`` frame says the server agreed to send notifications for
+    (none when it leaves ``taskIds`` out, or it is not a list of strings)."""
+    notifications = frame.params.get("notifications")
+    ids = notifications.get("taskIds") if isinstance(notifications, Mapping) else None
+    if not isinstance(ids, list):
+        return set()
+    return {task_id for task_id in ids if isinstance(task_id, str)}
+
+
+@asynccontextmanager
+async def listen_tasks(
+    connection: ServerConnection, task_ids: Collection[str]
+) -> AsyncIterator[MemoryObjectReceiveStream[StreamFrame]]:
+    """A ``subscriptions/listen`` for ``task_ids`` (at most :data:`LISTEN_TASKS_MAX`), open while
+    in the block: its frames in the order sent (``acknowledged`` first, then ``task``), the last one
+    ``ended`` (the server ended it, or it failed: see :attr:`StreamFrame.error`). Leaving the block
+    cancels the request. The task ids are secrets of the caller's: they are sent, never logged."""
+    request_id = f"tasks-{uuid.uuid4().hex}"
+    routes = connection.event_routes
+    frames = routes.open(request_id)
+    params: dict[str, Any] = {"notifications": {"taskIds": sorted(task_ids)[:LISTEN_TASKS_MAX]}}
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, "subscriptions/listen", params, request_id=request_id)
+
+    async def run() -> None:
+        try:
+            await connection.request("listen for task status", send, timeout=None)
+        except Exception as exc:  # any failure ends the stream; its reader decides
+            routes.end(request_id, exc)
+        else:
+            routes.end(request_id, None)
+
+    task = asyncio.ensure_future(run())
+    try:
+        yield frames
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+        routes.close(request_id)
+        frames.close()

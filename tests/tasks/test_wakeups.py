@@ -1,0 +1,171 @@
+"""Runs parked on a task are resumed when the task changes: pushed where the server offers task
+status notifications, polled where it does not; in process (``TaskWakeups(pool, graph=...)``)
+against the fixture task server over loopback HTTP.
+
+The deployment path (the LangGraph server's API and store, a lease across processes) is
+``tests/deploy/test_task_wakeups.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography.fernet import Fernet
+from langgraph.store.memory import InMemoryStore
+
+from langgraph_mcp import MCPPool, MCPToolNode
+from langgraph_mcp._elicitation.parked import PARKED_NAMESPACE, TASKS_KEY_ENV
+from langgraph_mcp.errors import MCPConfigError
+from langgraph_mcp.events import TaskWakeups
+from tests.conftest_servers import spawn_http_server
+from tests.helpers import ai, thread, tool_graph, until
+
+KEY = Fernet.generate_key().decode()
+
+
+class Tasks:
+    def __init__(self, url: str, folder: Path) -> None:
+        self.url = url
+        self.folder = folder
+
+    def log(self) -> list[dict[str, Any]]:
+        path = self.folder / "log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def events(self, event: str) -> list[dict[str, Any]]:
+        return [e for e in self.log() if e["event"] == event]
+
+    def release(self, label: str) -> None:
+        (self.folder / f"release-{label}").touch()
+
+
+async def _serve(tmp_path: Path, **env: str) -> AsyncIterator[Tasks]:
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    async with spawn_http_server("tasks", env={"TASKS_DIR": str(folder), **env}) as url:
+        yield Tasks(url, folder)
+
+
+@pytest.fixture
+async def pushing(tmp_path: Path) -> AsyncIterator[Tasks]:
+    async for server in _serve(tmp_path):
+        yield server
+
+
+@pytest.fixture
+async def silent(tmp_path: Path) -> AsyncIterator[Tasks]:
+    async for server in _serve(tmp_path, TASKS_NOTIFY="0"):
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(TASKS_KEY_ENV, KEY)
+
+
+def _graph(tasks: Tasks, store: InMemoryStore) -> tuple[Any, MCPToolNode]:
+    node = MCPToolNode({"tasks": {"url": tasks.url, "task_detach_after": 0}})
+    graph = tool_graph(node)
+    graph.store = store
+    return graph, node
+
+
+def _after_listen(tasks: Tasks, honored: int) -> list[str]:
+    """The events logged after the last listen acknowledged for ``honored`` tasks."""
+    log = tasks.log()
+    found = [n for n, e in enumerate(log) if e["event"] == "listen" and e["honored"] == honored]
+    return [e["event"] for e in log[found[-1] + 1 :]] if found else []
+
+
+def _results(state: Any) -> dict[str, str]:
+    return {m.tool_call_id: m.content for m in state.values["messages"] if m.type == "tool"}
+
+
+async def test_parked_runs_are_resumed_when_the_server_pushes_their_tasks_status(pushing: Tasks) -> None:
+    store = InMemoryStore()
+    graph, node = _graph(pushing, store)
+    calls = ai(("gated_job", {"label": "a"}, "c1"), ("gated_job", {"label": "b"}, "c2"))
+    await graph.ainvoke({"messages": [calls]}, thread())
+    parked = (await graph.aget_state(thread())).interrupts
+    assert sorted(i.value["tool_call_id"] for i in parked) == ["c1", "c2"]
+    records = store.search(PARKED_NAMESPACE)
+    assert len(records) == 2
+    task_ids = [e["task"] for e in pushing.events("created")]
+    for record in records:  # sealed: neither the task id nor the thread is readable
+        raw = json.dumps(record.value)
+        assert set(record.value) == {"sealed"}
+        assert not any(task_id in raw or task_id in record.key for task_id in task_ids)
+
+    pool = MCPPool({"tasks": {"url": pushing.url}})
+    async with pool, TaskWakeups(pool, graph=graph, scan_interval=0.1) as wakeups:
+        # The listen is acknowledged for both tasks, and each is looked at once.
+        await until(lambda: _after_listen(pushing, 2).count("get") == 2, timeout=30)
+        looked = len(pushing.events("get"))
+        # Two seconds of a poll loop would be two more tasks/get per task: none are sent (an
+        # absence has no event to wait on; the interval is twice the least poll interval).
+        await asyncio.sleep(2.0)
+        assert len(pushing.events("get")) == looked
+
+        pushing.release("a")
+
+        # The run is resumed for c1's task: c1's call reads its result; c2's is still running, so
+        # its call looks once and parks again (the node's messages wait for both, as ToolNode's
+        # do), and only c2's record is left, watched anew.
+        def only_c2_parked() -> bool:
+            interrupts = graph.get_state(thread()).interrupts
+            return [i.value["tool_call_id"] for i in interrupts] == ["c2"] and (
+                len(store.search(PARKED_NAMESPACE)) == 1
+            )
+
+        await until(only_c2_parked, timeout=30)
+        # c2's new park is covered by a listen, and looked at once (still working).
+        await until(lambda: _after_listen(pushing, 1) == ["get"], timeout=30)
+        assert wakeups.resumed == 1
+        first = [e for e in pushing.events("get") if e["status"] == "completed"]
+        assert len(first) == 1  # c1's call read its result once
+
+        pushing.release("b")
+        await until(lambda: "c2" in _results(graph.get_state(thread())), timeout=30)
+        await until(lambda: not graph.get_state(thread()).next, timeout=30)
+        assert _results(await graph.aget_state(thread())) == {"c1": "done a", "c2": "done b"}
+        assert wakeups.resumed == 2
+        assert [e["status"] for e in pushing.events("notified")] == ["completed", "completed"]
+        await until(lambda: not store.search(PARKED_NAMESPACE), timeout=10)
+    await node.aclose()
+
+
+async def test_a_server_that_sends_no_status_has_its_parked_tasks_polled(silent: Tasks) -> None:
+    store = InMemoryStore()
+    graph, node = _graph(silent, store)
+    await graph.ainvoke({"messages": [ai(("gated_job", {"label": "a"}, "c1"))]}, thread())
+    assert len((await graph.aget_state(thread())).interrupts) == 1
+
+    pool = MCPPool({"tasks": {"url": silent.url}})
+    async with pool, TaskWakeups(pool, graph=graph, scan_interval=0.1) as wakeups:
+        # Acknowledged for none of them: looked at once, then polled (about once a second).
+        await until(lambda: _after_listen(silent, 0).count("get") >= 3, timeout=30)
+        silent.release("a")
+        await until(lambda: "c1" in _results(graph.get_state(thread())), timeout=30)
+        assert _results(await graph.aget_state(thread()))["c1"] == "done a"
+        assert wakeups.resumed == 1
+        assert not silent.events("notified")
+    await node.aclose()
+
+
+async def test_nothing_is_recorded_without_a_key_and_the_wakeups_refuse_to_start(
+    pushing: Tasks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TASKS_KEY_ENV)
+    store = InMemoryStore()
+    graph, node = _graph(pushing, store)
+    await graph.ainvoke({"messages": [ai(("gated_job", {"label": "a"}, "c1"))]}, thread())
+    assert len((await graph.aget_state(thread())).interrupts) == 1  # parked all the same
+    assert not store.search(PARKED_NAMESPACE)
+    with pytest.raises(MCPConfigError, match=TASKS_KEY_ENV):
+        TaskWakeups(MCPPool({}), graph=graph)
+    await node.aclose()
