@@ -14,7 +14,9 @@ Its lifespan closes the shared MCP pool when the server stops, so no stdio serve
 the lifespan also runs the triggers: MCP events that start runs of the graphs. With
 ``LANGGRAPH_MCP_EVENTS_URL`` (the public URL of ``/mcp-events`` on this deployment), webhook
 deliveries of MCP events are received at ``/mcp-events/<subscription>``, each checked for its
-signature and freshness before anything is started.
+signature and freshness before anything is started. When ``LANGGRAPH_MCP_TASKS_KEY`` holds a key,
+runs parked on an MCP task (``task_detach_after``) record where they wait, and the lifespan runs
+the wake-ups that resume them when their tasks change (:class:`langgraph_mcp.events.TaskWakeups`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from graphs.shared import pool
 from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp.apps import app_routes
 from langgraph_mcp.deploy import lifespan
-from langgraph_mcp.events import EVENTS_URL_ENV, TRIGGERS_ENV, EventTriggers, WebhookReceiver, load_triggers
+from langgraph_mcp.events import (
+    EVENTS_URL_ENV,
+    TASKS_KEY_ENV,
+    TRIGGERS_ENV,
+    EventTriggers,
+    TaskWakeups,
+    WebhookReceiver,
+    load_triggers,
+)
 from langgraph_mcp.oauth import oauth_callback_app
 
 
@@ -70,14 +80,21 @@ triggers_file = os.environ.get(TRIGGERS_ENV)
 triggers = EventTriggers(pool, load_triggers(triggers_file), receiver=receiver) if triggers_file else None
 """The deployment's event triggers (none unless ``LANGGRAPH_MCP_TRIGGERS`` names a file)."""
 
+wakeups = TaskWakeups(pool, store=server_store) if os.environ.get(TASKS_KEY_ENV) else None
+"""Resumes runs parked on MCP tasks when their tasks change (when ``LANGGRAPH_MCP_TASKS_KEY`` is
+set: the graphs seal their parked-task records with it)."""
+
 
 @asynccontextmanager
 async def app_lifespan(app: Starlette) -> AsyncIterator[None]:
-    """The pool's lifespan, and the triggers inside it (stopped first, before the pool)."""
+    """The pool's lifespan, and the triggers and wake-ups inside it (stopped first, before the
+    pool)."""
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(lifespan(pool)(app))
         if triggers is not None:
             await stack.enter_async_context(triggers)
+        if wakeups is not None:
+            await stack.enter_async_context(wakeups)
         yield
 
 
