@@ -38,6 +38,8 @@ from langgraph_mcp.apps import app_routes
 from langgraph_mcp.deploy import lifespan
 from langgraph_mcp.events import (
     EVENTS_URL_ENV,
+    LEASE_WINDOW,
+    LEASE_WINDOW_ENV,
     TASKS_KEY_ENV,
     TRIGGERS_ENV,
     EventTriggers,
@@ -77,10 +79,21 @@ if receiver is not None:
     routes.append(Mount("/mcp-events", receiver))
 
 triggers_file = os.environ.get(TRIGGERS_ENV)
-triggers = EventTriggers(pool, load_triggers(triggers_file), receiver=receiver) if triggers_file else None
+lease_window = float(os.environ.get(LEASE_WINDOW_ENV) or LEASE_WINDOW)
+"""Seconds of the leases that let one process at a time run each trigger, and the wake-ups."""
+
+triggers = (
+    EventTriggers(pool, load_triggers(triggers_file), receiver=receiver, lease_window=lease_window)
+    if triggers_file
+    else None
+)
 """The deployment's event triggers (none unless ``LANGGRAPH_MCP_TRIGGERS`` names a file)."""
 
-wakeups = TaskWakeups(pool, store=server_store) if os.environ.get(TASKS_KEY_ENV) else None
+wakeups = (
+    TaskWakeups(pool, store=server_store, lease_window=lease_window)
+    if os.environ.get(TASKS_KEY_ENV)
+    else None
+)
 """Resumes runs parked on MCP tasks when their tasks change (when ``LANGGRAPH_MCP_TASKS_KEY`` is
 set: the graphs seal their parked-task records with it)."""
 

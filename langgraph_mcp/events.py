@@ -43,6 +43,8 @@ __all__ = [
     "EVENTS_REVISION",
     "DeliveryMode",
     "EVENTS_URL_ENV",
+    "LEASE_WINDOW",
+    "LEASE_WINDOW_ENV",
     "TRIGGERS_ENV",
     "EventSubscription",
     "EventTrigger",
@@ -62,6 +64,11 @@ __all__ = [
 
 TRIGGERS_ENV = "LANGGRAPH_MCP_TRIGGERS"
 """The environment variable naming a deployment's event triggers file (JSON)."""
+
+LEASE_WINDOW_ENV = "LANGGRAPH_MCP_LEASE_WINDOW"
+"""The environment variable the bundled app reads the lease window from (seconds; default
+:data:`LEASE_WINDOW`): how soon another process takes a trigger, or the task wake-ups, over when
+the one running them dies."""
 
 EVENTS_URL_ENV = "LANGGRAPH_MCP_EVENTS_URL"
 """The environment variable giving the public URL at which a deployment receives webhook

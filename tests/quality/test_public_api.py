@@ -88,6 +88,8 @@ PUBLIC: dict[str, list[str]] = {
         "EVENTS_EXTENSION",
         "EVENTS_REVISION",
         "EVENTS_URL_ENV",
+        "LEASE_WINDOW",
+        "LEASE_WINDOW_ENV",
         "TASKS_KEY_ENV",
         "TRIGGERS_ENV",
         "DeliveryMode",

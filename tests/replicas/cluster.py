@@ -223,8 +223,21 @@ class Cluster:
     """Replicas ``A`` and ``B`` of one deployment; :meth:`ensure` (re)starts the missing ones.
     ``signin``: the URL of the sign-in server the replicas' config names, if any."""
 
-    def __init__(self, python: Path, folder: Path, env: dict[str, str], signin: str | None = None) -> None:
+    def __init__(
+        self,
+        python: Path,
+        folder: Path,
+        env: dict[str, str],
+        signin: str | None = None,
+        servers: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         self.python, self.folder, self.env, self.signin = python, folder, env, signin
+        self.servers = servers or {}
+        """More MCP servers every replica has (HTTP ones: their requests carry ``X-Replica``)."""
+        self.events_dir: Path | None = None
+        """The events fixture server's folder, when the replicas have one."""
+        self.tasks_dir: Path | None = None
+        """The task fixture server's folder, when the replicas have one."""
         self.replicas: dict[str, Replica] = {}
         self.retired: list[Replica] = []
         self.starts = 0
@@ -259,7 +272,9 @@ class Cluster:
         folder = self.folder / f"{name}-{self.starts}"
         folder.mkdir(parents=True)
         port = free_port()
-        extra = signin_servers(self.signin, headers={"X-Replica": name}) if self.signin else None
+        extra = signin_servers(self.signin, headers={"X-Replica": name}) if self.signin else {}
+        for server, entry in self.servers.items():
+            extra[server] = {**entry, "headers": {"X-Replica": name}}
         env = {**self.env, "LANGGRAPH_MCP_CONFIG": str(mcp_config(folder, extra))}
         with (folder / "server.log").open("wb") as out:
             proc = subprocess.Popen(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import json
 import signal
 import time
 import uuid
@@ -301,4 +302,103 @@ async def test_a_user_connects_on_the_replica_that_did_not_ask_and_the_run_resum
     print(
         f"\n[{era}] asked through A, ran on {asked_on.name}; connected on {connected_on.name}; "
         f"resumed through B, ran on {resumed_on.name}: {time.monotonic() - started:.1f} s"
+    )
+
+
+async def _event_runs(cluster: Cluster) -> dict[str, list[dict[str, Any]]]:
+    """The runs the replicas' trigger started, by event id. Read from the database: the trigger
+    starts them through the server's in-process client, which LangGraph runs without custom auth,
+    so no user owns them (and no user's client lists them)."""
+    import psycopg
+
+    query = (
+        "SELECT r.run_id::text, r.status, r.metadata->>'mcp_event_id' FROM runs r"
+        " JOIN threads t ON t.thread_id = r.thread_id WHERE t.metadata->>'mcp_trigger' = 'tickets'"
+    )
+    async with await psycopg.AsyncConnection.connect(cluster.env["DATABASE_URI"]) as conn:
+        rows = await (await conn.execute(query)).fetchall()
+    found: dict[str, list[dict[str, Any]]] = {}
+    for run_id, status, event_id in rows:
+        found.setdefault(event_id, []).append({"run_id": run_id, "status": status})
+    return found
+
+
+async def _until_event_runs(
+    cluster: Cluster, *event_ids: str, timeout: float = 90
+) -> dict[str, list[dict[str, Any]]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = await _event_runs(cluster)
+        if all(any(r["status"] == "success" for r in found.get(e, [])) for e in event_ids):
+            return found
+        assert time.monotonic() < deadline, f"no finished run for {event_ids}: {found}"
+        await asyncio.sleep(0.2)
+
+
+async def test_the_replica_holding_the_trigger_is_killed_and_the_other_takes_it_over(
+    cluster: Cluster,
+) -> None:
+    """The replicas run one event trigger (push) and the task wake-ups. One replica holds the
+    trigger's lease and subscribes; it is SIGKILLed; events made while it is dead run on the other,
+    which takes the trigger over from the kept cursor within a lease window: every event runs
+    once. A run parked on a task meanwhile is woken when the task finishes, by whichever replica
+    holds the wake-ups (the killed one's are taken over the same way)."""
+    from tests.replicas.conftest import LEASE
+    from tests.servers import events as fixture
+
+    root, tasks = cluster.events_dir, cluster.tasks_dir
+    assert root is not None and tasks is not None
+
+    def streams() -> list[dict[str, Any]]:
+        return [e for e in fixture.log(root) if e["method"] == "events/stream"]
+
+    def task_log() -> list[dict[str, Any]]:
+        path = tasks / "log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    await until(lambda: bool(streams()), timeout=60)
+    await asyncio.sleep(LEASE * 1.5)  # a lease window and more: still one subscriber
+    [first] = streams()
+    holder = cluster[first["replica"]]
+    survivor = other(cluster, holder)
+    for n in range(3):
+        fixture.append(root, "ticket.created", {"n": n, "queue": "r"}, event_id=f"r{n}")
+    await _until_event_runs(cluster, "r0", "r1", "r2")
+
+    thread = (await client(survivor).threads.create())["thread_id"]
+    park = {"tool_calls": [{"name": "gated_job", "args": {"label": "r"}, "id": "c1"}]}
+    await client(survivor).runs.wait(thread, "tools", input=park)
+    assert [i["value"]["type"] for i in (await client(survivor).threads.get_state(thread))["interrupts"]] == [
+        "mcp_task"
+    ]
+    await until(lambda: any(e["event"] == "listen" and e["honored"] == 1 for e in task_log()), timeout=60)
+    watcher = [e for e in task_log() if e["event"] == "listen"][-1]["replica"]
+
+    holder.kill()
+    killed = time.monotonic()
+    for n in range(3, 6):
+        fixture.append(root, "ticket.created", {"n": n, "queue": "r"}, event_id=f"r{n}")
+    (tasks / "release-r").touch()
+    found = await _until_event_runs(cluster, *(f"r{n}" for n in range(6)))
+    taken_over = time.monotonic() - killed
+    assert {e: len(runs) for e, runs in found.items()} == {f"r{n}": 1 for n in range(6)}
+    later = streams()[1:]
+    assert later and {s["replica"] for s in later} == {survivor.name}
+    assert later[0]["params"].get("cursor")  # from the kept cursor, not from now
+
+    async def woken() -> bool:
+        state = await client(survivor).threads.get_state(thread)
+        return tool_results(state) == {"gated_job": "done r"}
+
+    deadline = time.monotonic() + 90
+    while not await woken():
+        assert time.monotonic() < deadline, "the parked run was not woken"
+        await asyncio.sleep(0.2)
+    runs = await client(survivor).runs.list(thread)
+    assert [r["metadata"].get("mcp_task_wakeup") for r in runs if r["metadata"].get("mcp_task_wakeup")] == [
+        "c1"
+    ]
+    print(
+        f"\ntrigger held by {holder.name}, killed; {survivor.name} ran every event once, "
+        f"the last {taken_over:.1f} s after the kill; the wake-ups were held by {watcher}"
     )

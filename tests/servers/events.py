@@ -378,7 +378,11 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
         return occ
 
     def record(ctx: ServerRequestContext[Any, Any]) -> None:
-        _append_json(root, ".log", {"method": ctx.method, "params": dict(ctx.params or {}), "t": time.time()})
+        entry = {"method": ctx.method, "params": dict(ctx.params or {}), "t": time.time()}
+        headers = getattr(ctx.request, "headers", None)
+        if headers is not None and headers.get("x-replica"):
+            entry["replica"] = headers.get("x-replica")  # which replica asked (HTTP)
+        _append_json(root, ".log", entry)
 
     async def notify(ctx: ServerRequestContext[Any, Any], method: str, params: dict[str, Any] | None) -> None:
         """Send a notification on the request's own stream (``related_request_id``)."""

@@ -500,7 +500,11 @@ def _serve_listen(srv: MCPServer) -> None:
         honored = []
         if os.environ.get("TASKS_NOTIFY", "1") != "0":
             honored = [t for t in asked if isinstance(t, str) and t.isalnum() and _path(t).exists()]
-        _log("listen", "-", tasks=len(asked), honored=len(honored))
+        headers = getattr(ctx.request, "headers", None)
+        replica = headers.get("x-replica") if headers is not None else None
+        _log(
+            "listen", "-", tasks=len(asked), honored=len(honored), **({"replica": replica} if replica else {})
+        )
         last = {task_id: _state(_load(task_id))["status"] for task_id in honored}
         await notify(
             ctx,
