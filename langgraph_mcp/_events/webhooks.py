@@ -187,6 +187,9 @@ class WebhookReceiver:
             route.send.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # policy: webhooks are POSTs
+            return
         if scope["type"] != "http":
             return
         request = Request(scope, receive)

@@ -141,3 +141,19 @@ async def test_the_receiver_answers_the_challenge_refuses_forgeries_and_takes_ea
         receiver.open(path, new_secret())  # one reader per subscription: two would split its events
     receiver.close(path)
     deliveries.close()
+
+
+async def test_a_websocket_to_the_receiver_is_closed_at_once() -> None:
+    receiver = WebhookReceiver("https://hooks.example/mcp")
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/mcp/x", "headers": []}
+    with anyio.fail_after(5):
+        await receiver(scope, receive, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}]
