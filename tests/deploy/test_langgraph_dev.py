@@ -132,13 +132,12 @@ async def test_calls_waiting_for_a_person_are_not_drained() -> None:
 # -- the graphs on a real langgraph dev server ------------------------------------------------
 
 
-def mcp_config(folder: Path, *, protocol: str = "auto", stubborn: bool = False, demo: bool = False) -> Path:
-    """The bundled ``graphs/mcp.json``, its servers pinned to ``protocol``, optionally with the
-    stubborn server (which outlives its stdin) or the demo fixture server added."""
+def mcp_config(folder: Path, *, stubborn: bool = False, demo: bool = False) -> Path:
+    """The bundled ``graphs/mcp.json``, optionally with the stubborn server (which outlives its
+    stdin) or the demo fixture server added."""
     servers: dict[str, Any] = json.loads(BUNDLED.read_text())["mcpServers"]
     for entry in servers.values():
         entry["cwd"] = str((BUNDLED.parent / entry["cwd"]).resolve())
-        entry["protocol"] = protocol
     if stubborn:
         servers["stubborn"] = {
             "command": sys.executable,
@@ -340,15 +339,14 @@ async def test_tools_and_agent_graphs_serve_progress_questions_and_stop_cleanly(
 
 @pytest.mark.deploy
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_a_question_asked_by_one_server_process_is_answered_on_another(
-    tmp_path: Path, postgres_uri: str, protocol: str
+    tmp_path: Path, postgres_uri: str
 ) -> None:
     """The checkpoint lives in PostgreSQL; the first server is stopped (SIGTERM) while the
-    question is pending, with its thread metadata; a new server resumes the thread."""
+    question is pending, with its thread metadata; a new server resumes the thread. (The
+    2025-11-25 era's question across processes is the replicas' test, over the same PostgreSQL
+    checkpointer kind, and ``tests/interop/test_mcp1.py``'s.)"""
     env = {"LANGGRAPH_MCP_POSTGRES_URI": postgres_uri}
-    if protocol == "legacy":  # the bundled config negotiates 2026-07-28; pin the handshake era
-        env["LANGGRAPH_MCP_CONFIG"] = str(mcp_config(tmp_path, protocol="legacy"))
     config = REPO_ROOT / "langgraph.postgres.json"
     thread = str(uuid.uuid4())
     call = {"name": "cancel_order", "args": {"order_id": "A-1002"}, "id": "cancel"}
