@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from langgraph_mcp._elicitation.parked import TASKS_KEY_ENV, sealer_from_env
 from langgraph_mcp._events.subscription import EventSubscription, MCPEvent
 from langgraph_mcp._events.triggers import LEASE_WINDOW, EventTrigger, ThreadByField, TriggerRunner, _Lease
-from langgraph_mcp._events.wakeups import SCAN_INTERVAL, WakeupLoop, api_resume, graph_resume
+from langgraph_mcp._events.wakeups import SCAN_INTERVAL, GraphResume, WakeupLoop, api_resume
 from langgraph_mcp._events.webhooks import WebhookReceiver, check_delivery, new_secret, sign
 from langgraph_mcp._pool.pool import MCPPool
 from langgraph_mcp._session.eventwire import EVENTS_EXTENSION, EVENTS_REVISION, DeliveryMode, EventType
@@ -272,8 +272,9 @@ class TaskWakeups:
         if self._task is not None:
             return
         lease = None
+        resume: Any
         if self.graph is not None:
-            resume = graph_resume(self.graph)
+            resume = GraphResume(self.graph)
         else:
             client = self._client
             if client is None:
@@ -284,9 +285,22 @@ class TaskWakeups:
             lease = _Lease(client, "mcp-task-wakeups", self.lease_window)
         store = self._store if self._store is not None else _server_store
         self.loop = WakeupLoop(
-            self.pool._for_anyone, store, self._sealer, resume, lease=lease, scan_interval=self.scan_interval
+            self.pool._for_anyone,
+            store,
+            self._sealer,
+            resume,
+            unwatchable=self._unwatchable,
+            lease=lease,
+            scan_interval=self.scan_interval,
         )
         self._task = asyncio.ensure_future(self.loop.run())
+
+    def _unwatchable(self, server: str) -> str | None:
+        if server not in self.pool.servers:
+            return "the pool has no server by that name"
+        if self.pool.per_user(server):
+            return "its sessions are each user's"
+        return None
 
     @property
     def resumed(self) -> int:

@@ -336,6 +336,11 @@ def resume_type(requests: list[MCPElicitationRequest], tool_name: str | None = N
     keys = {r["key"] for r in requests}
 
     def validate(value: Any) -> dict[str, Any]:
+        if is_stale(value):
+            # Marked as meant for another interrupt (a task wake-up's resume given at this
+            # interrupt's place: LangGraph hands a task's later interrupts a resume sent for its
+            # first): never an answer, wherever it lands.
+            return STALE
         if not (isinstance(value, Mapping) and ("responses" in value or "decisions" in value)) and (
             not shown_here(keys)
         ):
@@ -398,6 +403,8 @@ def sampling_resume_type(key: str, has_model: bool) -> Any:
     ``key``) comes back as :data:`STALE`."""
 
     def validate(value: Any) -> dict[str, Any]:
+        if is_stale(value):
+            return STALE  # marked as meant for another interrupt (see resume_type)
         shown = shown_question()
         if not isinstance(value, Mapping) and not (isinstance(shown, Mapping) and shown.get("key") == key):
             return STALE  # not an answer, and not sent to this request (a parked run's resume)

@@ -14,6 +14,7 @@ recorded, and a parked run waits to be resumed by whoever resumes it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import asdict, dataclass
@@ -27,7 +28,9 @@ __all__ = [
     "PARKED_MAX",
     "PARKED_NAMESPACE",
     "TASKS_KEY_ENV",
+    "Opened",
     "ParkedTask",
+    "move_parked",
     "parked_tasks",
     "record_parked",
     "sealer_from_env",
@@ -61,6 +64,9 @@ class ParkedTask:
     poll_interval_ms: int
     parked_at: float
     """When the run parked (``time.time()``): a run that parks again writes a newer record."""
+    questions: tuple[str, ...] = ()
+    """The keys of the questions the task had out when the run parked (``input_required``): a
+    new question wakes the run, though the status stays the same."""
 
     def __repr__(self) -> str:  # the task id is a secret
         return (
@@ -95,12 +101,17 @@ async def unrecord_parked(store: BaseStore, sealer: Sealer, server: str, task_id
         await store.adelete(PARKED_NAMESPACE, key)
 
 
+Opened = dict[str, tuple[Any, ParkedTask | None]]
+"""Records opened so far, by store key: when each was last written, and what it held (``None``:
+it does not open with the key, or was moved under another name)."""
+
+
 def _opened(sealer: Sealer, key: str, value: Any) -> ParkedTask | None:
     record = sealer.open(value)
     if record is None:
         return None
     try:
-        parked = ParkedTask(**record)
+        parked = ParkedTask(**{**record, "questions": tuple(record.get("questions") or ())})
     except TypeError:
         return None
     if key not in sealer.names(parked.server, parked.task_id):
@@ -108,18 +119,38 @@ def _opened(sealer: Sealer, key: str, value: Any) -> ParkedTask | None:
     return parked
 
 
-async def parked_tasks(store: BaseStore, sealer: Sealer, *, limit: int = PARKED_MAX) -> dict[str, ParkedTask]:
+async def parked_tasks(
+    store: BaseStore, sealer: Sealer, opened: Opened | None = None, *, limit: int = PARKED_MAX
+) -> dict[str, ParkedTask]:
     """The parked tasks recorded now, by their store key (records that do not open with these
-    keys, or were moved under another name, are left out)."""
-    found: dict[str, ParkedTask] = {}
+    keys, or were moved under another name, are left out). With ``opened`` (kept between calls),
+    only records written since the last call are opened, in a worker thread: the other records
+    cost nothing, and opening thousands never holds the event loop."""
+    cache: Opened = opened if opened is not None else {}
+    items: list[Any] = []
     offset = 0
     while offset < limit:
-        items = await store.asearch(PARKED_NAMESPACE, limit=min(_PAGE, limit - offset), offset=offset)
-        for item in items:
-            parked = _opened(sealer, item.key, item.value)
-            if parked is not None:
-                found[item.key] = parked
-        if len(items) < _PAGE:
+        page = await store.asearch(PARKED_NAMESPACE, limit=min(_PAGE, limit - offset), offset=offset)
+        items.extend(page)
+        if len(page) < _PAGE:
             break
-        offset += len(items)
-    return found
+        offset += len(page)
+    new = [item for item in items if cache.get(item.key, (None, None))[0] != item.updated_at]
+    if new:
+        records = await asyncio.to_thread(lambda: [_opened(sealer, item.key, item.value) for item in new])
+        for item, record in zip(new, records, strict=True):
+            cache[item.key] = (item.updated_at, record)
+    present = {item.key for item in items}
+    for key in [key for key in cache if key not in present]:
+        del cache[key]
+    return {key: record for key, (_at, record) in cache.items() if record is not None}
+
+
+async def move_parked(store: BaseStore, sealer: Sealer, key: str, parked: ParkedTask) -> bool:
+    """Seal ``parked`` (kept under ``key``) again with the newest key, under its newest name, when
+    it is not there already (the key was changed); whether it moved."""
+    if key == sealer.names(parked.server, parked.task_id)[0]:
+        return False
+    await record_parked(store, sealer, parked)
+    await store.adelete(PARKED_NAMESPACE, key)
+    return True

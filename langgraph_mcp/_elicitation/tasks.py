@@ -35,7 +35,7 @@ from langgraph_mcp._elicitation.parked import ParkedTask, record_parked, sealer_
 from langgraph_mcp._elicitation.policy import Answerer
 from langgraph_mcp._session import CallClock, ServerConnection
 from langgraph_mcp._session.calls import TaskMemo
-from langgraph_mcp._session.tasks import Asker, Parker
+from langgraph_mcp._session.tasks import QUESTIONS_MAX, Asker, Parker
 from langgraph_mcp._session.taskwire import TaskHandle, TaskState
 from langgraph_mcp.types._tasks import TASK_INTERRUPT_TYPE, MCPTaskInterrupt
 
@@ -143,8 +143,8 @@ async def _record(connection: ServerConnection, answers: Answerer, task_id: str,
     config = graph_config() or {}
     configurable = config.get("configurable") or {}
     thread = configurable.get("thread_id")
-    if store is None or sealer is None or not isinstance(thread, str):
-        return
+    if store is None or sealer is None or not isinstance(thread, str) or connection.private:
+        return  # (a user's own session: nobody but that user's run may look at its tasks)
     metadata = config.get("metadata") or {}
     assistant = configurable.get("assistant_id") or metadata.get("assistant_id")
     parked = ParkedTask(
@@ -157,6 +157,7 @@ async def _record(connection: ServerConnection, answers: Answerer, task_id: str,
         status=state.status,
         poll_interval_ms=round(state.poll_interval() * 1000),
         parked_at=time.time(),
+        questions=tuple(sorted(state.input_requests or ()))[:QUESTIONS_MAX],
     )
     try:
         await record_parked(store, sealer, parked)

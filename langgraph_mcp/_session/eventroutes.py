@@ -17,6 +17,7 @@ import time
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Literal
 
 import anyio
@@ -36,7 +37,9 @@ _FRAMES = "notifications/events/"
 _LIST_CHANGED = "notifications/events/list_changed"
 _LISTEN_FRAMES = {"notifications/subscriptions/acknowledged": "acknowledged", "notifications/tasks": "task"}
 
-_TASK_FIELDS = ("_meta", "taskId", "status", "statusMessage", "pollIntervalMs")
+_TASK_FIELDS = ("taskId", "status", "pollIntervalMs")
+_QUESTION_KEYS_MAX = 32
+_KEY_MAX = 256
 
 FrameKind = Literal["active", "event", "heartbeat", "error", "terminated", "acknowledged", "task", "ended"]
 """A pushed stream's frame (``ended``: the stream is over, see :attr:`StreamFrame.error`)."""
@@ -107,9 +110,7 @@ class EventRoutes:
             if kind not in ("active", "event", "heartbeat", "error", "terminated"):
                 return True
         if kind == "task":
-            # Only what says whether the task changed: its result is read with ``tasks/get`` by
-            # whoever follows it, so nothing large (or secret) is held here.
-            params = {key: params[key] for key in _TASK_FIELDS if key in params}
+            params = _task_frame(params, request_id)  # type: ignore[arg-type]  # a str, checked above
         if kind == "event" and _too_large(params):
             # Refused where it is received, not held: the reader counts it refused.
             params = {"_meta": meta, "refused": f"it is over {MAX_EVENT_BYTES} bytes long"}
@@ -123,6 +124,20 @@ class EventRoutes:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._streams.pop(request_id, None)  # type: ignore[arg-type]
         return True
+
+
+def _task_frame(params: Mapping[str, Any], request_id: str) -> dict[str, Any]:
+    """What is kept of a ``notifications/tasks``: only what says whether the task changed (its
+    id, status, poll interval and the keys of its questions, bounded). Its result, its questions
+    and its status message are read with ``tasks/get`` by whoever follows it: nothing large, or
+    secret, is held here."""
+    kept: dict[str, Any] = {key: params[key] for key in _TASK_FIELDS if key in params}
+    kept["_meta"] = {SUBSCRIPTION_META: request_id}
+    questions = params.get("inputRequests")
+    if isinstance(questions, Mapping):
+        first = islice(questions, _QUESTION_KEYS_MAX)
+        kept["inputRequests"] = {key: {} for key in first if isinstance(key, str) and len(key) <= _KEY_MAX}
+    return kept
 
 
 def _too_large(params: Mapping[str, Any]) -> bool:

@@ -54,11 +54,13 @@ def offers_task_notices(connection: ServerConnection) -> bool:
 
 @dataclass(frozen=True)
 class TaskNotice:
-    """One ``notifications/tasks``: the task's id and status (its result is not kept here)."""
+    """One ``notifications/tasks``: the task's id, status and the keys of the questions it has
+    out (its result and questions themselves are not kept here)."""
 
     task_id: str
     status: str
     poll_interval_ms: float | None
+    questions: frozenset[str] = frozenset()
 
 
 def task_notice(frame: StreamFrame) -> TaskNotice | None:
@@ -67,7 +69,9 @@ def task_notice(frame: StreamFrame) -> TaskNotice | None:
         state: TaskState = STATE.validate_python(dict(frame.params))
     except (ValidationError, ValueError, TypeError):
         return None
-    return TaskNotice(state.task_id, state.status, state.poll_interval_ms)
+    return TaskNotice(
+        state.task_id, state.status, state.poll_interval_ms, frozenset(state.input_requests or ())
+    )
 
 
 def acknowledged_tasks(frame: StreamFrame) -> set[str]:

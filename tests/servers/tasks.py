@@ -54,7 +54,9 @@ Task status notifications: a ``subscriptions/listen`` whose ``notifications.task
 is acknowledged with the ids of those that exist (logged ``listen`` with ``tasks``: how many were
 asked, ``honored``: how many agreed), then a ``notifications/tasks`` (the state ``tasks/get``
 would answer; logged ``notified``) is sent whenever one of them changes status. With
-``TASKS_NOTIFY=0`` the acknowledgement names no task (a server that sends none). A listen without
+``TASKS_NOTIFY=0`` the acknowledgement names no task (a server that sends none); with
+``TASKS_NOTIFY=refuse`` such a listen is answered with an error (logged ``listen`` with
+``refused``). A listen without
 ``taskIds`` is the SDK's own.
 """
 
@@ -496,6 +498,9 @@ def _serve_listen(srv: MCPServer) -> None:
             sdk_params = SubscriptionsListenRequestParams.model_validate(params.model_dump(by_alias=True))
             return await sdk_listen.handler(ctx, sdk_params)
         _refuse_undeclared(ctx)
+        if os.environ.get("TASKS_NOTIFY") == "refuse":
+            _log("listen", "-", tasks=len(asked), refused=True)
+            raise MCPError(INVALID_PARAMS, "taskIds are not supported here")
         meta = {SUBSCRIPTION_ID: ctx.request_id}
         honored = []
         if os.environ.get("TASKS_NOTIFY", "1") != "0":

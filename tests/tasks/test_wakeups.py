@@ -57,9 +57,10 @@ async def pushing(tmp_path: Path) -> AsyncIterator[Tasks]:
         yield server
 
 
-@pytest.fixture
-async def silent(tmp_path: Path) -> AsyncIterator[Tasks]:
-    async for server in _serve(tmp_path, TASKS_NOTIFY="0"):
+@pytest.fixture(params=["0", "refuse"])
+async def silent(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Tasks]:
+    """A server that acknowledges no task (``0``), or answers the listen with an error."""
+    async for server in _serve(tmp_path, TASKS_NOTIFY=request.param):
         yield server
 
 
@@ -80,6 +81,12 @@ def _after_listen(tasks: Tasks, honored: int) -> list[str]:
     log = tasks.log()
     found = [n for n, e in enumerate(log) if e["event"] == "listen" and e["honored"] == honored]
     return [e["event"] for e in log[found[-1] + 1 :]] if found else []
+
+
+def _gets_before_listen(tasks: Tasks) -> list[dict[str, Any]]:
+    log = tasks.log()
+    first = next((n for n, e in enumerate(log) if e["event"] == "listen"), len(log))
+    return [e for e in log[:first] if e["event"] == "get"]
 
 
 def _results(state: Any) -> dict[str, str]:
@@ -147,8 +154,10 @@ async def test_a_server_that_sends_no_status_has_its_parked_tasks_polled(silent:
 
     pool = MCPPool({"tasks": {"url": silent.url}})
     async with pool, TaskWakeups(pool, graph=graph, scan_interval=0.1) as wakeups:
-        # Acknowledged for none of them: looked at once, then polled (about once a second).
-        await until(lambda: _after_listen(silent, 0).count("get") >= 3, timeout=30)
+        # Acknowledged for none of them, or refused: polled (about once a second), and a refused
+        # listen is not asked again in a loop (the next one comes after a back-off).
+        await until(lambda: len(silent.events("get")) >= 3 + len(_gets_before_listen(silent)), timeout=30)
+        assert len(silent.events("listen")) <= 2
         silent.release("a")
         await until(lambda: "c1" in _results(graph.get_state(thread())), timeout=30)
         assert _results(await graph.aget_state(thread()))["c1"] == "done a"
@@ -168,4 +177,42 @@ async def test_nothing_is_recorded_without_a_key_and_the_wakeups_refuse_to_start
     assert not store.search(PARKED_NAMESPACE)
     with pytest.raises(MCPConfigError, match=TASKS_KEY_ENV):
         TaskWakeups(MCPPool({}), graph=graph)
+    await node.aclose()
+
+
+async def test_a_wake_up_given_again_never_answers_the_question_the_task_asks_next(pushing: Tasks) -> None:
+    # The run parks, is woken when its task asks a question, and the call asks a person. The
+    # same wake-up given again (a stale resume: LangGraph gives a task's later interrupts a
+    # resume sent for its first) is taken for an answer to another question: the question is
+    # asked again, and the person's own answer completes the task.
+    from langgraph.types import Command
+
+    from langgraph_mcp._events.wakeups import wakeup_value
+
+    store = InMemoryStore()
+    graph, node = _graph(pushing, store)
+    await graph.ainvoke({"messages": [ai(("gated_ask", {"label": "q"}, "c1"))]}, thread())
+    (park,) = (await graph.aget_state(thread())).interrupts
+    assert park.value["type"] == "mcp_task"
+
+    def asking() -> list[Any]:
+        return [i for i in graph.get_state(thread()).interrupts if i.value["type"] == "mcp_elicitation"]
+
+    pool = MCPPool({"tasks": {"url": pushing.url}})
+    async with pool, TaskWakeups(pool, graph=graph, scan_interval=0.1) as wakeups:
+        await until(lambda: _after_listen(pushing, 1) == ["get"], timeout=30)
+        pushing.release("q")  # the task now asks for a name
+        await until(lambda: bool(asking()), timeout=30)
+        assert wakeups.resumed == 1
+    (question,) = asking()
+    await graph.ainvoke(Command(resume={park.id: wakeup_value("input_required")}), thread())
+    (still,) = asking()
+    assert still.value["requests"] == question.value["requests"]
+    assert not pushing.events("update")  # nothing was answered
+    answer = {
+        "responses": {question.value["requests"][0]["key"]: {"action": "accept", "content": {"name": "Ada"}}}
+    }
+    await graph.ainvoke(Command(resume={still.id: answer}), thread())
+    await until(lambda: "c1" in _results(graph.get_state(thread())), timeout=30)
+    assert _results(await graph.aget_state(thread()))["c1"] == "Hello, Ada!"
     await node.aclose()
