@@ -41,7 +41,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import suppress
+from contextlib import AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -49,6 +49,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from langgraph_mcp._events.webhooks import WebhookReceiver, new_secret, subscription_path
+from langgraph_mcp._session.era import MODERN
 from langgraph_mcp._session.eventroutes import StreamFrame
 from langgraph_mcp._session.events import (
     declares_events,
@@ -60,11 +61,13 @@ from langgraph_mcp._session.events import (
 )
 from langgraph_mcp._session.eventwire import (
     DELIVERY_MODES,
+    EVENTS_EXTENSION,
     DeliveryMode,
     EventOccurrence,
     error_name,
     occurrence_or_refusal,
 )
+from langgraph_mcp._session.tasklisten import listen_extension
 from langgraph_mcp.errors import (
     MCPAuthenticationError,
     MCPConfigError,
@@ -250,11 +253,30 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         self.mode = await self._chosen_mode()
         self._changes = self.connection.event_routes.list_changes
         loop = {"poll": self._poll, "push": self._push, "webhook": self._webhook}[self.mode]()
-        try:
-            async for event in loop:
-                yield event
-        finally:
-            await loop.aclose()
+        async with AsyncExitStack() as stack:
+            if self._hears_list_changes():
+                # The draft delivers notifications/events/list_changed only on a listen stream
+                # that opted in (counted where it arrives, like one sent with a poll's answer).
+                await stack.enter_async_context(
+                    listen_extension(
+                        self.connection, {"eventsListChanged": True}, "listen for event type changes"
+                    )
+                )
+            try:
+                async for event in loop:
+                    yield event
+            finally:
+                await loop.aclose()
+
+    def _hears_list_changes(self) -> bool:
+        """Does the server say its event types change (``listChanged``), on a 2026-07-28 session
+        (where such notifications come only through ``subscriptions/listen``)?"""
+        declared = self.connection.server_extensions.get(EVENTS_EXTENSION)
+        return (
+            self.connection.era == MODERN
+            and isinstance(declared, Mapping)
+            and declared.get("listChanged") is True
+        )
 
     async def _chosen_mode(self) -> DeliveryMode:
         """The mode to read in: the one asked for, else push when offered, else poll.

@@ -1,4 +1,6 @@
-"""Task status notifications (2026-07-28 tasks extension): ``subscriptions/listen`` for task ids.
+"""Task status notifications (2026-07-28 tasks extension): ``subscriptions/listen`` for task ids;
+and the listen for any extension's notifications the SDK's own listen does not ask for
+(:func:`listen_extension`: the events extension's ``eventsListChanged`` too).
 
 A client that declared ``io.modelcontextprotocol/tasks`` may ask a server to push the status of
 given tasks: it sends ``subscriptions/listen`` with ``notifications.taskIds``; the server first
@@ -92,17 +94,31 @@ async def listen_tasks(
     in the block: its frames in the order sent (``acknowledged`` first, then ``task``), the last one
     ``ended`` (the server ended it, or it failed: see :attr:`StreamFrame.error`). Leaving the block
     cancels the request. The task ids are secrets of the caller's: they are sent, never logged."""
-    request_id = f"tasks-{uuid.uuid4().hex}"
+    notifications = {"taskIds": sorted(task_ids)[:LISTEN_TASKS_MAX]}
+    async with listen_extension(connection, notifications, "listen for task status") as frames:
+        yield frames
+
+
+@asynccontextmanager
+async def listen_extension(
+    connection: ServerConnection, notifications: Mapping[str, Any], what: str
+) -> AsyncIterator[MemoryObjectReceiveStream[StreamFrame]]:
+    """A ``subscriptions/listen`` for an extension's notifications (``notifications``: the
+    filter, e.g. ``{"taskIds": [...]}`` or ``{"eventsListChanged": true}``), which the SDK's
+    listen does not ask for, open while in the block: its frames routed to it in the order sent
+    (:class:`~langgraph_mcp._session.eventroutes.EventRoutes`), the last one ``ended``. Leaving
+    the block cancels the request. ``what`` names the request in errors."""
+    request_id = f"listen-{uuid.uuid4().hex}"
     routes = connection.event_routes
     frames = routes.open(request_id)
-    params: dict[str, Any] = {"notifications": {"taskIds": sorted(task_ids)[:LISTEN_TASKS_MAX]}}
+    params: dict[str, Any] = {"notifications": dict(notifications)}
 
     async def send(client: Any) -> Any:
         return await send_unchecked(client.session, "subscriptions/listen", params, request_id=request_id)
 
     async def run() -> None:
         try:
-            await connection.request("listen for task status", send, timeout=None)
+            await connection.request(what, send, timeout=None)
         except Exception as exc:  # any failure ends the stream; its reader decides
             routes.end(request_id, exc)
         else:

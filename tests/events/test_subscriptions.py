@@ -98,6 +98,11 @@ async def test_poll_drains_waits_keeps_fresh_cursors_and_lists_again(tmp_path: P
         lists = methods(tmp_path).count("events/list")
         knob(tmp_path, ".list_changed")
         await until(lambda: methods(tmp_path).count("events/list") > lists)
+        # and on the listen stream the subscription opted in with, as the draft delivers it
+        assert methods(tmp_path).count("subscriptions/listen") == 1
+        lists = methods(tmp_path).count("events/list")
+        knob(tmp_path, ".list_changed_listen")
+        await until(lambda: methods(tmp_path).count("events/list") > lists)
         # truncated: the events up to the server's end are lost; its fresh cursor is kept and
         # sent next, and the gap is counted
         knob(tmp_path, ".truncate")

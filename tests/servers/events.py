@@ -31,6 +31,9 @@ Knobs (files in ``$EVENTS_DIR``, read at each request unless said otherwise; a k
 - ``.next_poll_ms``: every poll answer's ``nextPollMs`` (default 1000).
 - ``.list_changed``: the next poll first sends ``notifications/events/list_changed`` (no params)
   on that request's stream, then answers; then deleted.
+- ``.list_changed_listen``: a ``subscriptions/listen`` that opted in with ``eventsListChanged``
+  (acknowledged, logged) sends ``notifications/events/list_changed`` on its stream, as the draft
+  delivers it; then deleted.
 - ``.truncate``: the next poll answers ``{"events": [], "cursor": <end>, "truncated": true}``; a
   live stream that sees it first re-sends ``active`` with ``truncated: true`` and the end cursor;
   a webhook subscription that sees it first POSTs a ``{"type": "gap", "cursor": <end>}`` envelope
@@ -101,8 +104,8 @@ from mcp.server.context import HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, RequestParams
-from pydantic import BaseModel
+from mcp_types import INVALID_PARAMS, RequestParams, SubscriptionsListenRequestParams
+from pydantic import BaseModel, ConfigDict, Field
 
 from tests.servers._runner import run_cli
 
@@ -238,6 +241,11 @@ class _Notification(BaseModel):
 
     method: str
     params: dict[str, Any] | None = None
+
+
+class ListenParams(RequestParams):
+    model_config = ConfigDict(extra="allow")
+    notifications: dict[str, Any] = Field(default_factory=dict)
 
 
 class ListParams(RequestParams):
@@ -660,6 +668,28 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
             ]
 
     srv: MCPServer = MCPServer(name, extensions=[Events()])
+    lowlevel = srv._lowlevel_server
+    sdk_listen = lowlevel.get_request_handler("subscriptions/listen")
+    assert sdk_listen is not None
+
+    async def listen(ctx: ServerRequestContext[Any, Any], params: ListenParams) -> HandlerResult:
+        """``eventsListChanged`` served here (the SDK's listen knows only the core filters)."""
+        if not params.notifications.get("eventsListChanged"):
+            sdk_params = SubscriptionsListenRequestParams.model_validate(params.model_dump(by_alias=True))
+            return await sdk_listen.handler(ctx, sdk_params)
+        record(ctx)
+        meta = {SUBSCRIPTION_ID: ctx.request_id}
+        await notify(
+            ctx,
+            "notifications/subscriptions/acknowledged",
+            {"notifications": {"eventsListChanged": True}, "_meta": meta},
+        )
+        while True:
+            await asyncio.sleep(TICK)
+            if _take(root, ".list_changed_listen"):
+                await notify(ctx, "notifications/events/list_changed", {"_meta": meta})
+
+    lowlevel.add_request_handler("subscriptions/listen", ListenParams, listen)
     if (root / ".no-extension").exists():
         # The methods stay registered; only the advertisement goes.
         del srv._lowlevel_server.extensions[EXTENSION]
