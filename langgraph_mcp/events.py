@@ -135,8 +135,8 @@ class EventTriggers:
             over within about this long when that one dies (at once when it stops cleanly).
 
     Raises:
-        MCPConfigError: a trigger names a server the pool does not have, or asks for webhooks
-            without a receiver.
+        MCPConfigError: a trigger names a server the pool does not have, or one that acts for
+            each user (per-user OAuth or credentials), or asks for webhooks without a receiver.
     """
 
     def __init__(
@@ -152,6 +152,9 @@ class EventTriggers:
             if trigger.server not in pool.servers:
                 missing = f"no MCP server {trigger.server!r} is configured"
                 raise MCPConfigError(trigger.server, f"triggers.{name}.server", missing)
+            if pool.per_user(trigger.server):
+                why = "the server acts for each user, and a trigger subscribes as nobody"
+                raise MCPConfigError(trigger.server, f"triggers.{name}.server", why)
             if trigger.mode == "webhook" and receiver is None:
                 needs = "webhook delivery needs a receiver at a public URL (EventTriggers(receiver=...))"
                 raise MCPConfigError(trigger.server, f"triggers.{name}.mode", needs)

@@ -40,8 +40,8 @@ import datetime
 import logging
 import math
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import AsyncExitStack, suppress
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -191,6 +191,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         max_events: int | None = None,
         receiver: WebhookReceiver | None = None,
         ttl_ms: int | None = None,
+        session: Callable[[], AbstractAsyncContextManager[ServerConnection]] | None = None,
     ) -> None:
         if mode is not None and mode not in DELIVERY_MODES:
             raise MCPConfigError(connection.name, "mode", f"events of {name!r}: no delivery mode {mode!r}")
@@ -224,6 +225,9 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._run: AsyncGenerator[MCPEvent, None] | None = None
         self._changes = 0
+        self._session = session
+        """Opens the session the subscription runs on, when it is not ``connection`` (a user's
+        own, on a server that acts for each user): held from the start to the end."""
 
     def __repr__(self) -> str:
         return f"EventSubscription({self.server!r}, {self.name!r}, mode={self.mode!r})"
@@ -250,6 +254,17 @@ class EventSubscription(AsyncIterator[MCPEvent]):
     # -- the loops -------------------------------------------------------------------------------
 
     async def _events(self) -> AsyncGenerator[MCPEvent, None]:
+        async with AsyncExitStack() as held:
+            if self._session is not None:
+                self.connection = await held.enter_async_context(self._session())
+            events = self._events_on()
+            try:
+                async for event in events:
+                    yield event
+            finally:
+                await events.aclose()  # its own clean-up (a stream, a webhook) before the session's
+
+    async def _events_on(self) -> AsyncGenerator[MCPEvent, None]:
         self.mode = await self._chosen_mode()
         self._changes = self.connection.event_routes.list_changes
         loop = {"poll": self._poll, "push": self._push, "webhook": self._webhook}[self.mode]()

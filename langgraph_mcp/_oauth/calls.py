@@ -55,6 +55,7 @@ __all__ = [
     "UserListing",
     "connect_user",
     "evict",
+    "stored_user_session",
     "user_in",
     "user_listing",
     "user_of",
@@ -420,6 +421,35 @@ async def user_session(
             await delete_tokens(call.store, call.sealer, call.user, call.name)
             await call.ask("expired", challenge)
         raise
+
+
+@asynccontextmanager
+async def stored_user_session(pool: Any, shared: Any, user: str, store: Any) -> AsyncIterator[Any]:
+    """The connection to per-user OAuth server ``shared`` of ``user``, with the tokens kept for
+    them in ``store``, outside any run (an events subscription in a script or a deployment's
+    process): nobody can be asked to connect here.
+
+    Raises:
+        MCPConnectionError: no store, or ``user`` has not connected their account (or their
+            tokens expired and cannot be refreshed).
+    """
+    config = {"configurable": {"langgraph_auth_user": {"identity": user}}}
+    call = _Call.of_run(shared, config, None, store)
+    record, _had = await _current_token(call)
+    if record is None:
+        raise MCPConnectionError(
+            call.name, "the user has not connected their account to this server (no usable tokens kept)"
+        )
+    # Not a run's _Bearing: nobody is asked for a step-up here, and this session may be held
+    # across an async generator's yields (entered and left in different contexts).
+    bearer = _bearer(shared, call.user)
+    bearer.token, bearer.refused = record.access_token, None
+    token = (record.access_token,)
+    _POOLS.add(pool)
+    with shared.redact.holding(token):
+        async with pool.using(call.name, None, user=call.user, auth=bearer) as connection:
+            with connection.redact.holding(token):
+                yield connection
 
 
 class _Bearing:

@@ -15,14 +15,27 @@ import hashlib
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp.errors import MCPConnectionError
 
-if TYPE_CHECKING:
-    from langgraph_mcp._pool.pool import MCPPool
+
+class Pool(Protocol):
+    """What a credential session needs of the pool (``MCPPool``, which imports this module)."""
+
+    def connection(self, server: str) -> ServerConnection: ...
+
+    def using(
+        self,
+        server: str,
+        thread_id: str | None,
+        *,
+        user: str | None = ...,
+        headers: Mapping[str, str] | None = ...,
+    ) -> AbstractAsyncContextManager[ServerConnection]: ...
+
 
 __all__ = ["credential_key", "credential_session", "no_credentials"]
 
@@ -47,7 +60,7 @@ def no_credentials(server: str) -> MCPConnectionError:
 
 @asynccontextmanager
 async def credential_session(
-    pool: MCPPool, server: str, thread_id: str | None, headers: Mapping[str, str] | None
+    pool: Pool, server: str, thread_id: str | None, headers: Mapping[str, str] | None
 ) -> AsyncIterator[ServerConnection]:
     """The session of ``server`` made with ``headers`` (the run's credentials), held in use for
     the block (per thread too with ``session_scope: "thread"``).

@@ -21,9 +21,11 @@ import mcp_types as types
 from langgraph_mcp._compat.langgraph import graph_run_key
 from langgraph_mcp._elicitation.policy import CodeSink
 from langgraph_mcp._events.subscription import EventSubscription, SubscriptionOptions
+from langgraph_mcp._oauth.calls import stored_user_session
 from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp._pool import prompts as prompts
 from langgraph_mcp._pool import resources as resources
+from langgraph_mcp._pool.credentials import credential_session
 from langgraph_mcp._pool.threads import ThreadSessions
 from langgraph_mcp._pool.toolstore import ToolCatalog, open_catalog
 from langgraph_mcp._session import ServerConnection
@@ -43,6 +45,7 @@ from langgraph_mcp.errors import (
 if TYPE_CHECKING:
     from langchain_core.documents.base import Blob
     from langchain_core.messages import BaseMessage
+    from langgraph.store.base import BaseStore
     from mcp import Client
 
     from langgraph_mcp.types import MCPResourceUpdatedEvent
@@ -333,6 +336,10 @@ class MCPPool:
         self,
         server: str,
         name: str,
+        *,
+        user: str | None = None,
+        store: BaseStore | None = None,
+        credentials: Mapping[str, str] | None = None,
         **options: Unpack[SubscriptionOptions],
     ) -> EventSubscription:
         """The events of type ``name`` (with its ``arguments``) of ``server``, as they happen (the
@@ -354,11 +361,44 @@ class MCPPool:
         ``ttl_ms``: the webhook subscription's lifetime asked for (it is renewed at half the time
         the server grants).
 
+        A server that acts for each user is subscribed to as one of them, on that user's own
+        session: with per-user OAuth, ``user`` names them and ``store`` holds their tokens (the
+        graph's store, where they connected; nobody can be asked to connect here, so a user
+        without tokens is refused when the subscription starts); with per-user credentials
+        (``per_user`` headers), ``credentials`` are their headers.
+
         Nothing is sent until the first ``anext``; a subscription that cannot start raises there:
         :class:`~langgraph_mcp.MCPConfigError` (no events extension, no such type, not in that
-        mode), or as for any request. See :class:`~langgraph_mcp.events.EventSubscription`.
+        mode), :class:`~langgraph_mcp.MCPConnectionError` (a user without tokens), or as for any
+        request. See :class:`~langgraph_mcp.events.EventSubscription`.
+
+        Raises:
+            MCPConfigError: a per-user server without the user (or credentials) to subscribe
+                as, or a user or credentials given for a server shared by everyone.
         """
-        return EventSubscription(self._for_anyone(server), name, **options)
+        shared = self.connection(server)
+        oauth = per_user_oauth(shared.config)
+        if oauth is not None:
+            if user is None or store is None:
+                why = (
+                    "the server has per-user OAuth: subscribe as a user (user=, and store= with their tokens)"
+                )
+                raise MCPConfigError(server, "user", why)
+            return EventSubscription(
+                shared, name, session=lambda: stored_user_session(self, shared, user, store), **options
+            )
+        if self.per_user(server):
+            if not credentials:
+                raise MCPConfigError(
+                    server, "credentials", "the server acts for each user: give their credentials"
+                )
+            return EventSubscription(
+                shared, name, session=lambda: credential_session(self, server, None, credentials), **options
+            )
+        if user is not None or credentials is not None:
+            why = "the server is shared by everyone: its events are subscribed to without a user"
+            raise MCPConfigError(server, "user" if user is not None else "credentials", why)
+        return EventSubscription(shared, name, **options)
 
     async def list_prompts(self, server: str) -> list[types.Prompt]:
         """``server``'s prompts, every page; cached like :meth:`list_resources` (until

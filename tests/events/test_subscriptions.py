@@ -19,8 +19,8 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from langgraph_mcp import MCPConfigError, MCPPool, MCPServerError
-from langgraph_mcp.events import EventSubscription, MCPEvent, WebhookReceiver
+from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPServerError
+from langgraph_mcp.events import EventSubscription, EventTriggers, MCPEvent, WebhookReceiver, load_triggers
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import until
 from tests.servers import events as fixture
@@ -418,3 +418,53 @@ async def test_a_poll_subscription_rides_out_a_server_that_is_down_and_comes_bac
         await sub.aclose()
         await pool.aclose()
     assert [e.data["n"] for e in [first, *got]] == [1, 2, 3]
+
+
+async def test_a_server_that_acts_for_each_user_is_subscribed_to_as_one_of_them(tmp_path: Path) -> None:
+    """Per-user credentials (``per_user`` headers) and per-user OAuth: the subscription runs on
+    the user's own session, every request of it with their credentials or token; a user without
+    tokens is refused when it starts, and nobody is subscribed to as nobody."""
+    from cryptography.fernet import Fernet
+    from langgraph.store.memory import InMemoryStore
+
+    from langgraph_mcp._oauth.records import Sealer, TokenRecord, save_tokens
+
+    key = Fernet.generate_key().decode()
+    async with serve_in_loop(fixture.build_server(root=tmp_path)) as url:
+        oauth = {"redirect_uri": "https://app.example/cb", "encryption_key": key}
+        config = {"headed": {"url": url}, "signed": {"url": url, "oauth": oauth}}
+        async with MCPPool(config) as pool:
+            pool.acts_per_user("headed")
+            with pytest.raises(MCPConfigError, match="credentials"):
+                pool.events("headed", TICKET, mode="poll")
+            with pytest.raises(MCPConfigError, match="per-user OAuth"):
+                pool.events("signed", TICKET, mode="poll")
+            trigger = {"triggers": {"t": {"server": "signed", "event": TICKET, "assistant": "agent"}}}
+            with pytest.raises(MCPConfigError, match="acts for each user"):
+                EventTriggers(pool, load_triggers(trigger), client=object())
+
+            alice = pool.events(
+                "headed", TICKET, mode="poll", poll_floor=0.05, credentials={"X-User": "alice"}
+            )
+            store = InMemoryStore()
+            record = TokenRecord(
+                user="bea", server="signed", issuer="https://as.example/", access_token="at-bea-1",
+                token_endpoint="https://as.example/token", client_id="c", resource=url,
+            )  # fmt: skip
+            await save_tokens(store, Sealer(key), record)
+            bea = pool.events("signed", TICKET, mode="poll", poll_floor=0.05, user="bea", store=store)
+            taking = [asyncio.ensure_future(take(sub, 1)) for sub in (alice, bea)]
+            await until(lambda: sum(e["method"] == "events/poll" for e in fixture.log(tmp_path)) >= 2)
+            fixture.append(tmp_path, TICKET, {"n": 1})
+            got = await asyncio.gather(*taking)
+            assert [events[0].data for events in got] == [{"n": 1}, {"n": 1}]
+            nobody = pool.events("signed", TICKET, mode="poll", user="cy", store=store)
+            with pytest.raises(MCPConnectionError, match="not connected"):
+                await anext(nobody)
+            for sub in (alice, bea, nobody):
+                await sub.aclose()
+    polls = [e for e in fixture.log(tmp_path) if e["method"] == "events/poll"]
+    assert {(e.get("x-user"), e.get("authorization")) for e in polls} == {
+        ("alice", None),
+        (None, "Bearer at-bea-1"),
+    }

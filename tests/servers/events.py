@@ -390,6 +390,9 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
         headers = getattr(ctx.request, "headers", None)
         if headers is not None and headers.get("x-replica"):
             entry["replica"] = headers.get("x-replica")  # which replica asked (HTTP)
+        for header in ("authorization", "x-user"):  # whose session asked (HTTP)
+            if headers is not None and headers.get(header):
+                entry[header] = headers.get(header)
         _append_json(root, ".log", entry)
 
     async def notify(ctx: ServerRequestContext[Any, Any], method: str, params: dict[str, Any] | None) -> None:
