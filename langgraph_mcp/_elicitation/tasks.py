@@ -59,6 +59,7 @@ async def follow(
     docstring). Raises what :meth:`ServerConnection.follow_task` raises, and ``GraphInterrupt``
     while a person answers or the run is parked. Without a journal nobody could follow the task
     after a drain, so a drain cancels it too."""
+    parked: list[bool] = []
     try:
         result = await connection.follow_task(
             name,
@@ -66,12 +67,16 @@ async def follow(
             clock=clock,
             progress=progress,
             asker=_asker(connection, handle.task_id, clock, answers, journal),
-            parker=_parker(connection, answers, handle.task_id)
+            parker=_parker(connection, answers, handle.task_id, parked)
             if journal is not None and answers.in_graph
             else None,
             keep=keep if journal is not None else None,
         )
     except GraphBubbleUp:
+        if not parked:
+            # A person is asked now, not the task waited on: nothing is parked on it until the
+            # call parks again (a new record then).
+            await _unpark(connection, handle.task_id)
         raise  # asked or parked: the task is followed again when the run resumes
     except BaseException as exc:
         forget(journal)  # a retry starts the call afresh
@@ -114,7 +119,7 @@ def _asker(
     return ask
 
 
-def _parker(connection: ServerConnection, answers: Answerer, task_id: str) -> Parker:
+def _parker(connection: ServerConnection, answers: Answerer, task_id: str, parked: list[bool]) -> Parker:
     async def park(state: TaskState) -> None:
         # No task id: a server may use it as a bearer token for the task's state.
         payload: MCPTaskInterrupt = {
@@ -129,6 +134,7 @@ def _parker(connection: ServerConnection, answers: Answerer, task_id: str) -> Pa
         try:
             interrupt(payload)  # returns once the run was resumed: the caller looks at the task again
         except GraphInterrupt:
+            parked.append(True)
             await _record(connection, answers, task_id, state)  # parked now (not when replayed)
             raise
 

@@ -272,16 +272,30 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             if self._hears_list_changes():
                 # The draft delivers notifications/events/list_changed only on a listen stream
                 # that opted in (counted where it arrives, like one sent with a poll's answer).
-                await stack.enter_async_context(
-                    listen_extension(
-                        self.connection, {"eventsListChanged": True}, "listen for event type changes"
-                    )
-                )
+                listening = asyncio.ensure_future(self._listen_for_changes())
+                stack.push_async_callback(_cancelled, listening)
             try:
                 async for event in loop:
                     yield event
             finally:
                 await loop.aclose()
+
+    async def _listen_for_changes(self) -> None:
+        """Keep a ``subscriptions/listen`` with ``eventsListChanged`` open, opened anew after a
+        back-off (5 s, doubling to five minutes) when it ends or is refused."""
+        pause = 5.0
+        while True:
+            began = time.monotonic()
+            changes = {"eventsListChanged": True}
+            async with listen_extension(self.connection, changes, "listen for event type changes") as frames:
+                with suppress(anyio.EndOfStream, anyio.ClosedResourceError):
+                    async for frame in frames:
+                        if frame.kind == "ended":
+                            break
+            if time.monotonic() - began > 60.0:
+                pause = 5.0
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 300.0)
 
     def _hears_list_changes(self) -> bool:
         """Does the server say its event types change (``listChanged``), on a 2026-07-28 session
@@ -598,3 +612,10 @@ def _seconds_until(moment: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     return (when - datetime.datetime.now(datetime.UTC)).total_seconds()
+
+
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    """Cancel ``task`` and wait until it ended."""
+    task.cancel()
+    with suppress(asyncio.CancelledError):
+        await task

@@ -260,7 +260,11 @@ class WakeupLoop:
             return None
         logger.debug("parked task of %r (%s) is %s: %s", parked.server, parked.tool_call_id, status, outcome)
         if outcome == "gone":
-            await unrecord_parked(await self.store(), self._sealer, parked.server, parked.task_id)
+            try:
+                await unrecord_parked(await self.store(), self._sealer, parked.server, parked.task_id)
+            except Exception as exc:
+                logger.warning("a parked task's record could not be deleted (%s)", type(exc).__name__)
+                return None
         elif outcome == "resumed":
             self.resumed += 1
         return outcome
@@ -285,6 +289,10 @@ class _ServerWatch:
         self._spawned: set[asyncio.Task[None]] = set()
         self._looked: set[tuple[str, float]] = set()
         """Parks (task id, ``parked_at``) looked at since a listen stream last ended."""
+        self._pause = 1.0
+        """The back-off after a failure, or before listening again after a listen that ended
+        soon (kept across restarts of the watch)."""
+        self._listen_after = 0.0
 
     def update(self, parked: dict[str, ParkedTask]) -> None:
         now = time.monotonic()
@@ -308,38 +316,41 @@ class _ServerWatch:
                 self._spawn_wake(key, status)
 
     async def stop(self) -> None:
-        for spawned in list(self._spawned):
-            spawned.cancel()
+        spawned = list(self._spawned)
+        for wake in spawned:
+            wake.cancel()
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
             with suppress(asyncio.CancelledError, Exception):
                 await task
+        await asyncio.gather(*spawned, return_exceptions=True)
 
     async def _run(self) -> None:
-        pause = 1.0
-        listen_after = 0.0
         while True:
             try:
                 connection = self.wakeups._connect(self.server)
                 await connection.connect()
-                if offers_task_notices(connection) and time.monotonic() >= listen_after:
+                if offers_task_notices(connection) and time.monotonic() >= self._listen_after:
                     began = time.monotonic()
                     await self._listen(connection)
                     if time.monotonic() - began < LISTEN_HEALTHY:
-                        listen_after = time.monotonic() + pause  # polled meanwhile
-                        pause = min(pause * 2, LISTEN_BACKOFF_MAX)
+                        self._listen_after = time.monotonic() + self._pause  # polled meanwhile
+                        self._pause = min(self._pause * 2, LISTEN_BACKOFF_MAX)
                     else:
-                        pause = 1.0
+                        self._pause = 1.0
                 else:
-                    until = listen_after if offers_task_notices(connection) else None
+                    until = self._listen_after if offers_task_notices(connection) else None
                     await self._poll(connection, None, until=until)
             except asyncio.CancelledError:
                 raise
-            except MCPError as exc:
-                logger.warning("parked tasks of %r: %s; watched again in %.0f s", self.server, exc, pause)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, LISTEN_BACKOFF_MAX)
+            except Exception as exc:  # an MCP failure, or anything else: never silent, never a loop
+                what = str(exc) if isinstance(exc, MCPError) else type(exc).__name__
+                logger.warning(
+                    "parked tasks of %r: %s; watched again in %.0f s", self.server, what, self._pause
+                )
+                await asyncio.sleep(self._pause)
+                self._pause = min(self._pause * 2, LISTEN_BACKOFF_MAX)
 
     async def _listen(self, connection: ServerConnection) -> None:
         """Listen for the status of the tasks parked now, anew whenever they change, until the
@@ -354,7 +365,13 @@ class _ServerWatch:
         try:
             while True:
                 wanted = {record.task_id: key for key, record in self.parked.items()}
-                if current is None or not set(wanted) <= set(covered) or self._reparked(wanted):
+                anew = current is None or not set(wanted) <= set(covered) or self._reparked(wanted)
+                if not anew:
+                    covered.update(wanted)  # a record kept under a new name: its notices find it
+                    if changed.done():  # a change that needs no new listen: wait for the next
+                        self._changed.clear()
+                        changed = asyncio.ensure_future(self._changed.wait())
+                if anew:
                     self._changed.clear()
                     changed.cancel()
                     changed = asyncio.ensure_future(self._changed.wait())
@@ -472,12 +489,18 @@ class _ServerWatch:
             return
         except MCPError:
             return  # looked at again at the next poll, or when a listen opens anew
+        except Exception as exc:
+            logger.warning("parked tasks of %r: a look failed (%s)", self.server, type(exc).__name__)
+            return
         self._consider(key, state.status, frozenset(state.input_requests or ()))
 
     def _consider(self, key: str, status: str, questions: frozenset[str] | None) -> None:
         record = self.parked.get(key)
         if record is None or key in self.woken:
             return
+        waiting = self.retry.get(key)
+        if waiting is not None and waiting[0] == status and time.monotonic() < waiting[1]:
+            return  # tried already for this status: again when its back-off is over
         asks_more = (
             questions is not None and status == "input_required" and questions != set(record.questions)
         )

@@ -204,6 +204,8 @@ async def test_a_wake_up_given_again_never_answers_the_question_the_task_asks_ne
         pushing.release("q")  # the task now asks for a name
         await until(lambda: bool(asking()), timeout=30)
         assert wakeups.resumed == 1
+        # A person is asked now: the run is no longer parked on the task, and its record is gone.
+        await until(lambda: not store.search(PARKED_NAMESPACE), timeout=10)
     (question,) = asking()
     await graph.ainvoke(Command(resume={park.id: wakeup_value("input_required")}), thread())
     (still,) = asking()
