@@ -1,9 +1,13 @@
 """A burst of MCP events that start runs: runs started, duplicates, lost, and time to drain.
 
-    uv run python benchmarks/bench_events.py [--events 1000] [--in-flight 10]
+    uv run python benchmarks/bench_events.py [--events 1000] [--in-flight 10] [--postgres]
 
 One ``langgraph dev`` (in memory, offline, the repository's ``agent`` graph with the scripted
-model) and the events fixture server (``tests/servers/events.py``) over loopback HTTP. Each
+model) and the events fixture server (``tests/servers/events.py``) over loopback HTTP. With
+``--postgres``: one replica of the stock LangGraph API server on ``langgraph-runtime-pg``
+instead, its runs, threads, store and checkpoints in a private PostgreSQL and its streams in a
+private Redis (the replicas' test deployment, ``tests/replicas/cluster.py``, without custom
+auth). Each
 event is appended to the fixture's log **twice with the same event id** (a server that delivers
 everything twice), so ``--events`` ids arrive as twice as many deliveries.
 
@@ -27,6 +31,8 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +93,37 @@ async def baseline(client: Any, count: int, in_flight: int) -> float:
     return time.perf_counter() - started
 
 
-async def main(count: int, in_flight: int, args_log: str | None = None) -> None:
+@contextmanager
+def deployment(folder: Path, env: dict[str, str], url: str, postgres: bool) -> Iterator[Any]:
+    """``langgraph dev`` in memory, or one replica on PostgreSQL and Redis."""
+    if not postgres:
+        with langgraph_dev(folder / "server", REPO_ROOT / "langgraph.json", env) as server:
+            yield server
+        return
+    from tests.postgres import postgres_cluster
+    from tests.replicas.cluster import Cluster, prepare, redis_server, replica_env
+    from tests.replicas.install import ensure_installed
+
+    python = ensure_installed()
+    with postgres_cluster() as database, redis_server(folder / "redis") as redis:
+        replica = replica_env(database, redis)
+        replica.pop("LANGGRAPH_AUTH")  # the benchmark's client reads the trigger's threads
+        project = json.loads((REPO_ROOT / "langgraph.json").read_text())
+        replica["LANGGRAPH_HTTP"] = json.dumps(project["http"])
+        replica.update({k: v for k, v in env.items() if k != "LANGGRAPH_MCP_CONFIG"})
+        prepare(python, replica)
+        cluster = Cluster(python, folder / "replicas", replica, servers={"tickets": {"url": url}})
+        (folder / "replicas").mkdir()
+        try:
+            cluster.ensure("A")
+            server = cluster["A"]
+
+            yield server
+        finally:
+            cluster.close()
+
+
+async def main(count: int, in_flight: int, args_log: str | None = None, postgres: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         root = folder / "events"
@@ -110,8 +146,8 @@ async def main(count: int, in_flight: int, args_log: str | None = None) -> None:
                 "LANGGRAPH_MCP_TRIGGERS": str(triggers),
                 "LANGGRAPH_MCP_MODEL": "scripted",
             }
-            with langgraph_dev(folder / "server", REPO_ROOT / "langgraph.json", env) as server:
-                client = get_client(url=server.url)
+            with deployment(folder, env, url, postgres) as server:
+                client = get_client(url=server.url, timeout=120)
                 base = await baseline(client, count, in_flight)
                 await until(lambda: any(e["method"] == "events/stream" for e in fixture.log(root)), 60)
                 started = time.perf_counter()
@@ -139,7 +175,8 @@ async def main(count: int, in_flight: int, args_log: str | None = None) -> None:
     started_runs = sum(len(v) for k, v in runs.items() if k in ids)
     duplicates = sum(1 for i in ids if len(runs.get(i, [])) > 1)
     lost = sum(1 for i in ids if not runs.get(i))
-    print(f"events: {count} ids, {2 * count} deliveries; runs in flight at most {in_flight}")
+    where = "one replica on PostgreSQL and Redis" if postgres else "langgraph dev in memory"
+    print(f"events: {count} ids, {2 * count} deliveries; runs in flight at most {in_flight}; {where}")
     print(f"baseline (runs created directly): {base:.1f} s ({count / base:.1f} runs/s)")
     print(f"triggers: runs started {started_runs}, duplicates {duplicates}, lost {lost}")
     rate = count / drained
@@ -151,5 +188,6 @@ if __name__ == "__main__":
     parser.add_argument("--events", type=int, default=1000)
     parser.add_argument("--in-flight", type=int, default=10)
     parser.add_argument("--server-log", help="write the LangGraph server's log there")
+    parser.add_argument("--postgres", action="store_true", help="one replica on PostgreSQL and Redis")
     args = parser.parse_args()
-    asyncio.run(main(args.events, args.in_flight, args.server_log))
+    asyncio.run(main(args.events, args.in_flight, args.server_log, args.postgres))
