@@ -301,6 +301,10 @@ class _ServerWatch:
             record = parked.get(key)
             if record is None or record.parked_at != at or now - when > RETRY_WAKE:
                 del self.woken[key]  # gone, parked anew, or woken long ago without effect
+                if record is not None:
+                    # Woken long ago and still parked (the resumed run was lost with its
+                    # process): looked at again as soon as a listen covers it.
+                    self._looked.discard((record.task_id, record.parked_at))
         watched = {key: record for key, record in parked.items() if key not in self.woken}
         for key in [key for key in self.retry if key not in watched or watched[key] != self.parked.get(key)]:
             del self.retry[key]  # gone, or parked anew: watched afresh
