@@ -178,7 +178,7 @@ async def _record(connection: ServerConnection, answers: Answerer, task_id: str,
 
 
 async def _unpark(connection: ServerConnection, task_id: str) -> None:
-    """The call ended: forget the record of its task, if any was kept."""
+    """The call ended, or asks a person: forget the record of its task, if any was kept."""
     store, sealer = graph_store(), sealer_from_env()
     if store is None or sealer is None:
         return
@@ -186,7 +186,7 @@ async def _unpark(connection: ServerConnection, task_id: str) -> None:
         await unrecord_parked(store, sealer, connection.name, task_id)
     except Exception as exc:
         logger.warning(
-            "MCP server %r: a finished task's parked record could not be deleted (%s)",
+            "MCP server %r: a task's parked record could not be deleted (%s)",
             connection.name,
             type(exc).__name__,
         )
