@@ -311,7 +311,9 @@ class TaskWakeups:
         return self.loop.resumed if self.loop is not None else 0
 
     async def aclose(self) -> None:
-        """Stop watching (runs already resumed go on; parked ones stay recorded)."""
+        """Stop watching; parked runs stay recorded. Runs resumed on a deployment go on; runs
+        resumed in this process are waited for up to 10 s, then cancelled (their task is looked
+        at again when they are resumed next)."""
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
