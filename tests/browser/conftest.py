@@ -40,15 +40,17 @@ APPS_SERVERS = ["apps", "apps_http"]
 
 
 ELSEWHERE = """<!doctype html><html><body><p>elsewhere: sent <b id="sent">0</b>,
-answered <b id="answered">0</b></p><script>
+answered <b id="answered">0</b>, stray <b id="stray">-</b></p><script>
 let sent = 0, answered = 0;
 const show = (id, n) => { document.getElementById(id).textContent = String(n); };
 addEventListener("message", (event) => {
   const m = event.data;
-  if (m && m.jsonrpc === "2.0" && m.id !== undefined && m.method === undefined) show("answered", ++answered);
+  if (!(m && m.jsonrpc === "2.0" && m.id !== undefined && m.method === undefined)) return;
+  if (typeof m.id === "string" && m.id.startsWith("elsewhere-")) show("answered", ++answered);
+  else show("stray", JSON.stringify(m.id));  // an answer to the view's own request, sent to its frame
 });
 const post = (method, params) => {
-  window.parent.postMessage({ jsonrpc: "2.0", id: ++sent, method, params }, "*");
+  window.parent.postMessage({ jsonrpc: "2.0", id: "elsewhere-" + ++sent, method, params }, "*");
   show("sent", sent);
 };
 post("ui/initialize", { protocolVersion: "2026-01-26", appInfo: { name: "elsewhere", version: "1" },
@@ -58,8 +60,10 @@ post("ui/message", { role: "user", content: [{ type: "text", text: "sent from el
 const timer = setInterval(() => { post("ping", {}); if (sent >= 12) clearInterval(timer); }, 100);
 </script></body></html>"""
 """The page the chart view's Leave button navigates its frame to: it asks its parent for the
-bridge (``ui/initialize``, a tool call, a message, then a ping every 100 ms up to 12 requests)
-and counts the answers."""
+bridge (``ui/initialize``, a tool call, a message, then a ping every 100 ms up to 12 requests,
+each with an id of its own, ``elsewhere-<n>``) and counts the answers to them. A response to a
+request the view itself sent before it left, posted to the frame as it navigated, is shown as
+``stray`` (its id), not counted: it carries only what the view asked for."""
 
 GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
 
