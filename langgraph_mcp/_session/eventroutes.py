@@ -12,20 +12,23 @@ not one of these (the SDK's own, for list changes) is left to the SDK.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Mapping
-from contextlib import suppress
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from langgraph_mcp._compat.mcp import send_unchecked
 from langgraph_mcp._session.eventwire import MAX_EVENT_BYTES, SUBSCRIPTION_META
 
-__all__ = ["STREAM_BUFFER", "EventRoutes", "FrameKind", "StreamFrame"]
+__all__ = ["STREAM_BUFFER", "EventRoutes", "FrameKind", "StreamFrame", "pushed_request"]
 
 logger = logging.getLogger("langgraph_mcp.events")
 
@@ -159,3 +162,52 @@ def _too_large(params: Mapping[str, Any]) -> bool:
         if size > MAX_EVENT_BYTES:
             return True
     return False
+
+
+class _Session(Protocol):
+    """What a pushed request needs of a server's connection (which imports this module)."""
+
+    event_routes: EventRoutes
+
+    async def request(
+        self,
+        what: str,
+        send: Callable[[Any], Awaitable[Any]],
+        *,
+        timeout: float | Literal["default"] | None = ...,
+    ) -> Any: ...
+
+
+@asynccontextmanager
+async def pushed_request(
+    connection: _Session, method: str, params: Mapping[str, Any], what: str
+) -> AsyncIterator[MemoryObjectReceiveStream[StreamFrame]]:
+    """One long request whose notifications name it (``events/stream``, ``subscriptions/listen``),
+    open while in the block: its frames routed to it in the order received, the last one
+    ``ended`` (its answer came, or it failed: :attr:`StreamFrame.error`). Leaving the block
+    cancels the request; the block may be held across an async generator's yields (the request
+    runs in a task of its own, not a task group). ``what`` names it in errors."""
+    request_id = f"pushed-{uuid.uuid4().hex}"
+    routes = connection.event_routes
+    frames = routes.open(request_id)
+
+    async def send(client: Any) -> Any:
+        return await send_unchecked(client.session, method, params, request_id=request_id)
+
+    async def run() -> None:
+        try:
+            await connection.request(what, send, timeout=None)
+        except Exception as exc:  # any failure ends the stream; its reader decides
+            routes.end(request_id, exc)
+        else:
+            routes.end(request_id, None)
+
+    task = asyncio.ensure_future(run())
+    try:
+        yield frames
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+        routes.close(request_id)
+        frames.close()

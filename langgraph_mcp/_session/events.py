@@ -17,18 +17,16 @@ What the client does with them (the loops, cursors, deduplication) is decided ab
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel
 
 from langgraph_mcp._compat.mcp import send_unchecked
-from langgraph_mcp._session.eventroutes import StreamFrame
+from langgraph_mcp._session.eventroutes import StreamFrame, pushed_request
 from langgraph_mcp._session.eventwire import (
     EVENTS_EXTENSION,
     EventType,
@@ -116,15 +114,13 @@ async def _ask(
     params: Mapping[str, Any] | None,
     *,
     about: str | None = None,
-    request_id: str | None = None,
-    timeout: float | Literal["default"] | None = "default",
 ) -> Any:
     """One ``events/*`` request over the connection's live session: its answer as sent."""
 
     async def send(client: Any) -> Any:
-        return await send_unchecked(client.session, method, params, request_id=request_id)
+        return await send_unchecked(client.session, method, params)
 
-    return await connection.request(f"{method} {about}" if about else method, send, timeout=timeout)
+    return await connection.request(f"{method} {about}" if about else method, send)
 
 
 def _read(connection: ServerConnection, model: type[_Answer], answer: Any, refusal: str) -> _Answer:
@@ -167,29 +163,9 @@ async def event_stream(
     """An ``events/stream`` open while in the block: its frames in the order sent, the last one
     ``ended``. Leaving the block cancels the request (the server ends the stream); it may be
     held across an async generator's yields."""
-    request_id = f"events-{uuid.uuid4().hex}"
-    routes = connection.event_routes
-    frames = routes.open(request_id)
     params = _subscription(name, arguments, cursor)
-
-    async def run() -> None:
-        try:
-            await _ask(connection, "events/stream", params, about=name, request_id=request_id, timeout=None)
-        except Exception as exc:  # any failure ends the stream; its reader decides
-            routes.end(request_id, exc)
-        else:
-            routes.end(request_id, None)
-
-    # A task of its own, not a task group: the block may be held across a generator's yields.
-    task = asyncio.ensure_future(run())
-    try:
+    async with pushed_request(connection, "events/stream", params, f"events/stream {name}") as frames:
         yield frames
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
-        routes.close(request_id)
-        frames.close()
 
 
 async def subscribe_webhook(

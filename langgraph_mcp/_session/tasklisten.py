@@ -17,19 +17,16 @@ Only MCP here: no LangGraph.
 
 from __future__ import annotations
 
-import asyncio
-import uuid
 from collections.abc import AsyncIterator, Collection, Mapping
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import ValidationError
 
-from langgraph_mcp._compat.mcp import send_unchecked
 from langgraph_mcp._session.era import MODERN
-from langgraph_mcp._session.eventroutes import StreamFrame
+from langgraph_mcp._session.eventroutes import StreamFrame, pushed_request
 from langgraph_mcp._session.taskwire import STATE, TaskState
 
 if TYPE_CHECKING:
@@ -108,28 +105,6 @@ async def listen_extension(
     listen does not ask for, open while in the block: its frames routed to it in the order sent
     (:class:`~langgraph_mcp._session.eventroutes.EventRoutes`), the last one ``ended``. Leaving
     the block cancels the request. ``what`` names the request in errors."""
-    request_id = f"listen-{uuid.uuid4().hex}"
-    routes = connection.event_routes
-    frames = routes.open(request_id)
-    params: dict[str, Any] = {"notifications": dict(notifications)}
-
-    async def send(client: Any) -> Any:
-        return await send_unchecked(client.session, "subscriptions/listen", params, request_id=request_id)
-
-    async def run() -> None:
-        try:
-            await connection.request(what, send, timeout=None)
-        except Exception as exc:  # any failure ends the stream; its reader decides
-            routes.end(request_id, exc)
-        else:
-            routes.end(request_id, None)
-
-    task = asyncio.ensure_future(run())
-    try:
+    params = {"notifications": dict(notifications)}
+    async with pushed_request(connection, "subscriptions/listen", params, what) as frames:
         yield frames
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
-        routes.close(request_id)
-        frames.close()
