@@ -32,7 +32,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
 from typing import Annotated, Any, Literal, Protocol
 
@@ -239,6 +239,24 @@ class _Lease:
             with suppress(Exception):
                 await self.client.threads.delete(self._thread(number))
 
+    async def hold_while(self, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work`` while this process holds the lease (waiting for it first): it is
+        cancelled when the lease is lost (:class:`LeaseLost` is raised then, rather than what
+        the cancelled work raised)."""
+        if not self.valid():
+            await self.acquire()
+        working = asyncio.ensure_future(work())
+        keeping = asyncio.ensure_future(self.keep())
+        try:
+            await asyncio.wait({working, keeping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (working, keeping):
+                task.cancel()
+            ended = await asyncio.gather(keeping, working, return_exceptions=True)
+        for outcome in ended:  # the lease's end first: work it stopped failed because of it
+            if isinstance(outcome, Exception):
+                raise outcome
+
     async def keep(self) -> None:
         """Hold the lease window after window; raises :class:`LeaseLost` when another took it."""
         assert self.held is not None
@@ -329,19 +347,7 @@ class TriggerRunner:
 
     async def _leased(self) -> None:
         """Read the trigger while this process holds its lease."""
-        if not self.lease.valid():
-            await self.lease.acquire()
-        reading = asyncio.ensure_future(self._read())
-        keeping = asyncio.ensure_future(self.lease.keep())
-        try:
-            await asyncio.wait({reading, keeping}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (reading, keeping):
-                task.cancel()
-            ended = await asyncio.gather(keeping, reading, return_exceptions=True)
-        for outcome in ended:  # the lease's end first: a reading it stopped failed because of it
-            if isinstance(outcome, Exception):
-                raise outcome
+        await self.lease.hold_while(self._read)
 
     async def _read(self) -> None:
         """Events are started concurrently (one thread's in order, after the one before); the

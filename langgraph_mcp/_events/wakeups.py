@@ -52,6 +52,7 @@ from langgraph_mcp._elicitation.parked import (
     parked_tasks,
     unrecord_parked,
 )
+from langgraph_mcp._events.triggers import _status
 from langgraph_mcp._oauth.records import Sealer
 from langgraph_mcp._session import ServerConnection
 from langgraph_mcp._session.eventroutes import STREAM_BUFFER, StreamFrame
@@ -166,7 +167,7 @@ class WakeupLoop:
                 if self.lease is None:
                     await self._watch()
                 else:
-                    await self._leased()
+                    await self.lease.hold_while(self._watch)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -177,21 +178,6 @@ class WakeupLoop:
                 pause = 1.0  # it ran a while: a new failure starts the back-off again
             await asyncio.sleep(pause)
             pause = min(pause * 2, 60.0)
-
-    async def _leased(self) -> None:
-        if not self.lease.valid():
-            await self.lease.acquire()
-        watching = asyncio.ensure_future(self._watch())
-        keeping = asyncio.ensure_future(self.lease.keep())
-        try:
-            await asyncio.wait({watching, keeping}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (watching, keeping):
-                task.cancel()
-            ended = await asyncio.gather(keeping, watching, return_exceptions=True)
-        for outcome in ended:
-            if isinstance(outcome, Exception):
-                raise outcome
 
     async def aclose(self) -> None:
         await self._stop_servers()
@@ -661,12 +647,6 @@ def api_resume(client: Any) -> Resume:
         return "resumed"
 
     return resume
-
-
-def _status(exc: BaseException) -> int | None:
-    response = getattr(exc, "response", None)
-    status = getattr(response, "status_code", None)
-    return status if isinstance(status, int) else None
 
 
 class GraphResume:
