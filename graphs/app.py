@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-from langgraph.store.base import BaseStore
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import BaseRoute, Mount
@@ -35,7 +34,7 @@ from graphs.agent import views
 from graphs.shared import pool
 from langgraph_mcp._oauth.options import per_user_oauth
 from langgraph_mcp.apps import app_routes
-from langgraph_mcp.deploy import lifespan
+from langgraph_mcp.deploy import lifespan, server_store
 from langgraph_mcp.events import (
     EVENTS_URL_ENV,
     LEASE_WINDOW,
@@ -57,13 +56,6 @@ def signed_in_user(request: Request) -> str | None:
         return None
     identity = getattr(user, "identity", None)
     return identity if isinstance(identity, str) and identity else None
-
-
-async def server_store() -> BaseStore:
-    """The LangGraph server's store: the one the runs are given."""
-    from langgraph_api.store import get_store
-
-    return await get_store()
 
 
 routes: list[BaseRoute] = list(app_routes(views))
@@ -89,11 +81,7 @@ triggers = (
 )
 """The deployment's event triggers (none unless ``LANGGRAPH_MCP_TRIGGERS`` names a file)."""
 
-wakeups = (
-    TaskWakeups(pool, store=server_store, lease_window=lease_window)
-    if os.environ.get(TASKS_KEY_ENV)
-    else None
-)
+wakeups = TaskWakeups(pool, lease_window=lease_window) if os.environ.get(TASKS_KEY_ENV) else None
 """Resumes runs parked on MCP tasks when their tasks change (when ``LANGGRAPH_MCP_TASKS_KEY`` is
 set: the graphs seal their parked-task records with it)."""
 

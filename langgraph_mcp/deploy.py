@@ -32,9 +32,10 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Protocol
 
+from langgraph_mcp._compat.langgraph import server_store
 from langgraph_mcp.errors import MCPConfigError
 
-__all__ = ["CONFIG_ENV", "DRAIN_TIMEOUT", "Closable", "config_path", "lifespan"]
+__all__ = ["CONFIG_ENV", "DRAIN_TIMEOUT", "Closable", "config_path", "lifespan", "server_store"]
 
 logger = logging.getLogger("langgraph_mcp.deploy")
 

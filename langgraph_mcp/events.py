@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from langgraph_mcp._compat.langgraph import server_store
 from langgraph_mcp._elicitation.parked import TASKS_KEY_ENV, sealer_from_env
 from langgraph_mcp._events.subscription import EventSubscription, MCPEvent
 from langgraph_mcp._events.triggers import LEASE_WINDOW, EventTrigger, ThreadByField, TriggerRunner, _Lease
@@ -286,7 +287,7 @@ class TaskWakeups:
                 client = get_client()
             resume = api_resume(client)
             lease = _Lease(client, "mcp-task-wakeups", self.lease_window)
-        store = self._store if self._store is not None else _server_store
+        store = self._store if self._store is not None else server_store
         self.loop = WakeupLoop(
             self.pool._for_anyone,
             store,
@@ -343,12 +344,3 @@ def _sealer(key: str | None) -> Any:
         needs = f"set {TASKS_KEY_ENV} (a Fernet key) where the graphs run and here, or pass key="
         raise MCPConfigError(None, TASKS_KEY_ENV, needs)
     return sealer
-
-
-async def _server_store() -> Any:
-    """The LangGraph server's store (the one its runs are given), on a deployment."""
-    try:
-        from langgraph_api.store import get_store  # type: ignore[import-untyped]
-    except ImportError:
-        raise MCPConfigError(None, "store", "no store given, and this is not a LangGraph server") from None
-    return await get_store()

@@ -31,6 +31,8 @@ from langgraph.prebuilt.tool_node import _default_handle_tool_errors, _get_all_i
 from langgraph.pregel._algo import _scratchpad
 from langgraph.types import _interrupt_id, interrupt
 
+from langgraph_mcp.errors import MCPConfigError
+
 __all__ = [
     "TOOL_NODE_MEMBERS",
     "ask",
@@ -43,6 +45,7 @@ __all__ = [
     "graph_config",
     "graph_configurable",
     "graph_store",
+    "server_store",
     "graph_run_key",
     "in_graph",
     "injected_args",
@@ -99,6 +102,20 @@ def graph_store() -> Any:
         return get_store()
     except RuntimeError:
         return None
+
+
+async def server_store() -> Any:
+    """The LangGraph server's store (the one its runs are given), in a LangGraph server's
+    process (its custom app, its lifespan).
+
+    Raises:
+        MCPConfigError: this is not a LangGraph server's process.
+    """
+    try:
+        from langgraph_api.store import get_store  # type: ignore[import-untyped]
+    except ImportError:
+        raise MCPConfigError(None, "store", "no store given, and this is not a LangGraph server") from None
+    return await get_store()
 
 
 def graph_configurable() -> Mapping[str, Any] | None:

@@ -82,7 +82,14 @@ PUBLIC: dict[str, list[str]] = {
         "load_connections",
     ],
     "langgraph_mcp.demo": ["SERVER_NAMES", "demo_server", "main"],
-    "langgraph_mcp.deploy": ["CONFIG_ENV", "Closable", "DRAIN_TIMEOUT", "config_path", "lifespan"],
+    "langgraph_mcp.deploy": [
+        "CONFIG_ENV",
+        "Closable",
+        "DRAIN_TIMEOUT",
+        "config_path",
+        "lifespan",
+        "server_store",
+    ],
     "langgraph_mcp.elicitation": ["accept", "cancel", "decline", "resume_elicitations"],
     "langgraph_mcp.events": [
         "EVENTS_EXTENSION",
