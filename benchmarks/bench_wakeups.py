@@ -40,11 +40,7 @@ from langgraph_mcp import MCPPool, MCPToolNode  # noqa: E402
 from langgraph_mcp.events import TASKS_KEY_ENV, TaskWakeups  # noqa: E402
 from tests.conftest_servers import spawn_http_server  # noqa: E402
 from tests.helpers import ai, tool_graph, until  # noqa: E402
-
-
-def _log(folder: Path) -> list[dict[str, Any]]:
-    path = folder / "log"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+from tests.servers import tasks as fixture  # noqa: E402
 
 
 async def measure(mode: str, runs: int, hold: float) -> dict[str, Any]:
@@ -63,12 +59,12 @@ async def measure(mode: str, runs: int, hold: float) -> dict[str, Any]:
         )
         pool = MCPPool({"tasks": {"url": url}})
         async with pool, TaskWakeups(pool, graph=graph, scan_interval=0.5) as wakeups:
-            await until(lambda: any(e["event"] == "listen" for e in _log(folder)), timeout=60)
+            await until(lambda: any(e["event"] == "listen" for e in fixture.log(folder)), timeout=60)
             await asyncio.sleep(1.0)  # the first looks
-            held_from = len(_log(folder))
+            held_from = len(fixture.log(folder))
             await asyncio.sleep(hold)
-            held = [e for e in _log(folder)[held_from:] if e["event"] == "get"]
-            released_at = len(_log(folder))
+            held = [e for e in fixture.log(folder)[held_from:] if e["event"] == "get"]
+            released_at = len(fixture.log(folder))
             began = time.perf_counter()
             for n in range(runs):
                 (folder / f"release-j{n}").touch()
@@ -78,10 +74,10 @@ async def measure(mode: str, runs: int, hold: float) -> dict[str, Any]:
 
             await until(done, timeout=300)
             took = time.perf_counter() - began
-            after = [e for e in _log(folder)[released_at:] if e["event"] == "get"]
+            after = [e for e in fixture.log(folder)[released_at:] if e["event"] == "get"]
             resumed = wakeups.resumed
         await node.aclose()
-    listens = sum(e["event"] == "listen" for e in _log(folder))
+    listens = sum(e["event"] == "listen" for e in fixture.log(folder))
     return {
         "mode": mode,
         "gets_held": len(held),

@@ -16,13 +16,9 @@ from langgraph_sdk import get_client
 
 from tests.conftest_servers import spawn_http_server
 from tests.langgraph_server import REPO_ROOT, langgraph_dev
+from tests.servers import tasks as fixture
 
 pytestmark = pytest.mark.deploy
-
-
-def _log(folder: Path) -> list[dict[str, Any]]:
-    path = folder / "log"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 async def _until(condition: Any, what: str, timeout: float = 60.0) -> Any:
@@ -51,18 +47,18 @@ async def test_a_run_parked_on_a_task_is_resumed_when_the_server_says_it_finishe
             state = await client.threads.get_state(thread["thread_id"])
             [parked] = state["interrupts"]
             assert parked["value"]["type"] == "mcp_task" and parked["value"]["tool_call_id"] == "c1"
-            [task] = [e["task"] for e in _log(folder) if e["event"] == "created"]
+            [task] = [e["task"] for e in fixture.log(folder) if e["event"] == "created"]
 
             # The deployment listens for the task's status and looks at it once.
             async def listening() -> bool:
-                log = _log(folder)
+                log = fixture.log(folder)
                 heard = [n for n, e in enumerate(log) if e["event"] == "listen" and e["honored"] == 1]
                 return bool(heard) and any(e["event"] == "get" for e in log[heard[-1] + 1 :])
 
             await _until(listening, "the deployment listens for the task")
-            gets = sum(e["event"] == "get" for e in _log(folder))
+            gets = sum(e["event"] == "get" for e in fixture.log(folder))
             await asyncio.sleep(2.5)  # a poll loop would ask at least twice meanwhile
-            assert sum(e["event"] == "get" for e in _log(folder)) == gets
+            assert sum(e["event"] == "get" for e in fixture.log(folder)) == gets
 
             (folder / "release-d").touch()
 
@@ -81,7 +77,7 @@ async def test_a_run_parked_on_a_task_is_resumed_when_the_server_says_it_finishe
             # Nothing about the task is readable in the deployment's store.
             items = await client.store.search_items(["langgraph_mcp", "parked_tasks"])
             assert items["items"] == []
-    log = _log(folder)
+    log = fixture.log(folder)
     assert [e["status"] for e in log if e["event"] == "notified"] == ["completed"]
     # After the release: the woken run's one tasks/get, and no poll.
     after = [e for e in log[[e["event"] for e in log].index("notified") :] if e["event"] == "get"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
-import json
 import signal
 import time
 import uuid
@@ -345,6 +344,7 @@ async def test_the_replica_holding_the_trigger_is_killed_and_the_other_takes_it_
     holds the wake-ups (the killed one's are taken over the same way)."""
     from tests.replicas.conftest import LEASE
     from tests.servers import events as fixture
+    from tests.servers import tasks as tasks_fixture
 
     root, tasks = cluster.events_dir, cluster.tasks_dir
     assert root is not None and tasks is not None
@@ -353,8 +353,7 @@ async def test_the_replica_holding_the_trigger_is_killed_and_the_other_takes_it_
         return [e for e in fixture.log(root) if e["method"] == "events/stream"]
 
     def task_log() -> list[dict[str, Any]]:
-        path = tasks / "log"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return tasks_fixture.log(tasks)
 
     # Earlier tests of the module killed and restarted replicas: the trigger may have moved.
     # Its holder is the replica of the last stream, once no new one came for a lease window

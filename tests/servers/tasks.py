@@ -135,6 +135,12 @@ def _routing(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
     return {"mcp_name": headers.get("mcp-name")} if headers is not None else {}
 
 
+def log(folder: Path) -> list[dict[str, Any]]:
+    """The requests the server of ``folder`` (its ``$TASKS_DIR``) logged, in order."""
+    path = folder / "log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
 def _log(event: str, task: str, **extra: Any) -> None:
     with open(_folder() / "log", "a", encoding="utf-8") as log:
         log.write(json.dumps({"event": event, "task": task, "pid": os.getpid(), **extra}) + "\n")

@@ -30,6 +30,7 @@ from langgraph_mcp.errors import MCPToolCallError
 from tests.conftest_servers import http_server_process, spawn_http_server, stdio_params
 from tests.forkserver import command
 from tests.helpers import ai, check, run_script, thread, tool_graph, until
+from tests.servers import tasks as fixture
 from tests.tiers import HTTP_ERAS
 
 RUNNER = Path(__file__).resolve().parents[1] / "task_runner.py"
@@ -47,8 +48,7 @@ class TaskServer:
         """What the test opened on this server (nodes, agents' pools), closed by the fixture."""
 
     def log(self) -> list[dict[str, Any]]:
-        path = self.folder / "log"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return fixture.log(self.folder)
 
     def events(self, event: str, tool: str | None = None) -> list[dict[str, Any]]:
         created = {e["task"]: e["tool"] for e in self.log() if e["event"] == "created"}
@@ -322,9 +322,7 @@ def files(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _log(folder: Path, event: str) -> list[dict[str, Any]]:
-    path = folder / "log"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [e for e in map(json.loads, lines) if e["event"] == event]
+    return [e for e in fixture.log(folder) if e["event"] == event]
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.events import TaskWakeups
 from tests.conftest_servers import spawn_http_server
 from tests.helpers import ai, thread, tool_graph, until
+from tests.servers import tasks as fixture
 
 KEY = Fernet.generate_key().decode()
 
@@ -34,8 +35,7 @@ class Tasks:
         self.folder = folder
 
     def log(self) -> list[dict[str, Any]]:
-        path = self.folder / "log"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return fixture.log(self.folder)
 
     def events(self, event: str) -> list[dict[str, Any]]:
         return [e for e in self.log() if e["event"] == event]
