@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from langgraph_mcp import MCPPool, MCPToolNode
 from langgraph_mcp._elicitation.parked import PARKED_NAMESPACE, TASKS_KEY_ENV
 from langgraph_mcp.errors import MCPConfigError
 from langgraph_mcp.events import TaskWakeups
-from tests.conftest_servers import spawn_http_server
+from tests.conftest_servers import spawn_http_server, stdio_params
 from tests.helpers import ai, thread, tool_graph, until
 from tests.servers import tasks as fixture
 
@@ -217,4 +219,38 @@ async def test_a_wake_up_given_again_never_answers_the_question_the_task_asks_ne
     await graph.ainvoke(Command(resume={still.id: answer}), thread())
     await until(lambda: "c1" in _results(graph.get_state(thread())), timeout=30)
     assert _results(await graph.aget_state(thread()))["c1"] == "Hello, Ada!"
+    await node.aclose()
+
+
+async def test_over_stdio_a_listen_outlives_the_request_timeout_and_its_server_being_killed(
+    tmp_path: Path,
+) -> None:
+    # The wake-ups' own server process (stdio) listens for longer than the pool's request timeout
+    # (1 s) without being cut; killed, it is started again, listened to again, and the run parked
+    # meanwhile is woken when its task finishes.
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    server = stdio_params("tasks", env={"TASKS_DIR": str(folder)})
+    tasks = Tasks("", folder)
+    store = InMemoryStore()
+    node = MCPToolNode({"tasks": {**server, "task_detach_after": 0}})
+    graph = tool_graph(node)
+    graph.store = store
+    await graph.ainvoke({"messages": [ai(("gated_job", {"label": "s"}, "c1"))]}, thread())
+    assert len((await graph.aget_state(thread())).interrupts) == 1
+
+    def listens() -> list[dict[str, Any]]:
+        return [e for e in tasks.events("listen") if e["honored"] == 1]
+
+    pool = MCPPool({"tasks": {**server, "timeout": 1}})
+    async with pool, TaskWakeups(pool, graph=graph, scan_interval=0.1) as wakeups:
+        await until(lambda: bool(listens()), timeout=30)
+        await asyncio.sleep(2.5)  # over twice the request timeout: an absence has no event to wait on
+        [first] = listens()
+        os.kill(first["pid"], signal.SIGKILL)
+        await until(lambda: any(e["pid"] != first["pid"] for e in listens()), timeout=60)
+        tasks.release("s")
+        await until(lambda: "c1" in _results(graph.get_state(thread())), timeout=30)
+        assert _results(await graph.aget_state(thread()))["c1"] == "done s"
+        assert wakeups.resumed == 1
     await node.aclose()
