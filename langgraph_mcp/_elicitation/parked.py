@@ -15,6 +15,7 @@ recorded, and a parked run waits to be resumed by whoever resumes it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from dataclasses import asdict, dataclass
@@ -77,8 +78,13 @@ class ParkedTask:
 
 def sealer_from_env() -> Sealer | None:
     """The sealer of :data:`TASKS_KEY_ENV`; ``None`` when it is not set or holds no valid key
-    (logged once per call, never the key)."""
-    key = os.environ.get(TASKS_KEY_ENV, "").strip()
+    (logged once per key, never the key). Made once per key: it is asked for at every end of a
+    task call."""
+    return _sealer(os.environ.get(TASKS_KEY_ENV, "").strip())
+
+
+@functools.lru_cache(maxsize=4)
+def _sealer(key: str) -> Sealer | None:
     if not key:
         return None
     try:
