@@ -52,17 +52,55 @@ export const METHOD_NOT_FOUND = -32601;
 export const DISPLAY_MODES = ["inline", "fullscreen", "pip"] as const;
 export type DisplayMode = (typeof DISPLAY_MODES)[number];
 export const LEAVING = "langgraph-mcp/leaving";
-/** Put first in the view's document, before its own scripts: tells this page when the document
- * starts to navigate away (``beforeunload``, which comes before the next document is even asked
- * for; the Navigation API's ``navigate`` where a document has it) or is unloaded, so that the
- * bridge is closed before another document could talk to it. */
-const GUARD =
-  "<script>(() => { const p = window.parent; const say = (why) => { try { p.postMessage({ " +
-  JSON.stringify(LEAVING) +
-  ": why }, '*'); } catch (e) {} }; try { navigation.addEventListener('navigate', (e) => " +
-  "{ if (!e.destination.sameDocument) say('navigate'); }); } catch (e) {} " +
-  "addEventListener('beforeunload', () => say('beforeunload'), true); " +
-  "addEventListener('pagehide', () => say('pagehide'), true); })();</script>";
+export const CHECK = "langgraph-mcp/check";
+export const HERE = "langgraph-mcp/here";
+/** How long a check of the frame's document may go unanswered before the bridge is closed. */
+export const CHECK_TIMEOUT_MS = 10_000;
+/** The most messages of a view held while their sender is checked; more are dropped. */
+export const MAX_WAITING = 256;
+
+/** A random token for one copy of a view's document (128 bits, hex): the guard put in that copy
+ * answers the component's checks with it, and no other document knows it. */
+export function viewToken(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The script put first in one copy of the view's document, before its own scripts. It removes
+ * itself from the document (the view's scripts cannot read its token), then:
+ * - tells the component when the document starts to navigate away (``beforeunload``, which comes
+ *   before the next document is even asked for; the Navigation API's ``navigate`` where a document
+ *   has it) or is unloaded, so that the bridge is closed as early as the browser allows;
+ * - answers each of the component's checks (``{CHECK: n}``, from the parent) with
+ *   ``{HERE: n, token, doc}``: the copy's token and a random id of this document instance. The
+ *   component delivers a message of the frame only once a check sent after it arrived was
+ *   answered so: another document in the frame (the view navigated it, or wrote over its own)
+ *   cannot answer, however its messages and the leaving notice are ordered between processes. */
+function guard(token: string): string {
+  const t = JSON.stringify(token);
+  return (
+    "<script>(() => { const p = window.parent; const t = " +
+    t +
+    "; const d = String(Math.random()).slice(2) + Date.now().toString(36); " +
+    "try { document.currentScript.remove(); } catch (e) {} " +
+    "const say = (m) => { try { p.postMessage(m, '*'); } catch (e) {} }; " +
+    "const leaving = (why) => say({ " +
+    JSON.stringify(LEAVING) +
+    ": why }); try { navigation.addEventListener('navigate', (e) => " +
+    "{ if (!e.destination.sameDocument) leaving('navigate'); }); } catch (e) {} " +
+    "addEventListener('beforeunload', () => leaving('beforeunload'), true); " +
+    "addEventListener('pagehide', () => leaving('pagehide'), true); " +
+    "addEventListener('message', (e) => { const m = e.data; if (e.source === p && m && typeof m === 'object' " +
+    "&& typeof m[" +
+    JSON.stringify(CHECK) +
+    "] === 'number') say({ " +
+    JSON.stringify(HERE) +
+    ": m[" +
+    JSON.stringify(CHECK) +
+    "], token: t, doc: d }); }, true); })();</script>"
+  );
+}
 
 export type SamplingHandler = (
   params: Record<string, unknown>,
@@ -172,13 +210,91 @@ export async function threadBusy(stream: any, threadId: string): Promise<string 
 }
 
 /** Closing it drops every answer still to come: none reaches a document that replaced the view. */
-export class ClosingTransport extends PostMessageTransport {
+/** The bridge's transport to one copy of a view's document (``token``, see :func:`guard`).
+ *
+ * It takes messages only from the frame's window, and delivers each only once the document in the
+ * frame proved to be that copy: a check (``{CHECK: n}``) is sent after the message arrived, and
+ * answered with the copy's token and the same document id as the first answer. An answer with
+ * another token or id, a leaving notice, or no answer within ``CHECK_TIMEOUT_MS`` calls
+ * ``onleave``. At most ``MAX_WAITING`` messages wait for a check. Once closed it sends and
+ * delivers nothing. */
+export class ViewTransport extends PostMessageTransport {
   closed = false;
+  onleave: (() => void) | null = null;
+  private readonly frameWindow: Window;
+  private readonly token: string;
+  private readonly deliver: (event: MessageEvent) => void;
+  private waiting: MessageEvent[] = [];
+  private checking: { n: number; count: number; timer: ReturnType<typeof setTimeout> } | null = null;
+  private checks = 0;
+  private doc: unknown = null;
+
+  constructor(frameWindow: Window, token: string) {
+    super(frameWindow, frameWindow);
+    this.frameWindow = frameWindow;
+    this.token = token;
+    const self = this as unknown as { messageListener: (event: MessageEvent) => void };
+    this.deliver = self.messageListener;
+    self.messageListener = (event: MessageEvent) => this.receive(event);
+  }
+
+  private receive(event: MessageEvent): void {
+    if (this.closed || event.source !== this.frameWindow) return;
+    const data = event.data;
+    if (data && typeof data === "object") {
+      if (LEAVING in data) return this.leave();
+      if (HERE in data) return this.answered(data as Json);
+    }
+    if (this.waiting.length >= MAX_WAITING) return;
+    this.waiting.push(event);
+    if (!this.checking) this.check();
+  }
+
+  private check(): void {
+    const n = ++this.checks;
+    const timer = setTimeout(() => this.leave(), CHECK_TIMEOUT_MS);
+    this.checking = { n, count: this.waiting.length, timer };
+    try {
+      this.frameWindow.postMessage({ [CHECK]: n }, "*");
+    } catch {
+      this.leave();
+    }
+  }
+
+  private answered(data: Json): void {
+    const checking = this.checking;
+    if (!checking || data[HERE] !== checking.n) return;
+    if (data.token !== this.token || (this.doc !== null && data.doc !== this.doc)) return this.leave();
+    this.doc = data.doc;
+    clearTimeout(checking.timer);
+    this.checking = null;
+    for (const event of this.waiting.splice(0, checking.count)) {
+      if (this.closed) return;
+      this.deliver(event);
+    }
+    if (this.waiting.length && !this.closed) this.check();
+  }
+
+  private leave(): void {
+    if (this.closed) return;
+    const onleave = this.onleave;
+    this.stop();
+    onleave?.();
+  }
+
+  private stop(): void {
+    this.closed = true;
+    if (this.checking) clearTimeout(this.checking.timer);
+    this.checking = null;
+    this.waiting = [];
+  }
+
   override async send(message: any, options?: any): Promise<void> {
     if (!this.closed) await super.send(message, options);
   }
+
   override async close(): Promise<void> {
-    this.closed = true;
+    this.stop();
     await super.close();
   }
 }
@@ -262,10 +378,10 @@ export function allowAttribute(granted: readonly string[]): string {
 
 /** ``html`` with the CSP ``<meta>`` and the navigation guard before anything else (after a
  * doctype, if any). */
-export function withPolicy(html: string, policy: string): string {
+export function withPolicy(html: string, policy: string, token: string): string {
   const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
   const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-  const head = meta + GUARD;
+  const head = meta + guard(token);
   return doctype ? doctype[0] + head + html.slice(doctype[0].length) : head + html;
 }
 

@@ -25,8 +25,10 @@
  * microphone, geolocation, clipboard-write) until the person allowed them (the view is then shown
  * again with them), and never full screen (the host shows it full screen). ``sampling/createMessage``
  * is refused unless the deployment registered a handler with :func:`allowSampling`. Once the view's
- * frame holds another document (the view navigated it), the bridge is closed: that document gets
- * no answer; the person may show the view again (a fresh copy of the server's document).
+ * frame holds another document (the view navigated it, or wrote over its own), the bridge is
+ * closed: each message of the frame is delivered only once the document in it proved to be the copy
+ * this component made (``ViewTransport``), so that document gets no answer; the person may show the
+ * view again (a fresh copy of the server's document).
  * Everything refused reaches the view as a JSON-RPC error (code ``REFUSED``).
  */
 import { useEffect, useMemo, useRef, useState } from "react";
@@ -34,17 +36,16 @@ import { AppBridge } from "@modelcontextprotocol/ext-apps/app-bridge";
 import { useStreamContext } from "@langchain/langgraph-sdk/react-ui";
 import {
   CONSENT_TIMEOUT_MS,
-  ClosingTransport,
   DISPLAY_MODES,
   type DisplayMode,
   type Json,
-  LEAVING,
   MAX_HEIGHT,
   MAX_MESSAGE_CHARS,
   MESSAGE_RATE,
   METHOD_NOT_FOUND,
   type MCPAppProps,
   RATE_WINDOW_MS,
+  ViewTransport,
   allowAttribute,
   contentSecurityPolicy,
   digest,
@@ -57,6 +58,7 @@ import {
   samplingHandler,
   threadBusy,
   viewCall,
+  viewToken,
   withPolicy,
 } from "./mcp-app-host";
 
@@ -91,6 +93,8 @@ export function MCPApp(props: MCPAppProps) {
   const asking = useRef(false);
   const proposals = useRef<number[]>([]);
   const htmlKey = useMemo(() => digest(props.html ?? ""), [props.html]);
+  // Each copy of the document gets a token of its own: only that copy can prove it is the view.
+  const token = useMemo(() => viewToken(), [htmlKey, generation]);
 
   const changeMode = (next: DisplayMode) => {
     setMode(next);
@@ -146,12 +150,6 @@ export function MCPApp(props: MCPAppProps) {
       setStatus("navigated");
     };
     leaveRef.current = leave;
-    const onGuard = (event: MessageEvent) => {
-      if (event.source !== iframe.contentWindow) return;
-      const data = event.data;
-      if (data && typeof data === "object" && LEAVING in data) leave();
-    };
-    window.addEventListener("message", onGuard);
 
     bridge.oninitialized = () => {
       if (closed) return;
@@ -252,17 +250,17 @@ export function MCPApp(props: MCPAppProps) {
       }
       return (await handler(params as Json, view)) as any;
     };
-    const transport = new ClosingTransport(iframe.contentWindow, iframe.contentWindow);
+    const transport = new ViewTransport(iframe.contentWindow, token);
+    transport.onleave = leave;
     void bridge.connect(transport).catch(() => setStatus("failed"));
     return () => {
-      window.removeEventListener("message", onGuard);
       if (closed) return; // left its document: already closed
       closed = true;
       pending?.(false);
       bridgeRef.current = null;
       void bridge.close().catch(() => {});
     };
-  }, [props.tool_call_id, props.html, generation]);
+  }, [props.tool_call_id, props.html, generation, token]);
 
   useEffect(() => {
     if (mode === "inline") return;
@@ -319,7 +317,7 @@ export function MCPApp(props: MCPAppProps) {
         title={`${props.server} · ${props.tool_name}`}
         sandbox="allow-scripts"
         allow={allowAttribute(granted ?? [])}
-        srcDoc={withPolicy(props.html, policy)}
+        srcDoc={withPolicy(props.html, policy, token)}
         onLoad={(event) => {
           // The first load is the view's document; any later one is another document.
           const element = event.currentTarget;

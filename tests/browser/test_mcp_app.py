@@ -188,7 +188,7 @@ async def test_a_views_message_needs_a_persons_yes_an_idle_thread_and_a_bounded_
 
 
 @pytest.mark.timeout(120)
-async def test_a_view_that_leaves_its_document_loses_the_bridge(served: Served) -> None:
+async def test_a_view_that_leaves_or_replaces_its_document_loses_the_bridge(served: Served) -> None:
     async with async_playwright() as playwright:
         browser, page = await _show_chart(playwright, served, "agent", "Bern")
         app = page.get_by_test_id("mcp-app")
@@ -206,6 +206,19 @@ async def test_a_view_that_leaves_its_document_loses_the_bridge(served: Served) 
 
         # The person may show the view again: a fresh copy of the document the server sent, with a
         # bridge of its own.
+        await app.get_by_role("button", name="Show the view again").click()
+        await expect(app).to_have_attribute("data-status", "ready")
+        await expect(view.locator("#city")).to_have_text("Bern")
+
+        # The fresh copy writes that page over its own document (no navigation: the host is told
+        # nothing and sees no new load). Each message of the frame waits until the document in it
+        # proves to be the copy the host made; this one cannot, so nothing is answered, and when
+        # the check goes unanswered the bridge is closed.
+        await view.locator("#rewrite").click()
+        await expect(view.locator("#sent")).to_have_text("12")
+        await expect(app).to_have_attribute("data-status", "navigated", timeout=30_000)
+        await expect(view.locator("#answered")).to_have_text("0")
+        assert "Elsewhere" not in served.log("apps")
         await app.get_by_role("button", name="Show the view again").click()
         await expect(app).to_have_attribute("data-status", "ready")
         await expect(view.locator("#city")).to_have_text("Bern")

@@ -31,7 +31,9 @@ about <city>"}``.
 With ``$APPS_PROBE`` set to two loopback origins (``"<declared> <undeclared>"``), the first is
 added to the chart's declared ``connectDomains`` and ``resourceDomains``, and the view gets test
 controls: Probe (loads an image from and fetches each origin, and lists the CSP violations it
-saw), Leave (navigates its frame to ``<declared>/elsewhere``), Full screen, Picture in picture,
+saw), Leave (navigates its frame to ``<declared>/elsewhere``), Rewrite (fetches that page and
+writes it over its own document with ``document.open``: no navigation, and the listeners of the
+document it replaced are gone), Full screen, Picture in picture,
 Download, Download big (over the host's size bound), Download exe (a file named
 ``report.pdf .exe.``), Sample (``sampling/createMessage``), Link (``ui/open-link`` to
 ``<declared>/linked?from=view``) and Policy (whether its frame may use the camera, write to the
@@ -134,6 +136,12 @@ VIEW_SCRIPT = """<script>
     location.href = probe[0] + "/elsewhere";
     return "leaving";
   });
+  act("rewrite", async () => {
+    const html = await (await fetch(probe[0] + "/elsewhere")).text();
+    document.open();
+    document.write(html);
+    return "rewritten";
+  });
   const displayMode = async (mode) =>
     "mode: " + (await request("ui/request-display-mode", { mode })).mode;
   act("fullscreen", () => displayMode("fullscreen"));
@@ -208,6 +216,7 @@ VIEW_SCRIPT = """<script>
 
 PROBE_CONTROLS = (
     '<div id="controls"><p><button id="probe">Probe</button> <button id="leave">Leave</button> '
+    '<button id="rewrite">Rewrite</button> '
     '<button id="fullscreen">Full screen</button> <button id="pip">Picture in picture</button> '
     '<button id="download">Download</button> '
     '<button id="download-big">Download big</button> <button id="download-exe">Download exe</button> '
