@@ -176,6 +176,7 @@ class EventTriggers:
             cursor=cursor,
             poll_floor=trigger.poll_floor,
             receiver=self.receiver,
+            max_age_ms=None if trigger.max_event_age is None else round(trigger.max_event_age * 1000),
         )
 
     async def start(self) -> None:

@@ -169,6 +169,7 @@ class SubscriptionOptions(TypedDict, total=False):
     max_events: int | None
     receiver: WebhookReceiver | None
     ttl_ms: int | None
+    max_age_ms: int | None
 
 
 class EventSubscription(AsyncIterator[MCPEvent]):
@@ -191,6 +192,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         max_events: int | None = None,
         receiver: WebhookReceiver | None = None,
         ttl_ms: int | None = None,
+        max_age_ms: int | None = None,
         session: Callable[[], AbstractAsyncContextManager[ServerConnection]] | None = None,
     ) -> None:
         if mode is not None and mode not in DELIVERY_MODES:
@@ -201,6 +203,8 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                 "receiver",
                 f"events of {name!r} by webhook need a WebhookReceiver",
             )
+        if max_age_ms is not None and max_age_ms < 1:
+            raise MCPConfigError(connection.name, "max_age_ms", "must be 1 ms or more")
         if not (poll_floor >= 0 and math.isfinite(poll_floor)):
             raise MCPConfigError(
                 connection.name, "poll_floor", "must be a finite number of seconds, 0 or more"
@@ -218,10 +222,14 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         cursor)."""
         self.refused = 0
         """Events refused (too large, too deep, or not an event)."""
+        self.too_old = 0
+        """Events left out for being older than ``max_age_ms`` (by their timestamp), for a server
+        that sent them all the same."""
         self.poll_floor = poll_floor
         self.max_events = max_events
         self.receiver = receiver
         self.ttl_ms = ttl_ms
+        self.max_age_ms = max_age_ms
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._run: AsyncGenerator[MCPEvent, None] | None = None
         self._changes = 0
@@ -349,6 +357,20 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                 self.server, "mode", f"event type {self.name!r} is no longer delivered by {self.mode!r}"
             )
 
+    def _older_than_wanted(self, stamp: str) -> bool:
+        """Whether an event of time ``stamp`` (ISO 8601; without a zone: UTC) is older than
+        ``max_age_ms``; a time that cannot be read is not."""
+        if self.max_age_ms is None:
+            return False
+        try:
+            at = datetime.datetime.fromisoformat(stamp.replace(" ", "T", 1))
+        except ValueError:
+            return False
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=datetime.UTC)
+        age = datetime.datetime.now(datetime.UTC) - at
+        return age.total_seconds() * 1000 > self.max_age_ms
+
     def _given(self, raw: Any) -> MCPEvent | None:
         """``raw`` as an event to give, or ``None``: refused, or given already. An event of
         another type than the subscription's is refused."""
@@ -364,6 +386,9 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             return None
         if occurrence.event_id in self._seen:
             return None
+        if self._older_than_wanted(occurrence.timestamp):
+            self.too_old += 1
+            return None
         self._seen[occurrence.event_id] = None
         if len(self._seen) > SEEN_IDS:
             self._seen.popitem(last=False)
@@ -376,7 +401,12 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             try:
                 await self._check_list()
                 answer = await poll_events(
-                    self.connection, self.name, self.arguments, self.cursor, max_events=self.max_events
+                    self.connection,
+                    self.name,
+                    self.arguments,
+                    self.cursor,
+                    max_events=self.max_events,
+                    max_age_ms=self.max_age_ms,
                 )
             except (MCPConnectionError, MCPTimeoutError) as exc:
                 if isinstance(exc, MCPAuthenticationError):
@@ -413,7 +443,9 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             await self._check_list()
             opened = time.monotonic()
             delivered = False
-            async with event_stream(self.connection, self.name, self.arguments, self.cursor) as frames:
+            async with event_stream(
+                self.connection, self.name, self.arguments, self.cursor, max_age_ms=self.max_age_ms
+            ) as frames:
                 longest: float | None = None
                 last_beat: float | None = None
                 alive = opened  # when the last event or heartbeat was received
@@ -532,6 +564,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             secret=secret,
             cursor=self.cursor,
             ttl_ms=self.ttl_ms,
+            max_age_ms=self.max_age_ms,
         )
         if first and self.cursor is None:
             self.cursor = answer.cursor  # where it starts (None: no history)

@@ -27,6 +27,7 @@ already bounded in size and depth), marked as coming from the server.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import re
@@ -58,6 +59,10 @@ logger = logging.getLogger("langgraph_mcp.events")
 
 CURSORS: tuple[str, ...] = ("langgraph_mcp", "event_cursors")
 """The store namespace of the triggers' cursors (key: the trigger's name)."""
+
+EVENT_RUNS: tuple[str, ...] = ("langgraph_mcp", "event_runs")
+"""The store namespace of the marks of events that started a run (key: a digest of the trigger's
+name and the event's id; value: the run's thread and id)."""
 
 EVENT_KEY = "mcp_event"
 """The key of a triggered run's input that holds the event (:class:`~langgraph_mcp.types.MCPEventInput`)."""
@@ -96,6 +101,10 @@ class EventTrigger(BaseModel):
     max_runs_in_flight: Annotated[int, Field(ge=1, le=1000)] = 10
     max_events_per_minute: Annotated[int, Field(ge=1, le=100_000)] = 600
     poll_floor: Annotated[float, Field(ge=0.05, le=3600)] = 1.0
+    max_event_age: Annotated[float, Field(ge=1, le=365 * 86400)] | None = None
+    """Seconds: an event older than this when it comes (after the deployment was down, a
+    subscription made again from its cursor) starts no run (the server is asked not to send it,
+    ``maxAgeMs``). ``None``: every event runs, however late."""
 
 
 def _field(event: MCPEvent, path: str) -> Any:
@@ -444,9 +453,8 @@ class TriggerRunner:
         except Exception as exc:
             if _status(exc) != 409:
                 raise
-            # The thread was there: the event's run may be too (a thread made now has none).
-            runs = await self.client.runs.list(thread_id, limit=_RUNS_LOOKED_AT)
-            if any((run.get("metadata") or {}).get("mcp_event_id") == event.event_id for run in runs):
+            # The thread was there: the event may have its run already (a thread made now has none).
+            if await self._ran(event, thread_id):
                 self.skipped += 1
                 return False
         await self._in_flight.acquire()
@@ -467,7 +475,34 @@ class TriggerRunner:
         join = asyncio.ensure_future(self._finished(thread_id, run["run_id"]))
         self._joins.add(join)
         join.add_done_callback(self._joins.discard)
+        # Marked after the run was made: a failure here fails the start, so the cursor stays and
+        # the event comes again, when the thread's newest runs still show its run (and mark it).
+        await self._mark(event, thread_id, run["run_id"])
         return True
+
+    def _mark_key(self, event: MCPEvent) -> str:
+        return hashlib.sha256(f"{self.name}\n{event.event_id}".encode()).hexdigest()
+
+    async def _ran(self, event: MCPEvent, thread_id: str) -> bool:
+        """Whether the event started a run already: its mark, or, for a run made just before a
+        failure left it unmarked, the thread's newest runs (then marked now)."""
+        try:
+            if await self.client.store.get_item(list(EVENT_RUNS), self._mark_key(event)) is not None:
+                return True
+        except Exception as exc:  # not found is an error of the API
+            if _status(exc) != 404:
+                raise
+        runs = await self.client.runs.list(thread_id, limit=_RUNS_LOOKED_AT)
+        for run in runs:
+            if (run.get("metadata") or {}).get("mcp_event_id") == event.event_id:
+                await self._mark(event, thread_id, run["run_id"])
+                return True
+        return False
+
+    async def _mark(self, event: MCPEvent, thread_id: str, run_id: str) -> None:
+        await self.client.store.put_item(
+            list(EVENT_RUNS), self._mark_key(event), {"thread_id": thread_id, "run_id": run_id}
+        )
 
     async def _finished(self, thread_id: str, run_id: str) -> None:
         try:

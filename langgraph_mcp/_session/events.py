@@ -104,8 +104,15 @@ async def list_event_types(connection: ServerConnection) -> list[EventType]:
     return types
 
 
-def _subscription(name: str, arguments: Mapping[str, Any], cursor: str | None) -> dict[str, Any]:
-    return {"name": name, "arguments": dict(arguments), "cursor": cursor}
+def _subscription(
+    name: str, arguments: Mapping[str, Any], cursor: str | None, max_age_ms: int | None
+) -> dict[str, Any]:
+    """The params naming a subscription; ``maxAgeMs`` (the oldest event wanted, in ms before
+    now) only with a cursor: from now there is nothing older to leave out."""
+    params: dict[str, Any] = {"name": name, "arguments": dict(arguments), "cursor": cursor}
+    if max_age_ms is not None and cursor is not None:
+        params["maxAgeMs"] = max_age_ms
+    return params
 
 
 async def _ask(
@@ -142,14 +149,16 @@ async def poll_events(
     cursor: str | None,
     *,
     max_events: int | None = None,
+    max_age_ms: int | None = None,
 ) -> PollAnswer:
-    """One ``events/poll``: the events after ``cursor`` (``None``: from now).
+    """One ``events/poll``: the events after ``cursor`` (``None``: from now), none older than
+    ``max_age_ms``.
 
     Raises:
         MCPProtocolError: the answer is not a poll result.
         MCPServerError, MCPConnectionError, MCPTimeoutError: as for any request.
     """
-    params = _subscription(name, arguments, cursor)
+    params = _subscription(name, arguments, cursor, max_age_ms)
     if max_events is not None:
         params["maxEvents"] = max_events
     answer = await _ask(connection, "events/poll", params, about=name)
@@ -158,12 +167,17 @@ async def poll_events(
 
 @asynccontextmanager
 async def event_stream(
-    connection: ServerConnection, name: str, arguments: Mapping[str, Any], cursor: str | None
+    connection: ServerConnection,
+    name: str,
+    arguments: Mapping[str, Any],
+    cursor: str | None,
+    *,
+    max_age_ms: int | None = None,
 ) -> AsyncIterator[MemoryObjectReceiveStream[StreamFrame]]:
     """An ``events/stream`` open while in the block: its frames in the order sent, the last one
-    ``ended``. Leaving the block cancels the request (the server ends the stream); it may be
-    held across an async generator's yields."""
-    params = _subscription(name, arguments, cursor)
+    ``ended`` (from ``cursor``, none older than ``max_age_ms``). Leaving the block cancels the
+    request (the server ends the stream); it may be held across an async generator's yields."""
+    params = _subscription(name, arguments, cursor, max_age_ms)
     async with pushed_request(connection, "events/stream", params, f"events/stream {name}") as frames:
         yield frames
 
@@ -177,6 +191,7 @@ async def subscribe_webhook(
     secret: str,
     cursor: str | None,
     ttl_ms: int | None = None,
+    max_age_ms: int | None = None,
 ) -> SubscribeAnswer:
     """``events/subscribe`` of a webhook: create, or renew (same server, url, type and
     arguments), the subscription that POSTs events to ``url`` signed with ``secret``.
@@ -186,7 +201,7 @@ async def subscribe_webhook(
         MCPServerError: refused (e.g. ``CallbackEndpointError``: the URL did not answer the
             server's challenge), MCPConnectionError, MCPTimeoutError: as for any request.
     """
-    params = _subscription(name, arguments, cursor)
+    params = _subscription(name, arguments, cursor, max_age_ms)
     params["delivery"] = {"mode": "webhook", "url": url, "secret": secret}
     if ttl_ms is not None:
         params["ttlMs"] = ttl_ms

@@ -7,6 +7,7 @@ stream from its cursor, renew a webhook before it lapses) checked in the server'
 from __future__ import annotations
 
 import asyncio
+import datetime
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -226,6 +227,35 @@ async def test_a_cursor_kept_after_each_event_resumes_in_a_new_pool_without_loss
             await sub.aclose()
     assert kept == "c-2"
     assert [e.data["n"] for e in got + rest] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("mode", ["push", "poll"])
+@pytest.mark.parametrize("server", ["honours", "ignores"])
+async def test_resuming_from_a_cursor_leaves_out_events_older_than_the_age_asked_for(
+    tmp_path: Path, mode: str, server: str
+) -> None:
+    """``max_age_ms`` is sent as ``maxAgeMs`` with the cursor; an older event the server gives
+    all the same is left out by its timestamp (and counted), and the cursor still moves past it."""
+    knob(tmp_path, ".next_poll_ms", 50)
+    knob(tmp_path, ".heartbeat_ms", 100)
+    if server == "ignores":
+        knob(tmp_path, ".ignore_max_age")
+    hours_ago = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=2)).isoformat()
+    fixture.append(tmp_path, TICKET, {"n": "old"}, timestamp=hours_ago)
+    fixture.append(tmp_path, TICKET, {"n": "new"})
+    async with (
+        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
+        MCPPool({"ev": {"url": url}}) as pool,
+    ):
+        sub = pool.events("ev", TICKET, mode=mode, cursor="c-0", poll_floor=0.05, max_age_ms=60_000)
+        got = await take(sub, 1)
+        fixture.append(tmp_path, TICKET, {"n": "later"})
+        got += await take(sub, 1)
+        await sub.aclose()
+    assert [e.data["n"] for e in got] == ["new", "later"]
+    assert sub.too_old == (1 if server == "ignores" else 0)
+    asked = [e["params"] for e in fixture.log(tmp_path) if e["method"] in ("events/poll", "events/stream")]
+    assert asked[0]["cursor"] == "c-0" and asked[0]["maxAgeMs"] == 60_000
 
 
 @asynccontextmanager

@@ -49,6 +49,7 @@ Knobs (files in ``$EVENTS_DIR``, read at each request unless said otherwise; a k
 - ``.bad_signature``: webhook deliveries (the verification challenge too) are signed with a wrong
   key.
 - ``.redeliver``: each webhook event is POSTed twice (same ``webhook-id``).
+- ``.ignore_max_age``: present: ``maxAgeMs`` is ignored (older events are sent all the same).
 
 Streams (``events/stream``) send, on the request's own stream (its SSE response over HTTP), each
 with ``params._meta["io.modelcontextprotocol/subscriptionId"]`` = the request's JSON-RPC id:
@@ -161,13 +162,18 @@ def folder(given: str | Path | None = None) -> Path:
     return root
 
 
-def append(root: Path, name: str, data: dict[str, Any], event_id: str | None = None) -> str:
-    """Append an event to the log of ``root``; return its id."""
+def append(
+    root: Path, name: str, data: dict[str, Any], event_id: str | None = None, timestamp: str | None = None
+) -> str:
+    """Append an event to the log of ``root`` (its time ``timestamp``, ISO 8601; default: when the
+    server first reads it); return its id."""
     path = root / "events.jsonl"
     count = len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
     line: dict[str, Any] = {"name": name, "data": data}
     if event_id is not None:
         line["eventId"] = event_id
+    if timestamp is not None:
+        line["timestamp"] = timestamp
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
     return event_id or f"evt-{count + 1}"
@@ -361,6 +367,9 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
             out.append((n, line))
         return out
 
+    def max_age(asked: int | None) -> int | None:
+        return None if (root / ".ignore_max_age").exists() else asked
+
     def stamp(n: int, line: dict[str, Any]) -> float:
         if "timestamp" in line:
             return datetime.fromisoformat(line["timestamp"].replace("Z", "+00:00")).timestamp()
@@ -438,7 +447,7 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
             after = state.cursorless.get(key)
             state.cursorless[key] = last
             if after is not None:
-                found = matching(log_, params.name, params.arguments, after, params.maxAgeMs)
+                found = matching(log_, params.name, params.arguments, after, max_age(params.maxAgeMs))
                 result["events"] = [occurrence(n, line, False, with_cursor=False) for n, line in found]
             if key not in state.cursorless_polled:
                 state.cursorless_polled.add(key)
@@ -452,7 +461,7 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
         limit = cast(int, _int_knob(root, ".max_events", 50))
         if params.maxEvents is not None:
             limit = min(limit, params.maxEvents)
-        found = matching(log_, params.name, params.arguments, after, params.maxAgeMs)
+        found = matching(log_, params.name, params.arguments, after, max_age(params.maxAgeMs))
         page = found[:limit]
         result["events"] = [occurrence(n, line, True, with_cursor=False) for n, line in page]
         if len(found) > limit:
@@ -480,7 +489,7 @@ def build_server(name: str = "events", root: str | Path | None = None) -> MCPSer
             "notifications/events/active",
             {"cursor": cursor(at, replay), "truncated": truncated, "_meta": meta},
         )
-        age = params.maxAgeMs if given is not None else None
+        age = max_age(params.maxAgeMs) if given is not None else None
         heartbeats = 0
         last_beat = time.monotonic()
         while True:
