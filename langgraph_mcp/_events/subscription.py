@@ -566,10 +566,13 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             ttl_ms=self.ttl_ms,
             max_age_ms=self.max_age_ms,
         )
-        if first and self.cursor is None:
-            self.cursor = answer.cursor  # where it starts (None: no history)
         if answer.truncated:
+            # Its history no longer reaches back to the cursor: it starts from the fresh one.
             self._gap()
+            if answer.cursor is not None:
+                self.cursor = answer.cursor
+        elif first and self.cursor is None:
+            self.cursor = answer.cursor  # where it starts (None: no history)
         now = anyio.current_time()
         left = _seconds_until(answer.refresh_before)
         return now + (

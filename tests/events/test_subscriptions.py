@@ -274,6 +274,24 @@ async def receiving(receiver: WebhookReceiver) -> AsyncIterator[str]:
         sock.close()
 
 
+async def test_a_webhook_subscription_whose_cursor_is_gone_goes_on_from_the_fresh_one(tmp_path: Path) -> None:
+    """A subscribe answered ``truncated`` (the server's history no longer reaches the cursor):
+    the loss is counted and the fresh cursor is kept at once, before any delivery moves it."""
+    fixture.append(tmp_path, TICKET, {"n": 0, "queue": "q"})
+    receiver = WebhookReceiver("http://placeholder")
+    async with receiving(receiver) as base, http_pool(tmp_path) as pool:
+        receiver.public_url = base
+        sub = pool.events(
+            "ev", TICKET, mode="webhook", receiver=receiver, arguments={"queue": "q"}, cursor="gone"
+        )
+        waiting = asyncio.ensure_future(take(sub, 1))
+        await until(lambda: sub.cursor != "gone")
+        assert (sub.cursor, sub.gaps) == ("c-1", 1)
+        fixture.append(tmp_path, TICKET, {"n": 1, "queue": "q"})
+        assert [e.data["n"] for e in await waiting] == [1]
+        await sub.aclose()
+
+
 @pytest.mark.slow  # waits for renewals of a short-lived subscription in real time
 async def test_webhook_deliveries_are_checked_renewed_and_given_once(tmp_path: Path) -> None:
     knob(tmp_path, ".ttl_ms", 600)
