@@ -5,7 +5,9 @@ delivered by poll, push or webhook:
 
 - **poll**: ``events/poll`` from the cursor; while ``hasMore``, at once; else after ``nextPollMs``,
   never sooner than ``poll_floor`` seconds (default 1 s); a poll that cannot reach the server (or
-  times out) is tried again, from the same cursor, after a back-off; a ``truncated`` answer's fresh cursor is
+  times out) is tried again, from the same cursor, after a back-off; an answer that cannot be read
+  (over :data:`~langgraph_mcp._session.eventwire.MAX_PAGE_EVENTS` events, or not one) is asked
+  again at once for half as many events (``maxEvents``), down to one; a ``truncated`` answer's fresh cursor is
   kept (history was lost: :attr:`EventSubscription.gaps` counts it); a ``null`` cursor is never
   kept nor sent back (the next poll asks with ``null``);
 - **push**: ``events/stream`` from the cursor; the cursor of each ``active``, ``event`` and
@@ -62,6 +64,7 @@ from langgraph_mcp._session.events import (
 from langgraph_mcp._session.eventwire import (
     DELIVERY_MODES,
     EVENTS_EXTENSION,
+    MAX_PAGE_EVENTS,
     DeliveryMode,
     EventOccurrence,
     error_name,
@@ -73,6 +76,7 @@ from langgraph_mcp.errors import (
     MCPConfigError,
     MCPConnectionError,
     MCPError,
+    MCPProtocolError,
     MCPServerError,
     MCPTimeoutError,
 )
@@ -397,6 +401,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
     async def _poll(self) -> AsyncGenerator[MCPEvent, None]:
         drained = 0
         retry = _RETRY[0]
+        asking = self.max_events  # fewer after an answer that could not be read
         while True:
             try:
                 await self._check_list()
@@ -405,9 +410,22 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                     self.name,
                     self.arguments,
                     self.cursor,
-                    max_events=self.max_events,
+                    max_events=asking,
                     max_age_ms=self.max_age_ms,
                 )
+            except MCPProtocolError:
+                # Not a poll answer: too many events in one page, or not one at all. Asked again
+                # for half as many at once; an answer of one event that still cannot be read ends it.
+                if asking == 1:
+                    raise
+                asking = max(1, min(asking or MAX_PAGE_EVENTS, MAX_PAGE_EVENTS) // 2)
+                logger.warning(
+                    "MCP server %r: an events/poll answer of %r could not be read; asking for %d events",
+                    self.server,
+                    self.name,
+                    asking,
+                )
+                continue
             except (MCPConnectionError, MCPTimeoutError) as exc:
                 if isinstance(exc, MCPAuthenticationError):
                     raise

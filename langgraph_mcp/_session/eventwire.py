@@ -31,6 +31,7 @@ __all__ = [
     "EVENTS_REVISION",
     "MAX_EVENT_BYTES",
     "MAX_EVENT_DEPTH",
+    "MAX_PAGE_EVENTS",
     "SUBSCRIPTION_META",
     "DeliveryMode",
     "EventOccurrence",
@@ -62,6 +63,9 @@ MAX_EVENT_BYTES = 256 * 1024
 
 MAX_EVENT_DEPTH = 32
 """An occurrence whose ``data`` nests deeper than this is refused."""
+
+MAX_PAGE_EVENTS = 10_000
+"""The most events an ``events/poll`` answer may hold; a longer one is not a poll answer."""
 
 _ERRORS: Mapping[int, str] = {
     -32023: "NotFound",
@@ -134,7 +138,7 @@ class PollAnswer(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
-    events: Annotated[list[Any], Field(max_length=10_000)] = []
+    events: Annotated[list[Any], Field(max_length=MAX_PAGE_EVENTS)] = []
     cursor: Annotated[str, Field(max_length=4096)] | None = None
     truncated: bool = False
     has_more: bool = Field(default=False, alias="hasMore")

@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from langgraph_mcp import MCPConfigError, MCPConnectionError, MCPPool, MCPServerError
+from langgraph_mcp._session.eventwire import MAX_PAGE_EVENTS
 from langgraph_mcp.events import EventSubscription, EventTriggers, MCPEvent, WebhookReceiver, load_triggers
 from tests.conftest_servers import serve_in_loop, stdio_params
 from tests.helpers import until
@@ -114,6 +115,26 @@ async def test_poll_drains_waits_keeps_fresh_cursors_and_lists_again(tmp_path: P
     assert after.data["n"] == 5 and sub.gaps == 1
     sent = [e["params"].get("cursor") for e in polls(tmp_path)]
     assert "c-3" in sent  # the fresh cursor of the truncated answer (the log's end then)
+
+
+async def test_a_poll_page_too_long_to_read_is_asked_for_again_in_halves(tmp_path: Path) -> None:
+    """A server that answers a poll with more events than a page may hold (and asks for no fewer
+    itself) is asked again for half as many, and the events come in order from the same cursor."""
+    knob(tmp_path, ".max_events", 20_000)
+    with (tmp_path / "events.jsonl").open("w") as f:
+        for n in range(MAX_PAGE_EVENTS + 1):
+            f.write(json.dumps({"name": TICKET, "data": {"n": n}}) + "\n")
+    async with (
+        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
+        MCPPool({"ev": {"url": url}}) as pool,
+    ):
+        sub = pool.events("ev", TICKET, mode="poll", cursor="c-0", poll_floor=0.05)
+        got = await take(sub, 3)
+        await sub.aclose()
+    assert [e.data["n"] for e in got] == [0, 1, 2]
+    polls = [e["params"] for e in fixture.log(tmp_path) if e["method"] == "events/poll"]
+    assert [p.get("maxEvents") for p in polls[:2]] == [None, MAX_PAGE_EVENTS // 2]
+    assert {p["cursor"] for p in polls[:2]} == {"c-0"}
 
 
 async def test_a_null_cursor_is_never_sent_back(tmp_path: Path) -> None:
