@@ -227,13 +227,19 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         self.refused = 0
         """Events refused (too large, too deep, or not an event)."""
         self.too_old = 0
-        """Events left out for being older than ``max_age_ms`` (by their timestamp), for a server
-        that sent them all the same."""
+        """Events left out for having been made more than ``max_age_ms`` before the subscription
+        started (by their timestamp), sent by a server all the same."""
         self.poll_floor = poll_floor
         self.max_events = max_events
         self.receiver = receiver
         self.ttl_ms = ttl_ms
         self.max_age_ms = max_age_ms
+        self._oldest: datetime.datetime | None = None
+        """With ``max_age_ms``: the oldest time of an event wanted (set when the subscription
+        starts)."""
+        self._age_asked = False
+        """Whether a request from the starting cursor was answered: ``maxAgeMs`` goes only with
+        those (later ones resume from this subscription's own position)."""
         self._seen: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._run: AsyncGenerator[MCPEvent, None] | None = None
         self._changes = 0
@@ -266,6 +272,9 @@ class EventSubscription(AsyncIterator[MCPEvent]):
     # -- the loops -------------------------------------------------------------------------------
 
     async def _events(self) -> AsyncGenerator[MCPEvent, None]:
+        if self.max_age_ms is not None:
+            started = datetime.datetime.now(datetime.UTC)
+            self._oldest = started - datetime.timedelta(milliseconds=self.max_age_ms)
         async with AsyncExitStack() as held:
             if self._session is not None:
                 self.connection = await held.enter_async_context(self._session())
@@ -362,18 +371,23 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             )
 
     def _older_than_wanted(self, stamp: str) -> bool:
-        """Whether an event of time ``stamp`` (ISO 8601; without a zone: UTC) is older than
-        ``max_age_ms``; a time that cannot be read is not."""
-        if self.max_age_ms is None:
+        """Whether an event of time ``stamp`` (ISO 8601) was made before the oldest time wanted
+        (``max_age_ms`` before the subscription started: an event made since is never too old,
+        however late it is read); a time that cannot be read, or has no zone, is not."""
+        if self._oldest is None:
             return False
         try:
             at = datetime.datetime.fromisoformat(stamp.replace(" ", "T", 1))
         except ValueError:
             return False
-        if at.tzinfo is None:
-            at = at.replace(tzinfo=datetime.UTC)
-        age = datetime.datetime.now(datetime.UTC) - at
-        return age.total_seconds() * 1000 > self.max_age_ms
+        return at.tzinfo is not None and at < self._oldest
+
+    def _age_to_ask(self) -> int | None:
+        """``maxAgeMs`` for the next request: only until one from the starting cursor was
+        answered, counted from when the subscription started."""
+        if self._oldest is None or self._age_asked:
+            return None
+        return max(1, round((datetime.datetime.now(datetime.UTC) - self._oldest).total_seconds() * 1000))
 
     def _given(self, raw: Any) -> MCPEvent | None:
         """``raw`` as an event to give, or ``None``: refused, or given already. An event of
@@ -392,6 +406,13 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             return None
         if self._older_than_wanted(occurrence.timestamp):
             self.too_old += 1
+            if self.too_old in (1, 10, 100, 1000) or self.too_old % 10_000 == 0:
+                logger.info(
+                    "MCP server %r: %d events of %r were older than wanted (max_age_ms); left out",
+                    self.server,
+                    self.too_old,
+                    self.name,
+                )
             return None
         self._seen[occurrence.event_id] = None
         if len(self._seen) > SEEN_IDS:
@@ -401,17 +422,24 @@ class EventSubscription(AsyncIterator[MCPEvent]):
     async def _poll(self) -> AsyncGenerator[MCPEvent, None]:
         drained = 0
         retry = _RETRY[0]
-        asking = self.max_events  # fewer after an answer that could not be read
+        asking = self.max_events  # fewer after an answer that could not be read, then back
         while True:
             try:
                 await self._check_list()
+            except (MCPConnectionError, MCPTimeoutError) as exc:
+                if isinstance(exc, MCPAuthenticationError):
+                    raise
+                await anyio.sleep(retry)  # as for a poll that cannot reach the server
+                retry = min(retry * 2, _RETRY[1])
+                continue
+            try:
                 answer = await poll_events(
                     self.connection,
                     self.name,
                     self.arguments,
                     self.cursor,
                     max_events=asking,
-                    max_age_ms=self.max_age_ms,
+                    max_age_ms=self._age_to_ask(),
                 )
             except MCPProtocolError:
                 # Not a poll answer: too many events in one page, or not one at all. Asked again
@@ -435,6 +463,12 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                 retry = min(retry * 2, _RETRY[1])
                 continue
             retry = _RETRY[0]
+            self._age_asked = True
+            if asking is not None and asking != self.max_events and len(answer.events) < asking:
+                # A page that was not full (the backlog is read): back towards the pages asked for.
+                asking *= 2
+                if asking >= (self.max_events or MAX_PAGE_EVENTS):
+                    asking = self.max_events
             last = len(answer.events) - 1
             for index, raw in enumerate(answer.events):
                 event = self._given(raw)
@@ -462,7 +496,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             opened = time.monotonic()
             delivered = False
             async with event_stream(
-                self.connection, self.name, self.arguments, self.cursor, max_age_ms=self.max_age_ms
+                self.connection, self.name, self.arguments, self.cursor, max_age_ms=self._age_to_ask()
             ) as frames:
                 longest: float | None = None
                 last_beat: float | None = None
@@ -483,6 +517,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
                     if current.kind == "ended":
                         self._ended(current.error)
                         break
+                    self._age_asked = True  # the stream is open: what it sends was asked with it
                     if current.kind == "terminated":
                         raise self._terminated(current.params)
                     if current.kind == "error":
@@ -582,15 +617,16 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             secret=secret,
             cursor=self.cursor,
             ttl_ms=self.ttl_ms,
-            max_age_ms=self.max_age_ms,
+            max_age_ms=self._age_to_ask(),
         )
+        self._age_asked = True
+        if first and (answer.truncated or self.cursor is None):
+            # Where it starts (None: no history): when its history no longer reaches back to the
+            # cursor, the fresh position. (A renewal's is not taken: deliveries it made before
+            # answering may not have been given yet, and they move the cursor themselves.)
+            self.cursor = answer.cursor
         if answer.truncated:
-            # Its history no longer reaches back to the cursor: it starts from the fresh one.
             self._gap()
-            if answer.cursor is not None:
-                self.cursor = answer.cursor
-        elif first and self.cursor is None:
-            self.cursor = answer.cursor  # where it starts (None: no history)
         now = anyio.current_time()
         left = _seconds_until(answer.refresh_before)
         return now + (

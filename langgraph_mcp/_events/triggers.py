@@ -101,10 +101,12 @@ class EventTrigger(BaseModel):
     max_runs_in_flight: Annotated[int, Field(ge=1, le=1000)] = 10
     max_events_per_minute: Annotated[int, Field(ge=1, le=100_000)] = 600
     poll_floor: Annotated[float, Field(ge=0.05, le=3600)] = 1.0
-    max_event_age: Annotated[float, Field(ge=1, le=365 * 86400)] | None = None
-    """Seconds: an event older than this when it comes (after the deployment was down, a
-    subscription made again from its cursor) starts no run (the server is asked not to send it,
-    ``maxAgeMs``). ``None``: every event runs, however late."""
+    max_event_age: Annotated[float, Field(ge=60, le=365 * 86400)] | None = None
+    """Seconds: an event made more than this before the trigger's subscription started (it was
+    made while the deployment was down, or its subscription failed and was made again) starts no
+    run (the server is asked not to send it, ``maxAgeMs``; one it sends all the same is told by
+    its timestamp). An event made since always runs, however long it waits. At least a minute:
+    the server's clock decides. ``None``: every event runs, however late."""
 
 
 def _field(event: MCPEvent, path: str) -> Any:
@@ -112,6 +114,13 @@ def _field(event: MCPEvent, path: str) -> Any:
     for part in path.split("."):
         value = value.get(part) if isinstance(value, Mapping) else None
     return value
+
+
+def mark_key(trigger_name: str, event: MCPEvent) -> str:
+    """The store key of the mark of ``event`` (in :data:`EVENT_RUNS`): a digest of the trigger's
+    name, the event's server, type and id."""
+    parts = [trigger_name, event.server, event.name, event.event_id]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=True).encode()).hexdigest()
 
 
 def event_thread_id(trigger_name: str, trigger: EventTrigger, event: MCPEvent) -> str:
@@ -316,6 +325,7 @@ class TriggerRunner:
         self._bucket = _Bucket(trigger.max_events_per_minute)
         self._in_flight = asyncio.Semaphore(trigger.max_runs_in_flight)
         self._joins: set[asyncio.Task[None]] = set()
+        self._starting: dict[str, asyncio.Lock] = {}
 
     async def cursor(self) -> str | None:
         """The cursor kept for the trigger (``None``: none yet: from now)."""
@@ -330,7 +340,7 @@ class TriggerRunner:
         return cursor if isinstance(cursor, str) else None
 
     async def _keep(self, cursor: str | None) -> None:
-        await self.client.store.put_item(list(CURSORS), self.name, {"cursor": cursor})
+        await self.client.store.put_item(list(CURSORS), self.name, {"cursor": cursor}, index=False)
 
     async def run(self) -> None:
         """Read the trigger's events and start their runs, until cancelled. A subscription that
@@ -367,6 +377,7 @@ class TriggerRunner:
         starting: _Starting = asyncio.Queue()
         keeper = asyncio.ensure_future(self._keep_in_order(starting))
         last: dict[str, asyncio.Task[bool]] = {}
+        pending: set[asyncio.Task[bool]] = set()
         window = asyncio.Semaphore(2 * self.trigger.max_runs_in_flight)
         coming: asyncio.Future[MCPEvent] | None = None
         try:
@@ -393,9 +404,11 @@ class TriggerRunner:
                 thread_id = event_thread_id(self.name, self.trigger, event)
                 task = asyncio.ensure_future(self._start_after(last.get(thread_id), event, thread_id))
                 last[thread_id] = task
+                pending.add(task)
 
                 def done(finished: asyncio.Task[bool], key: str = thread_id) -> None:
                     window.release()
+                    pending.discard(finished)
                     if last.get(key) is finished:
                         del last[key]
 
@@ -414,8 +427,11 @@ class TriggerRunner:
                 starting.put_nowait(None)
                 with suppress(Exception):
                     await keeper
-            for task in list(last.values()):
+            # Every start still going ends with the subscription (one a later start of its thread
+            # no longer waits for included): the events come again from the cursor kept.
+            for task in list(pending):
                 task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def _keep_in_order(self, starting: _Starting) -> None:
         """Keep each event's cursor once it and every event before it have their runs; of the
@@ -442,8 +458,22 @@ class TriggerRunner:
         return await self.start(event, thread_id)
 
     async def start(self, event: MCPEvent, thread_id: str | None = None) -> bool:
-        """Start the event's run unless it has one; whether it started one."""
+        """Start the event's run unless it has one; whether it started one. Starts of one event
+        id in this process take turns (the second sees the first's mark)."""
+        key = mark_key(self.name, event)
+        lock = self._starting.setdefault(key, asyncio.Lock())
+        try:
+            async with lock:
+                return await self._start(event, key, thread_id)
+        finally:
+            if not lock.locked() and self._starting.get(key) is lock:
+                del self._starting[key]
+
+    async def _start(self, event: MCPEvent, key: str, thread_id: str | None) -> bool:
         thread_id = thread_id or event_thread_id(self.name, self.trigger, event)
+        if await self._marked(key):  # even when its thread is gone (pruned) or another now
+            self.skipped += 1
+            return False
         try:
             await self.client.threads.create(
                 thread_id=thread_id,
@@ -453,8 +483,9 @@ class TriggerRunner:
         except Exception as exc:
             if _status(exc) != 409:
                 raise
-            # The thread was there: the event may have its run already (a thread made now has none).
-            if await self._ran(event, thread_id):
+            # The thread was there: a run made just before a failure left it unmarked shows among
+            # its newest runs (a thread made now has none).
+            if await self._ran(event, key, thread_id):
                 self.skipped += 1
                 return False
         await self._in_flight.acquire()
@@ -477,31 +508,29 @@ class TriggerRunner:
         join.add_done_callback(self._joins.discard)
         # Marked after the run was made: a failure here fails the start, so the cursor stays and
         # the event comes again, when the thread's newest runs still show its run (and mark it).
-        await self._mark(event, thread_id, run["run_id"])
+        await self._mark(key, thread_id, run["run_id"])
         return True
 
-    def _mark_key(self, event: MCPEvent) -> str:
-        return hashlib.sha256(f"{self.name}\n{event.event_id}".encode()).hexdigest()
-
-    async def _ran(self, event: MCPEvent, thread_id: str) -> bool:
-        """Whether the event started a run already: its mark, or, for a run made just before a
-        failure left it unmarked, the thread's newest runs (then marked now)."""
+    async def _marked(self, key: str) -> bool:
         try:
-            if await self.client.store.get_item(list(EVENT_RUNS), self._mark_key(event)) is not None:
-                return True
+            return await self.client.store.get_item(list(EVENT_RUNS), key) is not None
         except Exception as exc:  # not found is an error of the API
             if _status(exc) != 404:
                 raise
+            return False
+
+    async def _ran(self, event: MCPEvent, key: str, thread_id: str) -> bool:
+        """Whether the thread's newest runs have the event's (then marked now)."""
         runs = await self.client.runs.list(thread_id, limit=_RUNS_LOOKED_AT)
         for run in runs:
             if (run.get("metadata") or {}).get("mcp_event_id") == event.event_id:
-                await self._mark(event, thread_id, run["run_id"])
+                await self._mark(key, thread_id, run["run_id"])
                 return True
         return False
 
-    async def _mark(self, event: MCPEvent, thread_id: str, run_id: str) -> None:
+    async def _mark(self, key: str, thread_id: str, run_id: str) -> None:
         await self.client.store.put_item(
-            list(EVENT_RUNS), self._mark_key(event), {"thread_id": thread_id, "run_id": run_id}
+            list(EVENT_RUNS), key, {"thread_id": thread_id, "run_id": run_id}, index=False
         )
 
     async def _finished(self, thread_id: str, run_id: str) -> None:

@@ -359,9 +359,11 @@ class MCPPool:
         now). ``poll_floor``: the least seconds between two polls (default 1; the server's
         ``nextPollMs`` can only lengthen it). ``max_events``: the most events one poll asks for.
         ``ttl_ms``: the webhook subscription's lifetime asked for (it is renewed at half the time
-        the server grants). ``max_age_ms``: resuming from a cursor, events older than this are not
-        wanted (sent as ``maxAgeMs``; one the server gives all the same is left out by its
-        timestamp and counted in ``too_old``).
+        the server grants). ``max_age_ms``: resuming from a cursor, events made more than this
+        before the subscription started are not wanted (sent as ``maxAgeMs`` until the server
+        answered from that cursor; one it gives all the same is left out by its timestamp, when
+        the timestamp has a zone, and counted in ``too_old``). An event made since is never left
+        out, however late it is read.
 
         A server that acts for each user is subscribed to as one of them, on that user's own
         session: with per-user OAuth, ``user`` names them and ``store`` holds their tokens (the

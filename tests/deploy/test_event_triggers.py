@@ -63,6 +63,20 @@ async def until_kept(client: Any, cursor: str, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.2)
 
 
+async def until_marked(client: Any, key: str, timeout: float = 30.0) -> dict[str, Any]:
+    """Wait until the event mark ``key`` is in the store; the item."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            item = await client.store.get_item(["langgraph_mcp", "event_runs"], key)
+        except Exception:  # not there yet (404)
+            item = None
+        if item is not None:
+            return dict(item)
+        assert time.monotonic() < deadline, f"no mark {key}"
+        await asyncio.sleep(0.2)
+
+
 def subscriptions(root: Path, method: str = "events/stream", queue: str | None = None) -> int:
     """How many ``method`` requests (of the subscription on ``queue``, if given) the server got."""
     return sum(
@@ -119,12 +133,22 @@ async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_p
                 and "not from a person" in said
             )
             assert run["metadata"]["mcp_trigger"] == "tickets"
-            await until_kept(client, "c-1")
-            # Set the kept cursor back before the deployment stops: e1 is given again at the start.
+            fixture.append(root, TICKET, {"ticket": "T-4"}, event_id="e4")
+            [e4_run] = (await until_runs(client, "e4"))["e4"]
+            await until_kept(client, "c-2")
+            # Each event that started a run is marked with its run.
+            marks = (await client.store.search_items(["langgraph_mcp", "event_runs"], limit=100))["items"]
+            assert sorted((m["value"]["thread_id"], m["value"]["run_id"]) for m in marks) == sorted(
+                (r["thread_id"], r["run_id"]) for r in (run, e4_run)
+            )
+            # Set the kept cursor back before the deployment stops: e1 and e4 are given again at
+            # the start. e1's thread is deleted (pruned): only its mark stops a second run. e4's
+            # mark is deleted (as when the run was made just before a failure): its thread's runs
+            # show it, and it is marked again.
             await client.store.put_item(["langgraph_mcp", "event_cursors"], "tickets", {"cursor": "c-0"})
-            # And delete its run: the thread's runs no longer show it (as when a keyed thread got
-            # more runs since than are looked at); only the event's mark stops a second run.
-            await client.runs.delete(run["thread_id"], run["run_id"])
+            await client.threads.delete(run["thread_id"])
+            [e4_mark] = [m for m in marks if m["value"]["run_id"] == e4_run["run_id"]]
+            await client.store.delete_item(["langgraph_mcp", "event_runs"], e4_mark["key"])
 
         fixture.append(root, TICKET, {"ticket": "T-2"}, event_id="e2")  # while it is down
         with langgraph_dev(workdir, REPO_ROOT / "langgraph.json", env) as server:
@@ -133,7 +157,10 @@ async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_p
             await until_subscribed(root, 2)
             fixture.append(root, TICKET, {"ticket": "T-1"}, event_id="e3")  # the first ticket's thread
             found = await until_runs(client, "e3")
-    assert {e: len(runs) for e, runs in found.items()} == {"e2": 1, "e3": 1}  # e1's run was deleted
+            again = await until_marked(client, e4_mark["key"])
+            assert again["value"]["run_id"] == e4_run["run_id"]
+    # e1's thread was deleted: no run of it is left, and none was made again.
+    assert {e: len(runs) for e, runs in found.items()} == {"e2": 1, "e3": 1, "e4": 1}
     e1_thread = run["thread_id"]
     assert found["e3"][0]["thread_id"] == e1_thread  # one thread per ticket
     assert found["e2"][0]["thread_id"] != e1_thread

@@ -129,12 +129,17 @@ async def test_a_poll_page_too_long_to_read_is_asked_for_again_in_halves(tmp_pat
         MCPPool({"ev": {"url": url}}) as pool,
     ):
         sub = pool.events("ev", TICKET, mode="poll", cursor="c-0", poll_floor=0.05)
-        got = await take(sub, 3)
+        got = await take(sub, MAX_PAGE_EVENTS + 1)
+        fixture.append(tmp_path, TICKET, {"n": "later"})
+        got += await take(sub, 1)
         await sub.aclose()
-    assert [e.data["n"] for e in got] == [0, 1, 2]
+    assert [e.data["n"] for e in got] == [*range(MAX_PAGE_EVENTS + 1), "later"]
     polls = [e["params"] for e in fixture.log(tmp_path) if e["method"] == "events/poll"]
-    assert [p.get("maxEvents") for p in polls[:2]] == [None, MAX_PAGE_EVENTS // 2]
+    half = MAX_PAGE_EVENTS // 2
+    # Halved, kept while pages come full, back once the backlog is read.
+    assert [p.get("maxEvents") for p in polls[:4]] == [None, half, half, half]
     assert {p["cursor"] for p in polls[:2]} == {"c-0"}
+    assert polls[-1].get("maxEvents") is None
 
 
 async def test_a_null_cursor_is_never_sent_back(tmp_path: Path) -> None:
@@ -276,7 +281,34 @@ async def test_resuming_from_a_cursor_leaves_out_events_older_than_the_age_asked
     assert [e.data["n"] for e in got] == ["new", "later"]
     assert sub.too_old == (1 if server == "ignores" else 0)
     asked = [e["params"] for e in fixture.log(tmp_path) if e["method"] in ("events/poll", "events/stream")]
-    assert asked[0]["cursor"] == "c-0" and asked[0]["maxAgeMs"] == 60_000
+    assert asked[0]["cursor"] == "c-0" and 60_000 <= asked[0]["maxAgeMs"] < 70_000
+    assert all("maxAgeMs" not in a for a in asked[1:])  # the first answer covered the backlog
+
+
+@pytest.mark.parametrize("mode", ["push", "poll"])
+async def test_an_event_made_after_the_subscription_started_is_never_too_old(
+    tmp_path: Path, mode: str
+) -> None:
+    """The age bound is about the backlog: an event made after the subscription started and
+    read later than the bound (it waited for a poll, or for the consumer) is given."""
+    knob(tmp_path, ".next_poll_ms", 100)
+    knob(tmp_path, ".heartbeat_ms", 100)
+    fixture.append(tmp_path, TICKET, {"n": "first"})
+    async with (
+        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
+        MCPPool({"ev": {"url": url}}) as pool,
+    ):
+        sub = pool.events("ev", TICKET, mode=mode, cursor="c-0", poll_floor=0.05, max_age_ms=300)
+        got = await take(sub, 1)
+        # Real time must pass: the event below is made after the start, 400 ms before it is sent.
+        later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(milliseconds=150)
+        await until(lambda: datetime.datetime.now(datetime.UTC) > later)
+        made = datetime.datetime.now(datetime.UTC) - datetime.timedelta(milliseconds=400)
+        fixture.append(tmp_path, TICKET, {"n": "waited"}, timestamp=made.isoformat())
+        got += await take(sub, 1)
+        await sub.aclose()
+    assert [e.data["n"] for e in got] == ["first", "waited"]
+    assert sub.too_old == 0
 
 
 @asynccontextmanager
