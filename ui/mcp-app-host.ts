@@ -54,52 +54,70 @@ export type DisplayMode = (typeof DISPLAY_MODES)[number];
 export const LEAVING = "langgraph-mcp/leaving";
 export const CHECK = "langgraph-mcp/check";
 export const HERE = "langgraph-mcp/here";
-/** How long a check of the frame's document may go unanswered before the bridge is closed. */
+/** How long a check of the frame's document may go unanswered before the bridge is closed (the
+ * view's page blocked that long, or another document holds the frame). */
 export const CHECK_TIMEOUT_MS = 10_000;
-/** The most messages of a view held while their sender is checked; more are dropped. */
-export const MAX_WAITING = 256;
+/** The most messages of a view held while their sender is checked; more are dropped (logged). */
+export const MAX_WAITING = 1024;
+
+function randomHex(bytes: number): string {
+  const values = new Uint8Array(bytes);
+  crypto.getRandomValues(values);
+  return Array.from(values, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /** A random token for one copy of a view's document (128 bits, hex): the guard put in that copy
  * answers the component's checks with it, and no other document knows it. */
 export function viewToken(): string {
-  const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return randomHex(16);
 }
 
-/** The script put first in one copy of the view's document, before its own scripts. It removes
- * itself from the document (the view's scripts cannot read its token), then:
+/** The guard's source (``__TOKEN__``, ``__LEAVING__``, ``__CHECK__`` and ``__HERE__`` replaced). */
+const GUARD_SOURCE = `(() => {
+  "use strict";
+  const p = window.parent, t = __TOKEN__;
+  const d = String(Math.random()).slice(2) + Date.now().toString(36);
+  const dataOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "data").get;
+  const sourceOf = Object.getOwnPropertyDescriptor(MessageEvent.prototype, "source").get;
+  const rootOf = Object.getOwnPropertyDescriptor(Document.prototype, "documentElement").get;
+  const doc = document, root = rootOf.call(doc);
+  try { document.currentScript.remove(); } catch (e) {}
+  const say = (m) => { try { p.postMessage(m, "*"); } catch (e) {} };
+  const leaving = (why) => say({ [__LEAVING__]: why });
+  addEventListener("beforeunload", () => leaving("beforeunload"), true);
+  addEventListener("pagehide", () => leaving("pagehide"), true);
+  addEventListener("message", (e) => {
+    let m, s;
+    try { m = dataOf.call(e); s = sourceOf.call(e); } catch (x) { return; }
+    if (e.isTrusted !== true || s !== p || rootOf.call(doc) !== root) return;
+    if (m && typeof m === "object" && typeof m[__CHECK__] === "string") {
+      say({ [__HERE__]: m[__CHECK__], token: t, doc: d });
+    }
+  }, true);
+  say({ [__HERE__]: "hello", token: t, doc: d });
+})();`;
+
+/** The script put first in one copy of the view's document, before its own scripts (strict, with
+ * the DOM getters it uses saved before any other script runs). It removes itself from the
+ * document (the view's scripts cannot read its token), then:
+ * - says hello with the copy's token and a random id of this document instance;
  * - tells the component when the document starts to navigate away (``beforeunload``, which comes
- *   before the next document is even asked for; the Navigation API's ``navigate`` where a document
- *   has it) or is unloaded, so that the bridge is closed as early as the browser allows;
- * - answers each of the component's checks (``{CHECK: n}``, from the parent) with
- *   ``{HERE: n, token, doc}``: the copy's token and a random id of this document instance. The
- *   component delivers a message of the frame only once a check sent after it arrived was
- *   answered so: another document in the frame (the view navigated it, or wrote over its own)
- *   cannot answer, however its messages and the leaving notice are ordered between processes. */
+ *   before the next document is even asked for) or is unloaded, so that the bridge is closed as
+ *   early as the browser allows;
+ * - answers each of the component's checks (``{CHECK: nonce}``: a real message event from the
+ *   parent, while the document is still the one it started in, not written over) with
+ *   ``{HERE: nonce, token, doc}``.
+ *
+ * The component passes a message of the frame on, or posts one to it, only once a check sent
+ * after it was queued was answered so: another document in the frame (the view navigated it, or
+ * wrote over its own) cannot answer, however its messages and the leaving notice are ordered
+ * between processes, and a nonce is random, so no answer can be made before its check. */
 function guard(token: string): string {
-  const t = JSON.stringify(token);
-  return (
-    "<script>(() => { const p = window.parent; const t = " +
-    t +
-    "; const d = String(Math.random()).slice(2) + Date.now().toString(36); " +
-    "try { document.currentScript.remove(); } catch (e) {} " +
-    "const say = (m) => { try { p.postMessage(m, '*'); } catch (e) {} }; " +
-    "const leaving = (why) => say({ " +
-    JSON.stringify(LEAVING) +
-    ": why }); try { navigation.addEventListener('navigate', (e) => " +
-    "{ if (!e.destination.sameDocument) leaving('navigate'); }); } catch (e) {} " +
-    "addEventListener('beforeunload', () => leaving('beforeunload'), true); " +
-    "addEventListener('pagehide', () => leaving('pagehide'), true); " +
-    "addEventListener('message', (e) => { const m = e.data; if (e.source === p && m && typeof m === 'object' " +
-    "&& typeof m[" +
-    JSON.stringify(CHECK) +
-    "] === 'number') say({ " +
-    JSON.stringify(HERE) +
-    ": m[" +
-    JSON.stringify(CHECK) +
-    "], token: t, doc: d }); }, true); })();</script>"
-  );
+  const source = GUARD_SOURCE.replace("__TOKEN__", JSON.stringify(token))
+    .replace("__LEAVING__", JSON.stringify(LEAVING))
+    .replaceAll("__CHECK__", JSON.stringify(CHECK))
+    .replaceAll("__HERE__", JSON.stringify(HERE));
+  return `<script>${source}</script>`;
 }
 
 export type SamplingHandler = (
@@ -209,15 +227,15 @@ export async function threadBusy(stream: any, threadId: string): Promise<string 
   return null;
 }
 
-/** Closing it drops every answer still to come: none reaches a document that replaced the view. */
 /** The bridge's transport to one copy of a view's document (``token``, see :func:`guard`).
  *
- * It takes messages only from the frame's window, and delivers each only once the document in the
- * frame proved to be that copy: a check (``{CHECK: n}``) is sent after the message arrived, and
- * answered with the copy's token and the same document id as the first answer. An answer with
- * another token or id, a leaving notice, or no answer within ``CHECK_TIMEOUT_MS`` calls
- * ``onleave``. At most ``MAX_WAITING`` messages wait for a check. Once closed it sends and
- * delivers nothing. */
+ * It takes messages only from the frame's window, and passes each on to the bridge, or posts the
+ * bridge's to the frame, only once the document in the frame proved to be that copy: a check
+ * (``{CHECK: nonce}``) is sent after the message was queued, and answered with the copy's token
+ * and the id of the document instance that said hello first (or answered first). An answer or a
+ * hello with another token or id, a leaving notice, or no answer within ``CHECK_TIMEOUT_MS``
+ * calls ``onleave``. At most ``MAX_WAITING`` messages of the view wait for a check. Once closed it
+ * sends and delivers nothing. */
 export class ViewTransport extends PostMessageTransport {
   closed = false;
   onleave: (() => void) | null = null;
@@ -225,9 +243,15 @@ export class ViewTransport extends PostMessageTransport {
   private readonly token: string;
   private readonly deliver: (event: MessageEvent) => void;
   private waiting: MessageEvent[] = [];
-  private checking: { n: number; count: number; timer: ReturnType<typeof setTimeout> } | null = null;
-  private checks = 0;
+  private outgoing: unknown[] = [];
+  private checking: {
+    nonce: string;
+    incoming: number;
+    outgoing: number;
+    timer: ReturnType<typeof setTimeout>;
+  } | null = null;
   private doc: unknown = null;
+  private dropped = 0;
 
   constructor(frameWindow: Window, token: string) {
     super(frameWindow, frameWindow);
@@ -245,34 +269,52 @@ export class ViewTransport extends PostMessageTransport {
       if (LEAVING in data) return this.leave();
       if (HERE in data) return this.answered(data as Json);
     }
-    if (this.waiting.length >= MAX_WAITING) return;
+    if (this.waiting.length >= MAX_WAITING) {
+      if (this.dropped++ === 0) console.warn(`mcp-app: over ${MAX_WAITING} messages of the view at once; dropped`);
+      return;
+    }
     this.waiting.push(event);
     if (!this.checking) this.check();
   }
 
   private check(): void {
-    const n = ++this.checks;
+    const nonce = randomHex(16);
     const timer = setTimeout(() => this.leave(), CHECK_TIMEOUT_MS);
-    this.checking = { n, count: this.waiting.length, timer };
+    this.checking = { nonce, incoming: this.waiting.length, outgoing: this.outgoing.length, timer };
     try {
-      this.frameWindow.postMessage({ [CHECK]: n }, "*");
+      this.frameWindow.postMessage({ [CHECK]: nonce }, "*");
     } catch {
       this.leave();
     }
   }
 
+  /** Whether ``data`` (a hello or an answer) is of the copy: its token, and the document
+   * instance first seen (pinned now if none was). */
+  private ours(data: Json): boolean {
+    if (data.token !== this.token || typeof data.doc !== "string") return false;
+    if (this.doc === null) this.doc = data.doc;
+    return data.doc === this.doc;
+  }
+
   private answered(data: Json): void {
+    if (data[HERE] === "hello") {
+      if (!this.ours(data)) this.leave();
+      return;
+    }
     const checking = this.checking;
-    if (!checking || data[HERE] !== checking.n) return;
-    if (data.token !== this.token || (this.doc !== null && data.doc !== this.doc)) return this.leave();
-    this.doc = data.doc;
+    if (!checking || data[HERE] !== checking.nonce) return;
+    if (!this.ours(data)) return this.leave();
     clearTimeout(checking.timer);
     this.checking = null;
-    for (const event of this.waiting.splice(0, checking.count)) {
+    for (const message of this.outgoing.splice(0, checking.outgoing)) {
+      if (this.closed) return;
+      void super.send(message as any);
+    }
+    for (const event of this.waiting.splice(0, checking.incoming)) {
       if (this.closed) return;
       this.deliver(event);
     }
-    if (this.waiting.length && !this.closed) this.check();
+    if ((this.waiting.length || this.outgoing.length) && !this.closed) this.check();
   }
 
   private leave(): void {
@@ -287,10 +329,13 @@ export class ViewTransport extends PostMessageTransport {
     if (this.checking) clearTimeout(this.checking.timer);
     this.checking = null;
     this.waiting = [];
+    this.outgoing = [];
   }
 
-  override async send(message: any, options?: any): Promise<void> {
-    if (!this.closed) await super.send(message, options);
+  override async send(message: any, _options?: any): Promise<void> {
+    if (this.closed) return;
+    this.outgoing.push(message);
+    if (!this.checking) this.check();
   }
 
   override async close(): Promise<void> {

@@ -26,9 +26,9 @@
  * again with them), and never full screen (the host shows it full screen). ``sampling/createMessage``
  * is refused unless the deployment registered a handler with :func:`allowSampling`. Once the view's
  * frame holds another document (the view navigated it, or wrote over its own), the bridge is
- * closed: each message of the frame is delivered only once the document in it proved to be the copy
- * this component made (``ViewTransport``), so that document gets no answer; the person may show the
- * view again (a fresh copy of the server's document).
+ * closed: each message of the frame is passed on, and each of the bridge's posted to it, only once
+ * the document in it proved to be the copy this component made (``ViewTransport``), so that document
+ * gets no answer; the person may show the view again (a fresh copy of the server's document).
  * Everything refused reaches the view as a JSON-RPC error (code ``REFUSED``).
  */
 import { useEffect, useMemo, useRef, useState } from "react";

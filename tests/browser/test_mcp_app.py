@@ -210,14 +210,21 @@ async def test_a_view_that_leaves_or_replaces_its_document_loses_the_bridge(serv
         await expect(app).to_have_attribute("data-status", "ready")
         await expect(view.locator("#city")).to_have_text("Bern")
 
-        # The fresh copy writes that page over its own document (no navigation: the host is told
-        # nothing and sees no new load). Each message of the frame waits until the document in it
-        # proves to be the copy the host made; this one cannot, so nothing is answered, and when
-        # the check goes unanswered the bridge is closed.
+        # The fresh copy asks to open a link (the answer waits for the person), then writes that
+        # page over its own document (no navigation: the host is told nothing and sees no new
+        # load). Each message of the frame, and each answer to it, waits until the document in it
+        # proves to be the copy the host made; this one cannot, so nothing is answered, the answer
+        # to the view's own question is not posted to it either, and when the check goes
+        # unanswered the bridge is closed.
+        await view.locator("#link").click()
+        consent = page.get_by_test_id("mcp-app-consent")
+        await expect(consent).to_contain_text("/linked?from=view")
         await view.locator("#rewrite").click()
         await expect(view.locator("#sent")).to_have_text("12")
+        await consent.get_by_role("button", name="Don't open").click()
         await expect(app).to_have_attribute("data-status", "navigated", timeout=30_000)
         await expect(view.locator("#answered")).to_have_text("0")
+        await expect(view.locator("#stray")).to_have_text("-")
         assert "Elsewhere" not in served.log("apps")
         await app.get_by_role("button", name="Show the view again").click()
         await expect(app).to_have_attribute("data-status", "ready")
