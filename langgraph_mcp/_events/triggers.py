@@ -325,7 +325,7 @@ class TriggerRunner:
         self._bucket = _Bucket(trigger.max_events_per_minute)
         self._in_flight = asyncio.Semaphore(trigger.max_runs_in_flight)
         self._joins: set[asyncio.Task[None]] = set()
-        self._starting: dict[str, asyncio.Lock] = {}
+        self._starting: dict[str, _Turns] = {}
 
     async def cursor(self) -> str | None:
         """The cursor kept for the trigger (``None``: none yet: from now)."""
@@ -461,12 +461,14 @@ class TriggerRunner:
         """Start the event's run unless it has one; whether it started one. Starts of one event
         id in this process take turns (the second sees the first's mark)."""
         key = mark_key(self.name, event)
-        lock = self._starting.setdefault(key, asyncio.Lock())
+        turn = self._starting.setdefault(key, _Turns())
+        turn.holders += 1
         try:
-            async with lock:
+            async with turn.lock:
                 return await self._start(event, key, thread_id)
         finally:
-            if not lock.locked() and self._starting.get(key) is lock:
+            turn.holders -= 1
+            if not turn.holders:  # no start of the id waits: forgotten
                 del self._starting[key]
 
     async def _start(self, event: MCPEvent, key: str, thread_id: str | None) -> bool:
@@ -549,6 +551,17 @@ class TriggerRunner:
         for join in joins:
             with suppress(asyncio.CancelledError):
                 await join
+
+
+class _Turns:
+    """The starts of one event id in this process, taking turns."""
+
+    __slots__ = ("holders", "lock")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.holders = 0
+        """Starts holding or waiting for the lock."""
 
 
 def _status(exc: BaseException) -> int | None:
