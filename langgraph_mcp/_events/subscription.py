@@ -424,15 +424,10 @@ class EventSubscription(AsyncIterator[MCPEvent]):
         retry = _RETRY[0]
         asking = self.max_events  # fewer after an answer that could not be read, then back
         while True:
+            listed = False  # an unreadable listing is not an unreadable page
             try:
                 await self._check_list()
-            except (MCPConnectionError, MCPTimeoutError) as exc:
-                if isinstance(exc, MCPAuthenticationError):
-                    raise
-                await anyio.sleep(retry)  # as for a poll that cannot reach the server
-                retry = min(retry * 2, _RETRY[1])
-                continue
-            try:
+                listed = True
                 answer = await poll_events(
                     self.connection,
                     self.name,
@@ -444,7 +439,7 @@ class EventSubscription(AsyncIterator[MCPEvent]):
             except MCPProtocolError:
                 # Not a poll answer: too many events in one page, or not one at all. Asked again
                 # for half as many at once; an answer of one event that still cannot be read ends it.
-                if asking == 1:
+                if not listed or asking == 1:
                     raise
                 asking = max(1, min(asking or MAX_PAGE_EVENTS, MAX_PAGE_EVENTS) // 2)
                 logger.warning(

@@ -329,13 +329,8 @@ class TriggerRunner:
 
     async def cursor(self) -> str | None:
         """The cursor kept for the trigger (``None``: none yet: from now)."""
-        try:
-            item = await self.client.store.get_item(list(CURSORS), self.name)
-        except Exception as exc:  # not found is an error of the API
-            if _status(exc) == 404:
-                return None
-            raise
-        value = (item or {}).get("value") if isinstance(item, Mapping) else None
+        item = await self._item(CURSORS, self.name)
+        value = item.get("value") if isinstance(item, Mapping) else None
         cursor = value.get("cursor") if isinstance(value, Mapping) else None
         return cursor if isinstance(cursor, str) else None
 
@@ -513,13 +508,17 @@ class TriggerRunner:
         await self._mark(key, thread_id, run["run_id"])
         return True
 
-    async def _marked(self, key: str) -> bool:
+    async def _item(self, namespace: tuple[str, ...], key: str) -> Any:
+        """The store item, or ``None`` when there is none (not found is an error of the API)."""
         try:
-            return await self.client.store.get_item(list(EVENT_RUNS), key) is not None
-        except Exception as exc:  # not found is an error of the API
+            return await self.client.store.get_item(list(namespace), key)
+        except Exception as exc:
             if _status(exc) != 404:
                 raise
-            return False
+            return None
+
+    async def _marked(self, key: str) -> bool:
+        return await self._item(EVENT_RUNS, key) is not None
 
     async def _ran(self, event: MCPEvent, key: str, thread_id: str) -> bool:
         """Whether the thread's newest runs have the event's (then marked now)."""

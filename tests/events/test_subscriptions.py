@@ -124,10 +124,7 @@ async def test_a_poll_page_too_long_to_read_is_asked_for_again_in_halves(tmp_pat
     with (tmp_path / "events.jsonl").open("w") as f:
         for n in range(MAX_PAGE_EVENTS + 1):
             f.write(json.dumps({"name": TICKET, "data": {"n": n}}) + "\n")
-    async with (
-        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
-        MCPPool({"ev": {"url": url}}) as pool,
-    ):
+    async with http_pool(tmp_path) as pool:
         sub = pool.events("ev", TICKET, mode="poll", cursor="c-0", poll_floor=0.05)
         got = await take(sub, MAX_PAGE_EVENTS + 1)
         fixture.append(tmp_path, TICKET, {"n": "later"})
@@ -269,10 +266,7 @@ async def test_resuming_from_a_cursor_leaves_out_events_older_than_the_age_asked
     hours_ago = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=2)).isoformat()
     fixture.append(tmp_path, TICKET, {"n": "old"}, timestamp=hours_ago)
     fixture.append(tmp_path, TICKET, {"n": "new"})
-    async with (
-        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
-        MCPPool({"ev": {"url": url}}) as pool,
-    ):
+    async with http_pool(tmp_path) as pool:
         sub = pool.events("ev", TICKET, mode=mode, cursor="c-0", poll_floor=0.05, max_age_ms=60_000)
         got = await take(sub, 1)
         fixture.append(tmp_path, TICKET, {"n": "later"})
@@ -294,10 +288,7 @@ async def test_an_event_made_after_the_subscription_started_is_never_too_old(
     knob(tmp_path, ".next_poll_ms", 100)
     knob(tmp_path, ".heartbeat_ms", 100)
     fixture.append(tmp_path, TICKET, {"n": "first"})
-    async with (
-        serve_in_loop(fixture.build_server(root=tmp_path)) as url,
-        MCPPool({"ev": {"url": url}}) as pool,
-    ):
+    async with http_pool(tmp_path) as pool:
         sub = pool.events("ev", TICKET, mode=mode, cursor="c-0", poll_floor=0.05, max_age_ms=300)
         got = await take(sub, 1)
         # Real time must pass: the event below is made after the start, 400 ms before it is sent.
