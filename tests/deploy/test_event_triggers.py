@@ -17,7 +17,8 @@ import pytest
 from langgraph_sdk import get_client
 
 from langgraph_mcp import MCPPool
-from langgraph_mcp.events import EventTriggers, load_triggers
+from langgraph_mcp._events.triggers import TriggerRunner
+from langgraph_mcp.events import EventTrigger, EventTriggers, MCPEvent, load_triggers
 from tests.conftest_servers import spawn_http_server
 from tests.langgraph_server import REPO_ROOT, langgraph_dev
 from tests.servers import events as fixture
@@ -159,6 +160,16 @@ async def test_events_start_one_run_each_across_a_restart_and_a_redelivery(tmp_p
             found = await until_runs(client, "e3")
             again = await until_marked(client, e4_mark["key"])
             assert again["value"]["run_id"] == e4_run["run_id"]
+            # Three starts of one event at once (as when a subscription made again gives an event
+            # whose earlier start still runs): one run. (Its subscription is never made.)
+            runner = TriggerRunner("at-once", EventTrigger(**trigger), lambda *_: None, client)
+            await runner.lease.acquire()
+            same = MCPEvent("tickets", TICKET, "e-same", "2026-12-06T00:00:00Z", {"ticket": "T-9"})
+            started = await asyncio.gather(*(runner.start(same) for _ in range(3)))
+            assert sorted(started) == [False, False, True]
+            assert (runner.started, runner.skipped) == (1, 2)
+            await runner.aclose()
+            assert len((await runs_by_event(client, "at-once"))["e-same"]) == 1
     # e1's thread was deleted: no run of it is left, and none was made again.
     assert {e: len(runs) for e, runs in found.items()} == {"e2": 1, "e3": 1, "e4": 1}
     e1_thread = run["thread_id"]
