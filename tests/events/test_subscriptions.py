@@ -512,6 +512,39 @@ async def test_a_poll_subscription_rides_out_a_server_that_is_down_and_comes_bac
     assert [e.data["n"] for e in [first, *got]] == [1, 2, 3]
 
 
+async def test_an_event_made_while_the_server_was_down_is_given_however_long_it_was_down(
+    tmp_path: Path,
+) -> None:
+    """The age bound is about the backlog at the start: the server goes down for longer than the
+    bound, and the event made meanwhile (read when it is back, older than the bound by then) is
+    given; the polls after the first answered one do not ask for an age."""
+    knob(tmp_path, ".next_poll_ms", 100)
+    hours_ago = (datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=2)).isoformat()
+    fixture.append(tmp_path, TICKET, {"n": "old"}, timestamp=hours_ago)
+    async with serve_in_loop(fixture.build_server(root=tmp_path)) as url:
+        port = int(url.split(":")[2].split("/")[0])
+        pool = MCPPool({"ev": {"url": url, "restart": {"backoff": 0.1, "max_backoff": 0.5}}})
+        sub = pool.events("ev", TICKET, mode="poll", cursor="c-0", poll_floor=0.05, max_age_ms=300)
+        waiting = asyncio.ensure_future(take(sub, 1))
+        await until(lambda: len(polls(tmp_path)) >= 1)
+        fixture.append(tmp_path, TICKET, {"n": "first"})
+        got = await waiting
+        waiting = asyncio.ensure_future(take(sub, 1, timeout=30))
+        await until(lambda: len(polls(tmp_path)) >= 4)
+    made = datetime.datetime.now(datetime.UTC).isoformat()
+    fixture.append(tmp_path, TICKET, {"n": "while down"}, timestamp=made)
+    await asyncio.sleep(0.6)  # polls fail meanwhile: longer than the bound passes while it is down
+    assert not waiting.done()
+    async with serve_in_loop(fixture.build_server(root=tmp_path), port=port):
+        got += await waiting
+        await sub.aclose()
+        await pool.aclose()
+    assert [e.data["n"] for e in got] == ["first", "while down"]
+    asked = polls(tmp_path)
+    assert asked[0]["params"]["cursor"] == "c-0" and "maxAgeMs" in asked[0]["params"]
+    assert all("maxAgeMs" not in a["params"] for a in asked[1:])
+
+
 async def test_a_server_that_acts_for_each_user_is_subscribed_to_as_one_of_them(tmp_path: Path) -> None:
     """Per-user credentials (``per_user`` headers) and per-user OAuth: the subscription runs on
     the user's own session, every request of it with their credentials or token; a user without
